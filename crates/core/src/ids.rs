@@ -1,0 +1,150 @@
+//! Id newtypes. Each kind of id is its own type, so a tool call id can never be passed where a
+//! message id is expected.
+//!
+//! Ids are immutable shared strings (`Arc<str>`): every event of a message repeats its id, and
+//! cloning one is a reference-count increment, not a copy. The core never mints ids (it has no
+//! randomness and no clock); the runtime passes fresh ones in.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(Arc<str>);
+
+        impl $name {
+            /// Wraps an id string. Any string is accepted: ids from peers are opaque.
+            pub fn new(id: impl Into<Arc<str>>) -> Self {
+                Self(id.into())
+            }
+
+            /// The id as a string slice.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// True when both values share one allocation: a cheap pre-check before comparing
+            /// the strings. Only the ids of hot paths (message ids) use it.
+            #[allow(dead_code)]
+            pub(crate) fn same_allocation(&self, other: &Self) -> bool {
+                Arc::ptr_eq(&self.0, &other.0)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&*self.0, f)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(id.into())
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(id.into())
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                &*self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                &*self.0 == *other
+            }
+        }
+    };
+}
+
+id_type!(
+    /// Identifies a [`Message`](crate::Message), e.g. `msg_abc`.
+    MessageId
+);
+id_type!(
+    /// Identifies a tool call; results, errors and approvals refer back to it. Provider-given
+    /// call ids are used as they are, because the provider must see them again in the history.
+    ToolCallId
+);
+id_type!(
+    /// Identifies an approval request, so that its response can refer back to it.
+    ApprovalId
+);
+id_type!(
+    /// Identifies a run: one agent working on one conversation turn or task.
+    RunId
+);
+id_type!(
+    /// Identifies a session: the conversation that runs belong to.
+    SessionId
+);
+id_type!(
+    /// Identifies a step of a multi-step operation (a `step_start` part).
+    StepId
+);
+id_type!(
+    /// Identifies an artifact the agent produced (a document, a file, a piece of code).
+    ArtifactId
+);
+id_type!(
+    /// Identifies a plan whose updates `plan_update` parts report.
+    PlanId
+);
+id_type!(
+    /// Identifies a source (a citation) within a message.
+    SourceId
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_serialize_as_plain_strings() {
+        let id = MessageId::from("msg_1");
+        assert_eq!(
+            serde_json::to_string(&id).ok().as_deref(),
+            Some("\"msg_1\"")
+        );
+        let back: MessageId = serde_json::from_str("\"msg_1\"").expect("parses");
+        assert_eq!(back, id);
+        assert_eq!(format!("{id:?}"), "\"msg_1\"");
+    }
+
+    #[test]
+    fn clones_share_their_allocation() {
+        let id = ToolCallId::new("tc_1");
+        assert!(id.same_allocation(&id.clone()));
+        assert!(!id.same_allocation(&ToolCallId::new("tc_1")));
+    }
+}

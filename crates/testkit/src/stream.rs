@@ -1,0 +1,151 @@
+//! Streams a whole message through the real [`MessageBuilder`], cut into deltas and interleaved
+//! as the test's choices say, so that a property can be checked for every way a model might have
+//! streamed it.
+
+use agentwire_core::{Emitter, Event, Message, MessageBuilder, MessageStart, Part};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::Index;
+
+/// The choices that decide how a message is streamed: where its text and argument text are cut
+/// into deltas, and how parallel tool calls interleave. Any list works; it is used cyclically,
+/// and an empty list streams every part in one delta.
+#[derive(Clone, Debug)]
+pub struct Choices {
+    picks: Vec<Index>,
+    next: usize,
+}
+
+impl Choices {
+    /// Choices from proptest indexes.
+    pub fn new(picks: Vec<Index>) -> Self {
+        Self { picks, next: 0 }
+    }
+
+    /// A choice among `n` options (`n > 0`).
+    fn pick(&mut self, n: usize) -> usize {
+        if self.picks.is_empty() {
+            return 0;
+        }
+        let index = self.picks[self.next % self.picks.len()].index(n);
+        self.next += 1;
+        index
+    }
+
+    /// Cuts `text` at char boundaries into up to `1 + 2·len` non-empty pieces.
+    fn cut<'t>(&mut self, text: &'t str) -> Vec<&'t str> {
+        let mut pieces = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let boundaries: Vec<usize> = rest
+                .char_indices()
+                .map(|(at, c)| at + c.len_utf8())
+                .collect();
+            // Favour small pieces, as models stream them.
+            let at = boundaries[self.pick(boundaries.len().min(6))];
+            pieces.push(&rest[..at]);
+            rest = &rest[at..];
+        }
+        pieces
+    }
+}
+
+impl Arbitrary for Choices {
+    type Parameters = ();
+    type Strategy = BoxedStrategy<Choices>;
+
+    fn arbitrary_with((): ()) -> Self::Strategy {
+        vec(any::<Index>(), 0..64).prop_map(Choices::new).boxed()
+    }
+}
+
+/// The events of `message` (which must have an id), streamed through a [`MessageBuilder`]: text,
+/// reasoning and refusals cut into deltas, runs of adjacent tool calls streamed in parallel with
+/// their argument deltas interleaved and their ends in any order, other parts whole.
+pub fn events_for(message: &Message, choices: &mut Choices) -> Vec<Event> {
+    let mut out = Emitter::default();
+    let start = MessageStart {
+        message_id: message.id.clone().unwrap_or_else(|| "msg_unnamed".into()),
+        role: message.role,
+        metadata: message.metadata.clone(),
+        created_at: message.created_at,
+    };
+    let mut builder = MessageBuilder::start(&mut out, start);
+    let parts = &message.parts;
+    let mut at = 0;
+    while at < parts.len() {
+        match &parts[at] {
+            Part::Text(part) if !part.text.is_empty() => {
+                for piece in choices.cut(&part.text) {
+                    builder.text_delta(&mut out, piece);
+                }
+                builder.close_text(&mut out);
+            }
+            Part::Reasoning(part) if !part.text.is_empty() => {
+                for piece in choices.cut(&part.text) {
+                    builder.reasoning_delta(&mut out, piece);
+                }
+                builder.close_text(&mut out);
+            }
+            Part::Refusal(part) if !part.text.is_empty() => {
+                for piece in choices.cut(&part.text) {
+                    builder.refusal_delta(&mut out, piece);
+                }
+                builder.close_text(&mut out);
+            }
+            Part::ToolCall(_) => {
+                at += stream_parallel_calls(&mut builder, &mut out, &parts[at..], choices);
+                continue;
+            }
+            whole => builder.part(&mut out, whole.clone()),
+        }
+        at += 1;
+    }
+    builder.finish(&mut out);
+    out.drain().collect()
+}
+
+/// Streams the run of tool calls at the start of `parts` in parallel; returns its length.
+fn stream_parallel_calls(
+    builder: &mut MessageBuilder,
+    out: &mut Emitter,
+    parts: &[Part],
+    choices: &mut Choices,
+) -> usize {
+    let mut calls = Vec::new();
+    for part in parts {
+        let Part::ToolCall(call) = part else { break };
+        // Ids of calls streaming at once are distinct; a repeated id starts the next run.
+        if calls.iter().any(|(id, _)| id == &call.tool_call_id) {
+            break;
+        }
+        calls.push((call.tool_call_id.clone(), call.args.to_json_text()));
+    }
+    let mut pending: Vec<(usize, Vec<&str>)> = Vec::new();
+    for (position, (_, text)) in calls.iter().enumerate() {
+        let Part::ToolCall(call) = &parts[position] else {
+            continue;
+        };
+        builder
+            .tool_call_start(out, call.tool_call_id.clone(), call.tool_name.clone())
+            .expect("distinct ids start");
+        let mut pieces = choices.cut(text);
+        pieces.reverse();
+        pending.push((position, pieces));
+    }
+    while !pending.is_empty() {
+        let slot = choices.pick(pending.len());
+        let (position, pieces) = &mut pending[slot];
+        if let Some(piece) = pieces.pop() {
+            builder
+                .tool_call_delta(out, calls[*position].0.as_str(), piece)
+                .expect("started calls take deltas");
+        } else {
+            builder
+                .tool_call_end(out, calls[*position].0.as_str())
+                .expect("started calls end");
+            pending.swap_remove(slot);
+        }
+    }
+    calls.len()
+}
