@@ -9,6 +9,7 @@
 //! (see [`PartialJson`]), kept up to date incrementally: reading it after every delta costs
 //! nothing, and no delta causes earlier argument text to be parsed again.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -555,10 +556,12 @@ impl Accumulator {
                     return Err(mismatch(Mismatch::ToolCall));
                 }
                 let final_args = final_args(args, &streamed.args.0);
-                if final_args != completed.args.0 {
+                if *final_args != completed.args.0 {
                     return Err(mismatch(Mismatch::Args));
                 }
-                streamed.args.0 = final_args;
+                if let Cow::Owned(final_args) = final_args {
+                    streamed.args.0 = final_args;
+                }
             }
         }
         stream.parts[position] = Progress::Complete;
@@ -628,17 +631,21 @@ impl Accumulator {
 }
 
 /// The arguments a tool call ends with, by the rule of [`ToolArgs::from_json_text`], from the
-/// incremental parse: only the end of the text is looked at here, never the text again.
-fn final_args(args: &ArgsProgress, view: &Value) -> Value {
+/// incremental parse: usually the view itself; never a parse of the text again.
+fn final_args<'v>(args: &ArgsProgress, view: &'v Value) -> Cow<'v, Value> {
     if args.raw.trim_ascii().is_empty() {
-        return ToolArgs::default().0;
+        return Cow::Owned(ToolArgs::default().0);
     }
     if !args.invalid {
+        if args.parser.is_complete() {
+            return Cow::Borrowed(view);
+        }
+        // A number at the root is complete only when the text ends.
         let mut parser = args.parser.clone();
         let mut value = view.clone();
         if parser.finish(&mut value).is_ok() {
-            return value;
+            return Cow::Owned(value);
         }
     }
-    Value::String(args.raw.clone())
+    Cow::Owned(Value::String(args.raw.clone()))
 }

@@ -5,47 +5,43 @@
 //! cloning one is a reference-count increment, not a copy. The core never mints ids (it has no
 //! randomness and no clock); the runtime passes fresh ones in.
 
-use std::borrow::Borrow;
-use std::fmt;
-use std::sync::Arc;
-
-use serde::{Deserialize, Serialize};
-
-macro_rules! id_type {
+/// Declares a string newtype over `Arc<str>` with its conversions, serialized as a plain
+/// string. Used for ids here and for the names of the communication schema.
+macro_rules! string_newtype {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
         #[serde(transparent)]
-        pub struct $name(Arc<str>);
+        pub struct $name(std::sync::Arc<str>);
 
         impl $name {
-            /// Wraps an id string. Any string is accepted: ids from peers are opaque.
-            pub fn new(id: impl Into<Arc<str>>) -> Self {
-                Self(id.into())
+            /// Wraps a string. Any string is accepted: ids and names from peers are opaque.
+            pub fn new(value: impl Into<std::sync::Arc<str>>) -> Self {
+                Self(value.into())
             }
 
-            /// The id as a string slice.
+            /// The string.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
 
             /// True when both values share one allocation: a cheap pre-check before comparing
-            /// the strings. Only the ids of hot paths (message ids) use it.
+            /// the strings. Only hot paths (message ids) use it.
             #[allow(dead_code)]
             pub(crate) fn same_allocation(&self, other: &Self) -> bool {
-                Arc::ptr_eq(&self.0, &other.0)
+                std::sync::Arc::ptr_eq(&self.0, &other.0)
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
 
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&*self.0, f)
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                std::fmt::Debug::fmt(&*self.0, f)
             }
         }
 
@@ -67,7 +63,7 @@ macro_rules! id_type {
             }
         }
 
-        impl Borrow<str> for $name {
+        impl std::borrow::Borrow<str> for $name {
             fn borrow(&self) -> &str {
                 &self.0
             }
@@ -87,40 +83,42 @@ macro_rules! id_type {
     };
 }
 
-id_type!(
+pub(crate) use string_newtype;
+
+string_newtype!(
     /// Identifies a [`Message`](crate::Message), e.g. `msg_abc`.
     MessageId
 );
-id_type!(
+string_newtype!(
     /// Identifies a tool call; results, errors and approvals refer back to it. Provider-given
     /// call ids are used as they are, because the provider must see them again in the history.
     ToolCallId
 );
-id_type!(
+string_newtype!(
     /// Identifies an approval request, so that its response can refer back to it.
     ApprovalId
 );
-id_type!(
+string_newtype!(
     /// Identifies a run: one agent working on one conversation turn or task.
     RunId
 );
-id_type!(
+string_newtype!(
     /// Identifies a session: the conversation that runs belong to.
     SessionId
 );
-id_type!(
+string_newtype!(
     /// Identifies a step of a multi-step operation (a `step_start` part).
     StepId
 );
-id_type!(
+string_newtype!(
     /// Identifies an artifact the agent produced (a document, a file, a piece of code).
     ArtifactId
 );
-id_type!(
+string_newtype!(
     /// Identifies a plan whose updates `plan_update` parts report.
     PlanId
 );
-id_type!(
+string_newtype!(
     /// Identifies a source (a citation) within a message.
     SourceId
 );

@@ -4,15 +4,14 @@
 //! Following a run through a schema is [`SchemaMachine`](super::SchemaMachine)'s job; this module
 //! only holds the declaration.
 
-use std::borrow::Borrow;
 use std::fmt;
-use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::utterance::ContentItem;
+use crate::ids::string_newtype;
 
 /// Who sends a message: the caller of the agent or the agent itself (seed 004's `party`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -24,21 +23,21 @@ pub enum Party {
     Server,
 }
 
-/// The name of a state of a run, e.g. `idle`, `running`, `done`.
-///
-/// Any string is accepted; the only name with a meaning of its own is [`StateName::IDLE`], the
-/// state every run starts in. Clones share one allocation.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct StateName(Arc<str>);
+string_newtype!(
+    /// The name of a state of a run, e.g. `idle`, `running`, `done`.
+    ///
+    /// Any string is accepted; the only name with a meaning of its own is [`StateName::IDLE`],
+    /// the state every run starts in. Clones share one allocation.
+    StateName
+);
 
-/// The type of a message in a schema (seed 004's `type`), e.g. `user_message`.
-///
-/// Any string is accepted, so agents can declare their own kinds; the associated constants name
-/// the kinds the built-in schemas use. Clones share one allocation.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct MessageKind(Arc<str>);
+string_newtype!(
+    /// The type of a message in a schema (seed 004's `type`), e.g. `user_message`.
+    ///
+    /// Any string is accepted, so agents can declare their own kinds; the associated constants
+    /// name the kinds the built-in schemas use. Clones share one allocation.
+    MessageKind
+);
 
 /// One piece of content a transition's message may or must carry.
 ///
@@ -173,73 +172,6 @@ impl fmt::Display for Party {
         })
     }
 }
-
-macro_rules! name_type {
-    ($name:ident) => {
-        impl $name {
-            /// Wraps a name.
-            pub fn new(name: impl Into<Arc<str>>) -> Self {
-                Self(name.into())
-            }
-
-            /// The name as a string slice.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Debug::fmt(&*self.0, f)
-            }
-        }
-
-        impl From<&str> for $name {
-            fn from(name: &str) -> Self {
-                Self(name.into())
-            }
-        }
-
-        impl From<String> for $name {
-            fn from(name: String) -> Self {
-                Self(name.into())
-            }
-        }
-
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl Borrow<str> for $name {
-            fn borrow(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl PartialEq<str> for $name {
-            fn eq(&self, other: &str) -> bool {
-                &*self.0 == other
-            }
-        }
-
-        impl PartialEq<&str> for $name {
-            fn eq(&self, other: &&str) -> bool {
-                &*self.0 == *other
-            }
-        }
-    };
-}
-
-name_type!(StateName);
-name_type!(MessageKind);
 
 impl StateName {
     /// `idle`: the state every run starts in, awaiting the client's first message.
