@@ -241,6 +241,20 @@ impl ErrorInfo {
 }
 
 impl Event {
+    /// Every event name, as the `event` key spells it: what a decoder knows. An event with
+    /// another name comes from a newer peer and is skipped, not refused.
+    pub const NAMES: &[&str] = &[
+        "run_created",
+        "run_status",
+        "message_start",
+        "part_start",
+        "part_delta",
+        "part_complete",
+        "message_complete",
+        "heartbeat",
+        "error",
+    ];
+
     /// A heartbeat that repeats `last_seq`, the number of the last event sent.
     pub fn heartbeat(last_seq: u64) -> Self {
         Self {

@@ -12,6 +12,7 @@ fn check(json: Value, seq: u64, kind: EventKind) {
     assert_eq!(parsed, event);
     assert_eq!(serde_json::to_value(&event).expect("serializes"), json);
     assert_eq!(json["event"], event.name());
+    assert!(Event::NAMES.contains(&event.name()));
 }
 
 #[test]

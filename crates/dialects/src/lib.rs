@@ -1,0 +1,71 @@
+//! Pure codecs between agentwire's canonical events and messages (`agentwire-core`) and the wire
+//! formats that real clients already speak, so that one agent works unchanged in every
+//! ecosystem.
+//!
+//! Each dialect is a module with up to three codecs:
+//! - an [`Encoder`]: canonical events → the dialect's frames, appended to a byte buffer;
+//! - a [`StreamDecoder`]: the dialect's frames, fed in pieces as they arrive → canonical events;
+//! - a request decoder: the body a client of that dialect sends → canonical input messages.
+//!
+//! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
+//! client SDK reuses them. What a dialect cannot express is listed in its module docs.
+//!
+//! ```
+//! use agentwire_core::{Emitter, MessageBuilder, MessageStart, Role};
+//! use agentwire_dialects::native::{NativeSseDecoder, NativeSseEncoder};
+//! use agentwire_dialects::{Encoder, StreamDecoder};
+//!
+//! let mut out = Emitter::default();
+//! let mut builder = MessageBuilder::start(&mut out, MessageStart::new("msg_1", Role::Assistant));
+//! builder.text_delta(&mut out, "Hello");
+//! builder.finish(&mut out);
+//! let events: Vec<_> = out.drain().collect();
+//!
+//! let mut wire = Vec::new();
+//! let mut encoder = NativeSseEncoder::default();
+//! for event in &events {
+//!     encoder.encode(event, &mut wire);
+//! }
+//! encoder.finish(&mut wire);
+//! assert!(wire.starts_with(b"id: 1\nevent: message_start\ndata: {"));
+//!
+//! let mut decoded = Vec::new();
+//! let mut decoder = NativeSseDecoder::default();
+//! decoder.decode(&wire, &mut decoded)?;
+//! decoder.finish(&mut decoded)?;
+//! assert_eq!(decoded, events);
+//! # Ok::<(), agentwire_dialects::DecodeError>(())
+//! ```
+
+mod error;
+pub mod native;
+pub mod sse;
+
+pub use error::DecodeError;
+
+use agentwire_core::Event;
+
+/// Turns canonical events into a dialect's wire frames.
+///
+/// Encoders may keep state (a dialect's own ids, which parts are open), so one encoder serves one
+/// stream, in order.
+pub trait Encoder {
+    /// Appends the frames for `event` to `out`; an event the dialect has no frame for appends
+    /// nothing.
+    fn encode(&mut self, event: &Event, out: &mut Vec<u8>);
+
+    /// Appends what ends the stream in this dialect (e.g. a `[DONE]` frame), if anything.
+    fn finish(&mut self, _out: &mut Vec<u8>) {}
+}
+
+/// Turns a dialect's wire frames, arriving in pieces of any size, into canonical events.
+///
+/// A malformed frame is a terminal [`DecodeError`]: the decoder stops there. A frame of a type the
+/// dialect does not define is skipped, so that newer peers keep working.
+pub trait StreamDecoder {
+    /// Decodes the next piece of the stream, appending the events it completes to `out`.
+    fn decode(&mut self, bytes: &[u8], out: &mut Vec<Event>) -> Result<(), DecodeError>;
+
+    /// The stream has ended: decodes what is left, or fails if the stream stopped mid-frame.
+    fn finish(&mut self, out: &mut Vec<Event>) -> Result<(), DecodeError>;
+}
