@@ -47,6 +47,7 @@ export class UsageError extends Error {}
 
 export function parseArgs(argv) {
   const opts = { mode: 'chat', trigger: 'auto', text: 'hello', chatId: 'chat', messages: null, dumpRequest: null, input: null };
+  const given = new Set();
   const valueFlags = { '--mode': 'mode', '--messages': 'messages', '--trigger': 'trigger', '--text': 'text', '--chat-id': 'chatId', '--dump-request': 'dumpRequest' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -62,6 +63,7 @@ export function parseArgs(argv) {
       else if (i + 1 < argv.length) value = argv[++i];
       else throw new UsageError(`${flag} needs a value`);
       opts[valueFlags[flag]] = value;
+      given.add(flag);
     } else if (arg.startsWith('-') && arg !== '-') {
       throw new UsageError(`unknown option ${arg}`);
     } else if (opts.input != null) {
@@ -73,6 +75,10 @@ export function parseArgs(argv) {
   if (opts.help) return opts;
   if (opts.mode !== 'chat' && opts.mode !== 'read') throw new UsageError(`--mode must be chat or read, not ${opts.mode}`);
   if (!TRIGGERS.has(opts.trigger)) throw new UsageError(`--trigger must be one of ${[...TRIGGERS].join(', ')}`);
+  if (opts.mode === 'read') {
+    const chatOnly = ['--trigger', '--text', '--chat-id', '--dump-request'].filter((flag) => given.has(flag));
+    if (chatOnly.length > 0) throw new UsageError(`${chatOnly.join(', ')}: chat mode only`);
+  }
   if (opts.input == null) throw new UsageError('missing input FILE (or - for stdin)');
   return opts;
 }
@@ -275,7 +281,7 @@ async function main(argv) {
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`decode.mjs: ${error.message}\n${USAGE}\n`);
+    process.stderr.write(`decode.mjs: ${error.message}\n${USAGE.split('\n')[0]}\n(--help for more)\n`);
     return 2;
   }
 
