@@ -37,6 +37,7 @@
 //! # Ok::<(), agentwire_dialects::DecodeError>(())
 //! ```
 
+pub mod agentx;
 mod error;
 pub mod native;
 pub mod sse;

@@ -460,3 +460,35 @@ pub fn failed() -> Scenario {
         None,
     )
 }
+
+/// A long, realistic run for benchmarks: `steps` steps, each with 100 reasoning deltas, 500 text
+/// deltas of a word each, and a tool call whose arguments stream in 50 deltas, and its result.
+pub fn long_run(steps: u32) -> Vec<Event> {
+    let mut run = Run::start();
+    run.message("msg_1", |b, out| {
+        for n in 1..=steps {
+            step(b, out, n);
+            for _ in 0..100 {
+                b.reasoning_delta(out, "think ");
+            }
+            for word in (0..500).map(|i| ["The ", "quick ", "brown ", "fox "][i % 4]) {
+                b.text_delta(out, word);
+            }
+            let id = format!("call_{n}");
+            let mut pieces = vec!["{\"rows\": ["];
+            pieces.extend(std::iter::repeat_n("{\"a\": 1, \"b\": \"xy\"}, ", 48));
+            pieces.push("{\"a\": 2, \"b\": \"z\"}]}");
+            call(b, out, &id, "query", &pieces);
+            b.part(out, result(&id, "query", json!({"rows": 49, "ok": true})));
+        }
+    });
+    run.end(
+        "long_run",
+        "a long run for benchmarks",
+        "Go",
+        RunStatus::Completed,
+        None,
+        usage(1000, 4000),
+    )
+    .events
+}
