@@ -38,10 +38,12 @@
 //! ```
 
 pub mod agentx;
+mod dialect;
 mod error;
 pub mod native;
 pub mod sse;
 
+pub use dialect::{Dialect, UnknownDialect};
 pub use error::DecodeError;
 
 use agentwire_core::Event;

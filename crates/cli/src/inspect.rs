@@ -1,0 +1,230 @@
+//! `agentwire inspect`: decode a stream, check it with the strict accumulator, and show its
+//! events as they arrive and the messages they make.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use agentwire_core::{Accumulator, Event, EventKind, RunStatus, StreamedPart};
+use agentwire_dialects::Dialect;
+use anyhow::Result;
+use serde_json::json;
+
+use crate::SourceArgs;
+use crate::source::open_stream;
+
+/// How to show what was read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Report {
+    /// One JSON document at the end instead of the readable report.
+    pub(crate) json: bool,
+    /// Leave the events out of the readable report.
+    pub(crate) no_events: bool,
+}
+
+pub(crate) async fn run(
+    args: &SourceArgs,
+    given: Option<Dialect>,
+    report: Report,
+) -> Result<ExitCode> {
+    let (mut source, dialect, start) = open_stream(args, given).await?;
+    let mut decoder = dialect.decoder();
+    let mut accumulator = Accumulator::default();
+    let mut seen: Vec<Event> = Vec::new();
+    let mut events = Vec::new();
+    let mut problem = None;
+    let mut piece = start;
+    if !report.json {
+        println!("dialect: {dialect}");
+    }
+    loop {
+        let decoded = decoder.decode(&piece, &mut events);
+        check(
+            &mut accumulator,
+            &mut events,
+            &mut seen,
+            &mut problem,
+            report,
+        );
+        if let Err(error) = decoded {
+            problem.get_or_insert(format!("the {dialect} stream is malformed: {error}"));
+        }
+        if problem.is_some() || !source.next(&mut piece).await? {
+            break;
+        }
+    }
+    if problem.is_none() {
+        let ended = decoder.finish(&mut events);
+        check(
+            &mut accumulator,
+            &mut events,
+            &mut seen,
+            &mut problem,
+            report,
+        );
+        if let Err(error) = ended {
+            problem.get_or_insert(format!("the {dialect} stream is malformed: {error}"));
+        }
+    }
+
+    let status = accumulator.status();
+    if report.json {
+        let document = json!({
+            "dialect": dialect.name(),
+            "events": seen,
+            "messages": accumulator.messages(),
+            "status": status,
+            "usage": accumulator.usage(),
+            "errors": accumulator.errors(),
+            "problem": problem,
+        });
+        println!("{}", serde_json::to_string_pretty(&document)?);
+    } else {
+        println!("messages:");
+        println!("{}", serde_json::to_string_pretty(accumulator.messages())?);
+        println!("{}", run_line(status, &accumulator));
+        if let Some(problem) = &problem {
+            eprintln!("agentwire: {problem}");
+        }
+    }
+    Ok(if problem.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Feeds decoded events to the accumulator, printing each; the first one it refuses is the
+/// stream's problem.
+fn check(
+    accumulator: &mut Accumulator,
+    events: &mut Vec<Event>,
+    seen: &mut Vec<Event>,
+    problem: &mut Option<String>,
+    report: Report,
+) {
+    for event in events.drain(..) {
+        if problem.is_some() {
+            break;
+        }
+        if !report.json && !report.no_events {
+            println!("{:>5} {:<16} {}", event.seq, event.name(), summary(&event));
+        }
+        if let Err(error) = accumulator.push(&event) {
+            *problem = Some(format!(
+                "event {} ({}) is out of place: {error}",
+                event.seq,
+                event.name()
+            ));
+        }
+        if report.json {
+            seen.push(event);
+        }
+    }
+}
+
+/// The event in a few words.
+fn summary(event: &Event) -> String {
+    let mut line = String::new();
+    match &event.kind {
+        EventKind::RunCreated {
+            run_id,
+            session_id,
+            agent,
+        } => {
+            line.push_str(run_id.as_str());
+            if let Some(session) = session_id {
+                let _ = write!(line, " session={session}");
+            }
+            if let Some(agent) = agent {
+                let _ = write!(line, " agent={agent}");
+            }
+        }
+        EventKind::RunStatus {
+            status,
+            error,
+            usage,
+        } => {
+            line.push_str(&status_words(*status));
+            if let Some(error) = error {
+                let _ = write!(line, " error={}: {}", error.code, error.message);
+            }
+            if let Some(usage) = usage {
+                let _ = write!(
+                    line,
+                    " tokens={}/{}",
+                    usage.input_tokens, usage.output_tokens
+                );
+            }
+        }
+        EventKind::MessageStart {
+            message_id, role, ..
+        } => {
+            let _ = write!(line, "{message_id} {}", json!(role).as_str().unwrap_or("?"));
+        }
+        EventKind::PartStart {
+            message_id,
+            index,
+            part,
+        } => {
+            let _ = write!(line, "{message_id}[{index}] {}", part.type_name());
+            if let StreamedPart::ToolCall {
+                tool_call_id,
+                tool_name,
+            } = part
+            {
+                let _ = write!(line, " {tool_call_id} {tool_name}");
+            }
+        }
+        EventKind::PartDelta {
+            message_id,
+            index,
+            delta,
+        } => {
+            let _ = write!(line, "{message_id}[{index}] {delta:?}");
+        }
+        EventKind::PartComplete {
+            message_id,
+            index,
+            part,
+        } => {
+            let _ = write!(line, "{message_id}[{index}] {}", json!(part));
+        }
+        EventKind::MessageComplete { message } => {
+            let id = message.id.as_ref().map_or("?", |id| id.as_str());
+            let _ = write!(line, "{id} ({} parts)", message.parts.len());
+        }
+        EventKind::Heartbeat {} => {}
+        EventKind::Error(error) => {
+            let _ = write!(line, "{}: {}", error.code, error.message);
+        }
+    }
+    line
+}
+
+fn status_words(status: RunStatus) -> String {
+    match status {
+        RunStatus::Awaiting(awaiting) => {
+            format!("awaiting {}", json!(awaiting).as_str().unwrap_or("?"))
+        }
+        other => other.name().to_owned(),
+    }
+}
+
+/// The run's end in one line: status, tokens, errors.
+fn run_line(status: Option<RunStatus>, accumulator: &Accumulator) -> String {
+    let mut line = format!(
+        "run: {}",
+        status.map_or_else(|| "no status".to_owned(), status_words)
+    );
+    if let Some(usage) = accumulator.usage() {
+        let _ = write!(
+            line,
+            ", {} tokens in / {} out",
+            usage.input_tokens, usage.output_tokens
+        );
+    }
+    for error in accumulator.errors() {
+        let _ = write!(line, "\nerror: {}: {}", error.code, error.message);
+    }
+    line
+}

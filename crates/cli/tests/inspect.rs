@@ -1,0 +1,174 @@
+//! `agentwire inspect` and `convert`, run as the real binary on the golden transcripts, on
+//! stdin, and on a live stream from a real HTTP server on port 0.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use agentwire_testkit::scenarios;
+use serde_json::Value;
+
+fn agentwire(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agentwire starts");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default())
+        .expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("agentwire ends")
+}
+
+fn golden(dialect: &str, scenario: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../dialects/tests/golden")
+        .join(dialect)
+        .join(format!("{scenario}.sse"))
+}
+
+fn report(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "exit {:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON document")
+}
+
+#[test]
+fn inspect_sniffs_each_dialect_and_rebuilds_the_messages() {
+    for scenario in scenarios::all() {
+        for dialect in ["native", "agentx"] {
+            let path = golden(dialect, scenario.name);
+            let output = agentwire(&["inspect", "--json", path.to_str().expect("utf-8")], None);
+            let report = report(&output);
+            assert_eq!(report["dialect"], dialect, "{}", scenario.name);
+            assert_eq!(report["problem"], Value::Null);
+            assert_eq!(
+                report["status"]["status"],
+                scenario.status.name(),
+                "{dialect} {}",
+                scenario.name
+            );
+            if dialect == "native" {
+                assert_eq!(report["messages"], serde_json::json!(scenario.messages));
+                assert_eq!(report["events"], serde_json::json!(scenario.events));
+            }
+        }
+    }
+}
+
+#[test]
+fn convert_then_inspect_gives_the_same_messages() {
+    let scenario = scenarios::tool_call();
+    let path = golden("native", scenario.name);
+    let agentx = agentwire(
+        &["convert", "--to", "agentx", path.to_str().expect("utf-8")],
+        None,
+    );
+    assert!(agentx.status.success());
+    assert!(agentx.stdout.starts_with(b"id: 1\nevent: run_created\n"));
+    let back = agentwire(
+        &["convert", "--from", "agentx", "--to", "native-ndjson", "-"],
+        Some(&agentx.stdout),
+    );
+    assert!(back.status.success());
+    let report = report(&agentwire(&["inspect", "--json", "-"], Some(&back.stdout)));
+    assert_eq!(report["dialect"], "native-ndjson");
+    assert_eq!(report["messages"], serde_json::json!(scenario.messages));
+}
+
+#[test]
+fn a_malformed_or_out_of_order_stream_fails_naming_the_place() {
+    let broken = b"data: {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\"}]}\n\n";
+    let output = agentwire(&["inspect", "-d", "agentx", "-"], Some(broken));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("frame 1 is not valid"));
+
+    let out_of_order =
+        b"{\"seq\":1,\"event\":\"part_delta\",\"message_id\":\"m\",\"index\":0,\"delta\":\"x\"}\n";
+    let output = agentwire(&["inspect", "-"], Some(out_of_order));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("event 1 (part_delta) is out of place"),
+        "{stderr}"
+    );
+
+    let output = agentwire(&["inspect", "-"], Some(b"hello\n"));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("name it with --dialect"));
+
+    let output = agentwire(&["inspect", "--dialect", "klingon", "-"], None);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("known: native"));
+}
+
+/// Serves one response on port 0: `body` in small chunks, after checking the request line and
+/// body. Returns the URL.
+fn serve_once(expect_method: &'static str, expect_body: &'static str, body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!(
+        "http://{}/api/stream",
+        listener.local_addr().expect("address")
+    );
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("accept");
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut request_line = String::new();
+        reader.read_line(&mut request_line).expect("request line");
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).expect("header");
+            if line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().expect("length");
+            }
+        }
+        let mut request_body = vec![0; length];
+        reader.read_exact(&mut request_body).expect("body");
+        let mut stream = stream;
+        let ok = request_line.starts_with(expect_method) && request_body == expect_body.as_bytes();
+        if !ok {
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 3\r\n\r\nbad");
+            return;
+        }
+        let _ = stream.write_all(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        for chunk in body.chunks(7) {
+            let _ = write!(stream, "{:x}\r\n", chunk.len());
+            let _ = stream.write_all(chunk);
+            let _ = stream.write_all(b"\r\n");
+            let _ = stream.flush();
+        }
+        let _ = stream.write_all(b"0\r\n\r\n");
+    });
+    url
+}
+
+#[test]
+fn inspect_reads_a_live_stream_from_a_url() {
+    let scenario = scenarios::parallel_tools();
+    let wire = std::fs::read(golden("agentx", scenario.name)).expect("golden");
+    let url = serve_once("POST", "{\"hi\":1}", wire);
+    let output = agentwire(&["inspect", "--json", "--data", "{\"hi\":1}", &url], None);
+    let report = report(&output);
+    assert_eq!(report["dialect"], "agentx");
+    assert_eq!(report["messages"], serde_json::json!(scenario.messages));
+
+    let url = serve_once("GET", "", b"nope".to_vec());
+    let output = agentwire(&["inspect", "--data", "x", &url], None);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("400 Bad Request"));
+}

@@ -1,0 +1,169 @@
+//! [`Dialect`]: every wire format by name, for code that picks one at run time (the CLI's
+//! `inspect` and `convert`, a server choosing an encoder), and [`Dialect::sniff`], which tells
+//! a stream's dialect from its first frames.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+
+use crate::agentx::{AgentxDecoder, AgentxEncoder};
+use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
+use crate::sse::{SseFrame, SseReader};
+use crate::{Encoder, StreamDecoder};
+
+/// A wire format agentwire speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Dialect {
+    /// agentwire's own events over SSE (seed 001).
+    Native,
+    /// agentwire's own events, one JSON object per line.
+    NativeNdjson,
+    /// AgentX message packets (seed 000 §4).
+    Agentx,
+}
+
+impl Dialect {
+    /// Every dialect, in the order `--help` lists them.
+    pub const ALL: &[Dialect] = &[Dialect::Native, Dialect::NativeNdjson, Dialect::Agentx];
+
+    /// The dialect's name on the command line and in configuration.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Native => "native",
+            Dialect::NativeNdjson => "native-ndjson",
+            Dialect::Agentx => "agentx",
+        }
+    }
+
+    /// The `Content-Type` of a stream in this dialect.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Dialect::NativeNdjson => "application/x-ndjson",
+            Dialect::Native | Dialect::Agentx => "text/event-stream",
+        }
+    }
+
+    /// A fresh encoder for one stream.
+    pub fn encoder(self) -> Box<dyn Encoder + Send> {
+        match self {
+            Dialect::Native => Box::new(NativeSseEncoder),
+            Dialect::NativeNdjson => Box::new(NativeNdjsonEncoder),
+            Dialect::Agentx => Box::new(AgentxEncoder::default()),
+        }
+    }
+
+    /// A fresh decoder for one stream.
+    pub fn decoder(self) -> Box<dyn StreamDecoder + Send> {
+        match self {
+            Dialect::Native => Box::new(NativeSseDecoder::default()),
+            Dialect::NativeNdjson => Box::new(NativeNdjsonDecoder::default()),
+            Dialect::Agentx => Box::new(AgentxDecoder::default()),
+        }
+    }
+
+    /// Tells the dialect of a stream from its first bytes: `None` while they do not yet say (read
+    /// more and ask again), or if they never will.
+    ///
+    /// It looks at what each dialect's first frames must hold: native events name themselves;
+    /// an AgentX packet is a message (`role` and `parts`) in a frame without an event name.
+    pub fn sniff(start: &[u8]) -> Option<Dialect> {
+        let text = start.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(start);
+        let first = text.iter().find(|byte| !byte.is_ascii_whitespace())?;
+        if *first == b'{' {
+            let line = text.split(|&byte| byte == b'\n').next()?;
+            let value: Value = serde_json::from_slice(line).ok()?;
+            return (value.get("seq").is_some() && value.get("event").is_some())
+                .then_some(Dialect::NativeNdjson);
+        }
+        let mut reader = SseReader::default();
+        let mut frames: Vec<SseFrame> = Vec::new();
+        reader.feed(start, &mut frames).ok()?;
+        for (position, frame) in frames.iter().enumerate() {
+            match frame.event.as_deref() {
+                Some(name) if agentwire_core::Event::NAMES.contains(&name) => {
+                    // A native stream opens with run_created and run_status; AgentX sends the
+                    // same two before its first packet: a third named frame tells them apart.
+                    if position >= 2 {
+                        return Some(Dialect::Native);
+                    }
+                }
+                None | Some("message") => {
+                    let value: Value = serde_json::from_str(&frame.data).ok()?;
+                    let packet = value.get("role").is_some() && value.get("parts").is_some();
+                    return packet.then_some(Dialect::Agentx);
+                }
+                Some(_) => {}
+            }
+        }
+        None
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A dialect name that is not one of [`Dialect::ALL`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown dialect {name:?}; known: {}", known())]
+pub struct UnknownDialect {
+    /// The name given.
+    pub name: String,
+}
+
+fn known() -> String {
+    Dialect::ALL
+        .iter()
+        .map(|dialect| dialect.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl FromStr for Dialect {
+    type Err = UnknownDialect;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Dialect::ALL
+            .iter()
+            .copied()
+            .find(|dialect| dialect.name() == name)
+            .ok_or_else(|| UnknownDialect { name: name.into() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        for dialect in Dialect::ALL {
+            assert_eq!(dialect.name().parse::<Dialect>(), Ok(*dialect));
+        }
+        let error = "klingon".parse::<Dialect>().expect_err("unknown");
+        assert!(error.to_string().contains("native, native-ndjson, agentx"));
+    }
+
+    #[test]
+    fn sniffing_waits_until_the_frames_say() {
+        let native =
+            b"id: 1\nevent: run_created\ndata: {}\n\nid: 2\nevent: run_status\ndata: {}\n\n";
+        assert_eq!(Dialect::sniff(native), None);
+        let mut more = native.to_vec();
+        more.extend_from_slice(b"id: 3\nevent: message_start\ndata: {}\n\n");
+        assert_eq!(Dialect::sniff(&more), Some(Dialect::Native));
+        let mut agentx = native.to_vec();
+        agentx.extend_from_slice(b"data: {\"id\":\"m\",\"role\":\"assistant\",\"parts\":[]}\n\n");
+        assert_eq!(Dialect::sniff(&agentx), Some(Dialect::Agentx));
+        assert_eq!(
+            Dialect::sniff(b"{\"seq\":1,\"event\":\"run_created\",\"run_id\":\"r\"}\n"),
+            Some(Dialect::NativeNdjson)
+        );
+        assert_eq!(Dialect::sniff(b"data: {\"hello\": 1}\n\n"), None);
+        assert_eq!(Dialect::sniff(b""), None);
+    }
+}
