@@ -2,43 +2,19 @@
 //! same events, however the bytes are split; unknown events are skipped and malformed ones are
 //! errors.
 
+mod common;
+
 use agentwire_core::{Accumulator, Event, Message};
 use agentwire_dialects::native::{
     NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder, decode_request,
 };
-use agentwire_dialects::{DecodeError, Encoder, StreamDecoder};
+use agentwire_dialects::DecodeError;
+use common::{decode, encode};
 use agentwire_testkit::strategy;
 use agentwire_testkit::stream::{Choices, events_for};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
-
-fn encode(encoder: &mut dyn Encoder, events: &[Event]) -> Vec<u8> {
-    let mut wire = Vec::new();
-    for event in events {
-        encoder.encode(event, &mut wire);
-    }
-    encoder.finish(&mut wire);
-    wire
-}
-
-/// Decodes `wire` fed in the pieces that `cuts` mark.
-fn decode(
-    decoder: &mut dyn StreamDecoder,
-    wire: &[u8],
-    cuts: &[Index],
-) -> Result<Vec<Event>, DecodeError> {
-    let mut at: Vec<usize> = cuts.iter().map(|cut| cut.index(wire.len() + 1)).collect();
-    at.push(0);
-    at.push(wire.len());
-    at.sort_unstable();
-    let mut events = Vec::new();
-    for window in at.windows(2) {
-        decoder.decode(&wire[window[0]..window[1]], &mut events)?;
-    }
-    decoder.finish(&mut events)?;
-    Ok(events)
-}
 
 proptest! {
     #[test]
