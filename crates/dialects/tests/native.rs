@@ -5,13 +5,13 @@
 mod common;
 
 use agentwire_core::{Accumulator, Event, Message};
+use agentwire_dialects::DecodeError;
 use agentwire_dialects::native::{
     NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder, decode_request,
 };
-use agentwire_dialects::DecodeError;
-use common::{decode, encode};
 use agentwire_testkit::strategy;
 use agentwire_testkit::stream::{Choices, events_for};
+use common::{decode, encode};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;

@@ -1,0 +1,142 @@
+//! [`BrainEvent`]: what a model call streams, in the order the model produces it.
+
+use agentwire_core::Usage;
+use serde::{Deserialize, Serialize};
+
+/// One thing a model produced. Tool-call events carry the provider's call id, so parallel calls
+/// can interleave.
+///
+/// The JSON form is the scripted brain's (DESIGN §11):
+/// `{"type": "text_delta", "text": "Hi"}`, `{"type": "tool_call_start", "id": "c1", "name":
+/// "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,
+/// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "finish", "reason": "stop", "usage": {…}}`,
+/// `{"type": "error", "message": "…"}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BrainEvent {
+    /// More of the answer's text.
+    TextDelta {
+        /// The text to append.
+        text: String,
+    },
+    /// More of the model's reasoning.
+    ReasoningDelta {
+        /// The text to append.
+        text: String,
+    },
+    /// The model starts a tool call.
+    ToolCallStart {
+        /// The call's id, unique within the model call.
+        id: String,
+        /// The tool called.
+        name: String,
+    },
+    /// More of a tool call's arguments, as raw JSON text.
+    ToolCallDelta {
+        /// The call the text belongs to.
+        id: String,
+        /// The JSON text to append.
+        args: String,
+    },
+    /// A tool call's arguments are complete.
+    ToolCallEnd {
+        /// The call.
+        id: String,
+    },
+    /// The model call ended normally; nothing follows.
+    Finish {
+        /// Why the model stopped.
+        reason: FinishReason,
+        /// Tokens used, when the provider reported them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+    /// The model failed at this point (a scripted failure). The stream yields it as an `Err`.
+    Error {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Why a model stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", from = "String", into = "String")]
+pub enum FinishReason {
+    /// The answer is complete.
+    Stop,
+    /// The model wants its tool calls run.
+    ToolCalls,
+    /// The output hit the token limit.
+    Length,
+    /// The provider's filter stopped the output.
+    ContentFilter,
+    /// A reason the provider named that none of the above covers, kept as it came.
+    Other(String),
+}
+
+impl From<String> for FinishReason {
+    fn from(reason: String) -> Self {
+        match reason.as_str() {
+            "stop" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "tool_calls" | "tool_use" | "function_call" => FinishReason::ToolCalls,
+            "length" | "max_tokens" => FinishReason::Length,
+            "content_filter" | "refusal" => FinishReason::ContentFilter,
+            _ => FinishReason::Other(reason),
+        }
+    }
+}
+
+impl From<FinishReason> for String {
+    fn from(reason: FinishReason) -> Self {
+        match reason {
+            FinishReason::Stop => "stop".into(),
+            FinishReason::ToolCalls => "tool_calls".into(),
+            FinishReason::Length => "length".into(),
+            FinishReason::ContentFilter => "content_filter".into(),
+            FinishReason::Other(reason) => reason,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_script_spelling_round_trips() {
+        let events = json!([
+            {"type": "text_delta", "text": "Let me write it. "},
+            {"type": "tool_call_start", "id": "c1", "name": "write_file"},
+            {"type": "tool_call_delta", "id": "c1", "args": "{\"path\": \"a.txt\", "},
+            {"type": "tool_call_end", "id": "c1"},
+            {"type": "finish", "reason": "tool_calls"},
+            {"type": "reasoning_delta", "text": "Done."},
+            {"type": "finish", "reason": "stop", "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}},
+            {"type": "error", "message": "boom"}
+        ]);
+        let parsed: Vec<BrainEvent> = serde_json::from_value(events.clone()).expect("parses");
+        assert_eq!(serde_json::to_value(&parsed).expect("serializes"), events);
+    }
+
+    #[test]
+    fn provider_reasons_map_to_ours() {
+        assert_eq!(
+            FinishReason::from("end_turn".to_owned()),
+            FinishReason::Stop
+        );
+        assert_eq!(
+            FinishReason::from("tool_use".to_owned()),
+            FinishReason::ToolCalls
+        );
+        assert_eq!(
+            FinishReason::from("max_tokens".to_owned()),
+            FinishReason::Length
+        );
+        assert_eq!(
+            FinishReason::from("eos".to_owned()),
+            FinishReason::Other("eos".into())
+        );
+    }
+}

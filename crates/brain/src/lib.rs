@@ -1,0 +1,58 @@
+//! The Brain: agentwire's gateway to language models. A [`Brain`] takes the conversation so far
+//! and the tools on offer, and streams what the model produces as [`BrainEvent`]s: text and
+//! reasoning deltas, tool calls whose arguments arrive as raw JSON text, and a finish with its
+//! reason and token usage.
+//!
+//! This crate holds the trait, the request and event types, and the brains: the scripted one
+//! (tests, demos, load) here, the provider adapters beside it. It knows nothing of runs, tools'
+//! execution or the event protocol: the runtime turns brain events into message parts.
+//!
+//! Dropping a [`BrainStream`] cancels the model call at once.
+//!
+//! ```
+//! use agentwire_brain::{Brain, BrainEvent, BrainRequest, FinishReason, ScriptedBrain};
+//! use agentwire_core::Message;
+//! use futures::StreamExt;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let brain = ScriptedBrain::from_json(r#"{"turns": [[
+//!     {"type": "text_delta", "text": "Hello"},
+//!     {"type": "finish", "reason": "stop"}
+//! ]]}"#)?;
+//! let request = BrainRequest::new(vec![Message::user("Hi")]);
+//! let events: Vec<_> = brain.stream(request).collect().await;
+//! assert_eq!(events[0].as_ref().ok(), Some(&BrainEvent::TextDelta { text: "Hello".into() }));
+//! assert!(matches!(&events[1], Ok(BrainEvent::Finish { reason: FinishReason::Stop, .. })));
+//! # Ok::<(), agentwire_brain::BrainError>(())
+//! # }).unwrap();
+//! ```
+
+mod error;
+mod event;
+mod request;
+pub mod scripted;
+
+use std::pin::Pin;
+
+use futures::Stream;
+
+pub use error::BrainError;
+pub use event::{BrainEvent, FinishReason};
+pub use request::{BrainRequest, ToolSpec};
+pub use scripted::ScriptedBrain;
+
+/// What a brain streams: events, then nothing after a `finish`. An `Err` item is terminal: the
+/// model call failed and nothing more follows.
+pub type BrainStream = Pin<Box<dyn Stream<Item = Result<BrainEvent, BrainError>> + Send + 'static>>;
+
+/// A language model behind a uniform streaming interface.
+///
+/// Object-safe, so agents hold an `Arc<dyn Brain>` chosen by configuration.
+pub trait Brain: Send + Sync {
+    /// Starts one model call. The call runs while the stream is polled; dropping the stream
+    /// cancels it at once (for a provider, the HTTP request is aborted).
+    fn stream(&self, request: BrainRequest) -> BrainStream;
+
+    /// A short name for logs and the agent card, e.g. `openai:gpt-4o-mini`.
+    fn describe(&self) -> String;
+}
