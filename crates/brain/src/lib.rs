@@ -29,6 +29,7 @@
 
 mod error;
 mod event;
+pub mod openai_chat;
 mod request;
 pub mod scripted;
 

@@ -1,0 +1,359 @@
+//! The OpenAI Chat Completions stream, as OpenAI and every OpenAI-compatible server (vLLM,
+//! Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE
+//! `data:` payload to a [`ChunkParser`] and get brain events.
+//!
+//! Tolerated, because real servers do it: `reasoning_content` (DeepSeek, vLLM) and `reasoning`
+//! (OpenRouter, Ollama) for reasoning; tool-call deltas without `index` (matched by id, else the
+//! last call); a usage-only chunk with `choices` empty, null or missing; finish reasons that are
+//! empty or unknown; extra fields anywhere. The finish is held until `[DONE]` or the end of the
+//! stream, because the usage chunk follows the chunk with the finish reason. A stream that ends
+//! without `[DONE]` and without a finish reason is [`BrainError::MalformedStream`].
+
+use agentwire_core::Usage;
+use serde::Deserialize;
+
+use crate::{BrainError, BrainEvent, FinishReason};
+
+/// Turns Chat Completions chunks into brain events, one chunk at a time.
+#[derive(Debug, Default)]
+pub struct ChunkParser {
+    /// Tool calls seen, by position: `(index, id)`; open until the finish.
+    calls: Vec<(u64, String)>,
+    finish: Option<FinishReason>,
+    usage: Option<Usage>,
+    done: bool,
+    n_chunks: u64,
+}
+
+#[derive(Deserialize)]
+struct Chunk {
+    #[serde(default)]
+    choices: Option<Vec<Choice>>,
+    #[serde(default)]
+    usage: Option<ChunkUsage>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ChunkUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    completion_tokens_details: Option<TokenDetails>,
+    #[serde(default)]
+    prompt_tokens_details: Option<TokenDetails>,
+}
+
+#[derive(Deserialize)]
+struct TokenDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl ChunkParser {
+    /// Reads one SSE `data:` payload (a JSON chunk, or `[DONE]`), appending the events it
+    /// completes.
+    ///
+    /// # Errors
+    /// [`BrainError::MalformedStream`] for a payload that is not a chunk, and
+    /// [`BrainError::Model`] for an error the provider reports in the stream. Both are terminal.
+    pub fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        if self.done {
+            return Ok(());
+        }
+        self.n_chunks += 1;
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            self.end(out);
+            return Ok(());
+        }
+        let chunk: Chunk =
+            serde_json::from_str(data).map_err(|error| BrainError::MalformedStream {
+                message: format!("chunk {} does not parse: {error}", self.n_chunks),
+            })?;
+        if let Some(error) = chunk.error {
+            let message = error
+                .get("message")
+                .and_then(serde_json::Value::as_str)
+                .map_or_else(|| error.to_string(), str::to_owned);
+            return Err(BrainError::Model { message });
+        }
+        if let Some(usage) = chunk.usage {
+            let mut total = Usage::new(usage.prompt_tokens, usage.completion_tokens);
+            total.reasoning_tokens = usage
+                .completion_tokens_details
+                .and_then(|details| details.reasoning_tokens);
+            total.cached_input_tokens = usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens);
+            self.usage = Some(total);
+        }
+        // Only the first choice is read: agentwire asks for one (`n` is never set).
+        let Some(choice) = chunk.choices.and_then(|choices| choices.into_iter().next()) else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.delta {
+            self.delta(delta, out);
+        }
+        if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
+            self.finish = Some(FinishReason::from(reason));
+            for (_, id) in self.calls.drain(..) {
+                out.push(BrainEvent::ToolCallEnd { id });
+            }
+        }
+        Ok(())
+    }
+
+    /// The stream ended: completes the call, or fails if it ended too soon.
+    ///
+    /// # Errors
+    /// [`BrainError::MalformedStream`] when neither `[DONE]` nor a finish reason came.
+    pub fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        if self.done {
+            return Ok(());
+        }
+        if self.finish.is_none() {
+            return Err(BrainError::MalformedStream {
+                message: "the stream ended before the model finished".into(),
+            });
+        }
+        self.done = true;
+        self.end(out);
+        Ok(())
+    }
+
+    fn delta(&mut self, delta: Delta, out: &mut Vec<BrainEvent>) {
+        let reasoning = delta.reasoning_content.or(delta.reasoning);
+        if let Some(text) = reasoning.filter(|text| !text.is_empty()) {
+            out.push(BrainEvent::ReasoningDelta { text });
+        }
+        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+            out.push(BrainEvent::TextDelta { text });
+        }
+        for call in delta.tool_calls.unwrap_or_default() {
+            self.tool_call(call, out);
+        }
+    }
+
+    fn tool_call(&mut self, call: ToolCallDelta, out: &mut Vec<BrainEvent>) {
+        let (name, arguments) = call
+            .function
+            .map_or((None, None), |function| (function.name, function.arguments));
+        // Which call this delta continues: by index, else by id, else the last one opened.
+        let known = match (call.index, &call.id) {
+            (Some(index), _) => self.calls.iter().position(|(at, _)| *at == index),
+            (None, Some(id)) => self.calls.iter().position(|(_, open)| open == id),
+            (None, None) => self.calls.len().checked_sub(1),
+        };
+        let position = match known {
+            Some(position) => position,
+            None => {
+                let index = call.index.unwrap_or(self.calls.len() as u64);
+                let id = call
+                    .id
+                    .filter(|id| !id.is_empty())
+                    .unwrap_or_else(|| format!("call_{index}"));
+                out.push(BrainEvent::ToolCallStart {
+                    id: id.clone(),
+                    name: name.unwrap_or_default(),
+                });
+                self.calls.push((index, id));
+                self.calls.len() - 1
+            }
+        };
+        if let Some(args) = arguments.filter(|args| !args.is_empty()) {
+            out.push(BrainEvent::ToolCallDelta {
+                id: self.calls[position].1.clone(),
+                args,
+            });
+        }
+    }
+
+    fn end(&mut self, out: &mut Vec<BrainEvent>) {
+        for (_, id) in self.calls.drain(..) {
+            out.push(BrainEvent::ToolCallEnd { id });
+        }
+        out.push(BrainEvent::Finish {
+            reason: self.finish.take().unwrap_or(FinishReason::Stop),
+            usage: self.usage.take(),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn check(chunks: &[&str], expect: &[BrainEvent]) {
+        let mut parser = ChunkParser::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            parser.push(chunk, &mut out).expect("chunk");
+        }
+        parser.finish(&mut out).expect("finishes");
+        assert_eq!(out, expect);
+    }
+
+    fn text(text: &str) -> BrainEvent {
+        BrainEvent::TextDelta { text: text.into() }
+    }
+
+    #[test]
+    fn text_then_usage_then_done() {
+        check(
+            &[
+                r#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                r#"{"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,"completion_tokens_details":{"reasoning_tokens":0}}}"#,
+                "[DONE]",
+            ],
+            &[
+                text("Hel"),
+                text("lo"),
+                BrainEvent::Finish {
+                    reason: FinishReason::Stop,
+                    usage: Some(Usage {
+                        reasoning_tokens: Some(0),
+                        ..Usage::new(9, 2)
+                    }),
+                },
+            ],
+        );
+    }
+
+    #[test]
+    fn parallel_calls_by_index_and_reasoning_spellings() {
+        let start = |id: &str, name: &str| BrainEvent::ToolCallStart {
+            id: id.into(),
+            name: name.into(),
+        };
+        let delta = |id: &str, args: &str| BrainEvent::ToolCallDelta {
+            id: id.into(),
+            args: args.into(),
+        };
+        let end = |id: &str| BrainEvent::ToolCallEnd { id: id.into() };
+        check(
+            &[
+                r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
+                r#"{"choices":[{"delta":{"reasoning":" more"}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"g","arguments":"{\"x\""}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":": 1}"}}]}}]}"#,
+                r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":null}"#,
+            ],
+            &[
+                BrainEvent::ReasoningDelta {
+                    text: "think".into(),
+                },
+                BrainEvent::ReasoningDelta {
+                    text: " more".into(),
+                },
+                start("a", "f"),
+                start("b", "g"),
+                delta("b", "{\"x\""),
+                delta("a", "{}"),
+                delta("b", ": 1}"),
+                end("a"),
+                end("b"),
+                BrainEvent::Finish {
+                    reason: FinishReason::ToolCalls,
+                    usage: None,
+                },
+            ],
+        );
+    }
+
+    #[test]
+    fn odd_finish_reasons_and_null_choices_are_tolerated() {
+        check(
+            &[
+                r#"{"choices":[{"delta":{"content":"a"},"finish_reason":""}]}"#,
+                r#"{"choices":[{"delta":{"content":"b"},"finish_reason":"eos"}]}"#,
+                r#"{"choices":null,"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
+            ],
+            &[
+                text("a"),
+                text("b"),
+                BrainEvent::Finish {
+                    reason: FinishReason::Other("eos".into()),
+                    usage: Some(Usage::new(1, 2)),
+                },
+            ],
+        );
+    }
+
+    #[test]
+    fn a_stream_cut_short_or_broken_is_an_error() {
+        let mut parser = ChunkParser::default();
+        let mut out = Vec::new();
+        parser
+            .push(r#"{"choices":[{"delta":{"content":"a"}}]}"#, &mut out)
+            .expect("chunk");
+        let error = parser.finish(&mut out).expect_err("no finish");
+        assert!(
+            error
+                .to_string()
+                .contains("ended before the model finished")
+        );
+
+        let error = ChunkParser::default()
+            .push("{not json", &mut out)
+            .expect_err("bad chunk");
+        assert!(error.to_string().contains("chunk 1 does not parse"));
+
+        let error = ChunkParser::default()
+            .push(
+                r#"{"error":{"message":"overloaded","type":"server_error"}}"#,
+                &mut out,
+            )
+            .expect_err("error chunk");
+        assert_eq!(error.to_string(), "the model failed: overloaded");
+    }
+}
