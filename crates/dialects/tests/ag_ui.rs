@@ -257,14 +257,25 @@ fn awaiting_runs_end_with_pending_calls_or_interrupts() {
 #[test]
 fn the_request_ids_win_over_the_runs() {
     let scenario = scenarios::text();
-    let frames = frames(&encode(
+    let given = frames(&encode(
         &mut AgUiEncoder::new("thread_9", "run_9"),
         &scenario.events,
     ));
-    for frame in [&frames[0], frames.last().expect("frames")] {
+    for frame in [&given[0], given.last().expect("frames")] {
         assert_eq!(frame["threadId"], "thread_9");
         assert_eq!(frame["runId"], "run_9");
     }
+    let input =
+        decode_request(br#"{"threadId":"t2","runId":"r2","parentRunId":"r1","messages":[]}"#)
+            .expect("valid");
+    let echoed = frames(&encode(
+        &mut AgUiEncoder::for_input(&input),
+        &scenario.events,
+    ));
+    assert_eq!(
+        echoed[0],
+        json!({"type": "RUN_STARTED", "threadId": "t2", "runId": "r2", "protocolVersion": "1.0", "parentRunId": "r1"})
+    );
 }
 
 /// A run around one message streamed any way, so that the message completes when the run does.

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildResumeArray } from '@ag-ui/client';
 import { agentFor, run, withServer } from '../agent.mjs';
-import { agUiInput, checkGoldenJson, frames, scenario, transcript, validateOfficial } from './helpers.mjs';
+import { agUiInput, checkGoldenJson, frames, scenario, transcript, validateOfficial } from '../support.mjs';
 
 /** What the server answers the second run with: a short reply, so the client completes it. */
 const reply = [

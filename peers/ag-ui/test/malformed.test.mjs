@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runTranscript } from '../agent.mjs';
-import { transcript, validateClient, validateOfficial } from './helpers.mjs';
+import { transcript, validateClient, validateOfficial } from '../support.mjs';
 
 const sse = (...events) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
 const started = { type: 'RUN_STARTED', threadId: 't', runId: 'r' };

@@ -17,7 +17,7 @@ import {
   transcript,
   validateClient,
   validateOfficial,
-} from './helpers.mjs';
+} from '../support.mjs';
 
 for (const name of SCENARIOS) {
   describe(`scenario ${name}`, () => {
@@ -98,6 +98,14 @@ describe('what the client makes of each ending', () => {
       out.custom.map((e) => [e.name, e.value]),
       parts.map((part) => ['agentwire.part', { messageId: 'msg_1', part }]),
     );
+  });
+
+  test('keep-alive comments between events change nothing', async () => {
+    const sse = transcript('tool_call');
+    const plain = await runTranscript(sse);
+    const kept = await runTranscript(sse.replaceAll('\n\n', '\n\n: keepalive\n\n'));
+    assert.equal(kept.error, null);
+    assert.deepEqual(kept.messages, plain.messages);
   });
 
   test('usage arrives on RUN_FINISHED', async () => {

@@ -7,6 +7,7 @@ use agentwire_core::{
 };
 use serde_json::{Value, json};
 
+use super::request::RunAgentInput;
 use super::wire::{
     CUSTOM_ERROR, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION, TokenUsage,
     WireEvent, content_of,
@@ -18,8 +19,8 @@ type Out<'a> = WireEvent<&'a str>;
 /// Encodes canonical events as AG-UI 1.0 server-sent events: `data: {json}\n\n` per event, LF
 /// only (the client splits frames on `\n\n` alone), no field ever `null`.
 ///
-/// [`AgUiEncoder::new`] echoes the `threadId` and `runId` of the client's `RunAgentInput`, as
-/// the protocol asks; [`Default`] takes them from `run_created` (the session as the thread).
+/// [`AgUiEncoder::for_input`] (or [`AgUiEncoder::new`]) echoes the ids of the client's
+/// `RunAgentInput`, as the protocol asks; [`Default`] takes them from `run_created` (the session as the thread).
 /// The mapping is in the [module docs](super).
 #[derive(Debug, Default)]
 pub struct AgUiEncoder {
@@ -27,6 +28,7 @@ pub struct AgUiEncoder {
     fixed_ids: bool,
     thread_id: String,
     run_id: String,
+    parent_run_id: Option<String>,
     run_open: bool,
     message: Option<MessageState>,
     /// `stepName` of the step open in the current message.
@@ -83,6 +85,14 @@ impl AgUiEncoder {
         }
     }
 
+    /// An encoder answering `input`: its `threadId`, `runId` and `parentRunId` are echoed.
+    pub fn for_input(input: &RunAgentInput) -> Self {
+        Self {
+            parent_run_id: input.parent_run_id.as_ref().map(ToString::to_string),
+            ..Self::new(input.thread_id.as_str(), input.run_id.as_str())
+        }
+    }
+
     fn start_run(&mut self, out: &mut Vec<u8>) {
         if self.run_open {
             return;
@@ -94,6 +104,7 @@ impl AgUiEncoder {
                 thread_id: &self.thread_id,
                 run_id: &self.run_id,
                 protocol_version: Some(PROTOCOL_VERSION),
+                parent_run_id: self.parent_run_id.as_deref(),
             },
         );
     }

@@ -11,7 +11,7 @@
 //!
 //! | canonical | AG-UI |
 //! |---|---|
-//! | `run_created` | `RUN_STARTED {threadId, runId, protocolVersion: "1.0"}`: the ids given to [`AgUiEncoder::new`] (the request's), else the run's session and id |
+//! | `run_created` | `RUN_STARTED {threadId, runId, protocolVersion: "1.0"}`: the request's ids, given to [`AgUiEncoder::for_input`] (and `parentRunId`), else the run's session and id |
 //! | `run_status` completed | `RUN_FINISHED {outcome: {type: "success"}}` |
 //! | `run_status` awaiting `function_output` | `RUN_FINISHED {outcome: {type: "success", pendingToolCallIds}}`: the run's calls without a result |
 //! | `run_status` awaiting `approval` | `RUN_FINISHED {outcome: {type: "interrupt", interrupts}}`, one `{id: approval_id, reason: "tool_call", toolCallId, message: reason, responseSchema}` per unanswered `approval_request` |

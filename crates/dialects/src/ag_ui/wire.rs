@@ -29,6 +29,8 @@ pub(super) enum WireEvent<S> {
         run_id: S,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         protocol_version: Option<S>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_run_id: Option<S>,
     },
     RunFinished {
         thread_id: S,

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { EventSchema } from '@ag-ui/core/schemas';
 import Ajv2020 from 'ajv/dist/2020.js';
 
-const peerDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const peerDir = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(peerDir, '..', '..');
 const goldenDir = path.join(repoRoot, 'crates', 'dialects', 'tests', 'golden');
 
