@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
+use crate::ag_ui::{AgUiDecoder, AgUiEncoder};
 use crate::agentx::{AgentxDecoder, AgentxEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
 use crate::sse::{SseFrame, SseReader};
@@ -22,11 +23,18 @@ pub enum Dialect {
     NativeNdjson,
     /// AgentX message packets (seed 000 §4).
     Agentx,
+    /// AG-UI 1.0 events (`@ag-ui/client`).
+    AgUi,
 }
 
 impl Dialect {
     /// Every dialect, in the order `--help` lists them.
-    pub const ALL: &[Dialect] = &[Dialect::Native, Dialect::NativeNdjson, Dialect::Agentx];
+    pub const ALL: &[Dialect] = &[
+        Dialect::Native,
+        Dialect::NativeNdjson,
+        Dialect::Agentx,
+        Dialect::AgUi,
+    ];
 
     /// The dialect's name on the command line and in configuration.
     pub fn name(self) -> &'static str {
@@ -34,6 +42,7 @@ impl Dialect {
             Dialect::Native => "native",
             Dialect::NativeNdjson => "native-ndjson",
             Dialect::Agentx => "agentx",
+            Dialect::AgUi => "ag-ui",
         }
     }
 
@@ -41,7 +50,7 @@ impl Dialect {
     pub fn content_type(self) -> &'static str {
         match self {
             Dialect::NativeNdjson => "application/x-ndjson",
-            Dialect::Native | Dialect::Agentx => "text/event-stream",
+            _ => "text/event-stream",
         }
     }
 
@@ -51,6 +60,7 @@ impl Dialect {
             Dialect::Native => Box::new(NativeSseEncoder),
             Dialect::NativeNdjson => Box::new(NativeNdjsonEncoder),
             Dialect::Agentx => Box::new(AgentxEncoder::default()),
+            Dialect::AgUi => Box::new(AgUiEncoder::default()),
         }
     }
 
@@ -60,6 +70,7 @@ impl Dialect {
             Dialect::Native => Box::new(NativeSseDecoder::default()),
             Dialect::NativeNdjson => Box::new(NativeNdjsonDecoder::default()),
             Dialect::Agentx => Box::new(AgentxDecoder::default()),
+            Dialect::AgUi => Box::new(AgUiDecoder::default()),
         }
     }
 
@@ -89,16 +100,26 @@ impl Dialect {
                         return Some(Dialect::Native);
                     }
                 }
-                None | Some("message") => {
-                    let value: Value = serde_json::from_str(&frame.data).ok()?;
-                    let packet = value.get("role").is_some() && value.get("parts").is_some();
-                    return packet.then_some(Dialect::Agentx);
-                }
+                None | Some("message") => return sniff_data(&frame.data),
                 Some(_) => {}
             }
         }
         None
     }
+}
+
+/// The dialect an unnamed frame's data belongs to.
+fn sniff_data(data: &str) -> Option<Dialect> {
+    let value: Value = serde_json::from_str(data).ok()?;
+    if value.get("role").is_some() && value.get("parts").is_some() {
+        return Some(Dialect::Agentx);
+    }
+    let kind = value.get("type").and_then(Value::as_str)?;
+    // AG-UI event types are SCREAMING_SNAKE_CASE (`RUN_STARTED`).
+    let screaming = kind
+        .bytes()
+        .all(|byte| byte.is_ascii_uppercase() || byte == b'_');
+    screaming.then_some(Dialect::AgUi)
 }
 
 impl fmt::Display for Dialect {
@@ -145,7 +166,11 @@ mod tests {
             assert_eq!(dialect.name().parse::<Dialect>(), Ok(*dialect));
         }
         let error = "klingon".parse::<Dialect>().expect_err("unknown");
-        assert!(error.to_string().contains("native, native-ndjson, agentx"));
+        assert!(
+            error
+                .to_string()
+                .contains("native, native-ndjson, agentx, ag-ui")
+        );
     }
 
     #[test]
@@ -164,6 +189,12 @@ mod tests {
             Some(Dialect::NativeNdjson)
         );
         assert_eq!(Dialect::sniff(b"data: {\"hello\": 1}\n\n"), None);
+        assert_eq!(
+            Dialect::sniff(
+                b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n"
+            ),
+            Some(Dialect::AgUi)
+        );
         assert_eq!(Dialect::sniff(b""), None);
     }
 }

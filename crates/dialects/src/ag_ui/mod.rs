@@ -1,0 +1,75 @@
+//! The AG-UI 1.0 dialect (npm `@ag-ui/client` 1.0.0, `HttpAgent`): the client posts a
+//! `RunAgentInput` and reads the run as server-sent events.
+//!
+//! # Framing
+//!
+//! One event per frame, `data: {json}\n\n`, LF only (the client splits frames on `\n\n` alone,
+//! so CRLF framing breaks it). Optional fields are left out, never `null` (the client rejects a
+//! `null` in any of them). Heartbeats are the comment `: keepalive`.
+//!
+//! # Mapping
+//!
+//! | canonical | AG-UI |
+//! |---|---|
+//! | `run_created` | `RUN_STARTED {threadId, runId, protocolVersion: "1.0"}`: the request's ids, given to [`AgUiEncoder::for_input`] (and `parentRunId`), else the run's session and id |
+//! | `run_status` completed | `RUN_FINISHED {outcome: {type: "success"}}` |
+//! | `run_status` awaiting `function_output` | `RUN_FINISHED {outcome: {type: "success", pendingToolCallIds}}`: the run's calls without a result |
+//! | `run_status` awaiting `approval` | `RUN_FINISHED {outcome: {type: "interrupt", interrupts}}`, one `{id: approval_id, reason: "tool_call", toolCallId, message: reason, responseSchema}` per unanswered `approval_request` |
+//! | `run_status` canceled | `RUN_FINISHED {outcome: {type: "cancelled"}}` |
+//! | `run_status` failed, rejected, incomplete | `RUN_ERROR {message, code}` |
+//! | `usage` of the final status | `usage: [{inputTokens, outputTokens, totalTokens, …}]` |
+//! | `text` | `TEXT_MESSAGE_START {messageId, role}` / `_CONTENT` / `_END` |
+//! | `refusal` | the same, with `metadata: {"agentwire": {"refusal": true}}` |
+//! | `reasoning` | `REASONING_START`, `REASONING_MESSAGE_START {role: "reasoning"}` / `_CONTENT` / `_END`, `REASONING_END` |
+//! | `tool_call` | `TOOL_CALL_START {toolCallId, toolCallName, parentMessageId}` / `_ARGS` (the raw argument text) / `_END` |
+//! | `tool_result` | `TOOL_CALL_RESULT {messageId, toolCallId, content}`: `content` is the result's JSON text, or the string itself when it is not JSON text |
+//! | `tool_error` | `TOOL_CALL_RESULT` with the error message as `content` and `metadata: {"agentwire": {"errorType": "VALIDATION" \| "EXECUTION"}}`, which the client keeps on the tool message |
+//! | `step_start` | `STEP_STARTED {stepName, metadata: {"agentwire": {messageId, stepId}}}`; `STEP_FINISHED` before the next step, at the end of the message and before the run ends |
+//! | `file`, `data`, `source`, `artifact`, `plan_update`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
+//! | `error` | `CUSTOM {name: "agentwire.error", value: {code, message}}` (`RUN_ERROR` would end the run) |
+//! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
+//!
+//! AG-UI messages hold text and tool calls (assistant), reasoning, or one tool result, so one
+//! canonical message becomes several AG-UI messages: the first takes the message's id, the next
+//! `<id>.1`, `<id>.2`, … Each text part is its own AG-UI message; tool calls attach to the message
+//! of the text or call just before them, or else to a new one (`parentMessageId`); every tool
+//! result is a tool message. The decoder reverses this: one canonical assistant message per run,
+//! with the id of the run's first AG-UI message, complete when the run ends; a run left
+//! unanswered tool calls awaits `function_output`, as the client concludes too.
+//!
+//! The request ([`decode_request`]): the history becomes canonical messages (one assistant
+//! message per turn, tool messages as `tool_result`/`tool_error` parts of it), `tools` are the
+//! client-executed tools, and each `resume` entry an `approval_response` in a last user message.
+//!
+//! # Losses
+//!
+//! What AG-UI cannot carry, and what the decoder gives instead:
+//! - Message `metadata` and `created_at`: dropped. The role is the first text's (`user`,
+//!   `system`, else `assistant`); `tool` and `data` messages come back as `assistant`.
+//! - Several messages in one run come back as one, and a message with no parts as none.
+//! - A `step_start` whose `step_name` equals its `step_id` comes back without the name; a
+//!   `tool_result`/`tool_error` without `tool_name` comes back with its call's name when the call
+//!   is in the run. `approval_request` parts that only an interrupt carries (another server's)
+//!   come last in the message.
+//! - Awaiting `input` is sent as success and comes back `completed`; so does awaiting approval
+//!   with no request to approve. Rejected and incomplete runs come back `failed` (the code is
+//!   the error's, or the status name). A completed run that left a tool call unanswered comes
+//!   back awaiting `function_output`, as the client sees it.
+//! - Heartbeats are comments and are not decoded; usage keeps only the canonical counts.
+//! - From other servers: `STATE_*`, `MESSAGES_SNAPSHOT`, `ACTIVITY_DELTA`, `RAW`, `SUBAGENT_*`,
+//!   `REASONING_ENCRYPTED_VALUE`, other `CUSTOM` events and interrupts without a tool call are
+//!   skipped; `ACTIVITY_SNAPSHOT` becomes a `data` part named after its `activityType`.
+//! - In requests: `encryptedValue`, message `name`s and `activity` messages are dropped; a
+//!   `file` content source (a provider's file id) becomes a URL; reasoning in the history is kept.
+//!
+//! The client keeps none of the `CUSTOM` parts in its messages (subscribers see them in
+//! `onCustomEvent`), nor steps.
+
+mod decoder;
+mod encoder;
+mod request;
+mod wire;
+
+pub use decoder::AgUiDecoder;
+pub use encoder::AgUiEncoder;
+pub use request::{Context, ResumeEntry, ResumeStatus, RunAgentInput, Tool, decode_request};
