@@ -4,11 +4,13 @@
 
 mod common;
 
-use agentwire_core::{Accumulator, Awaiting, ErrorInfo, Event, EventKind, Message, Part, RunStatus};
+use agentwire_core::{
+    Accumulator, Awaiting, ErrorInfo, Event, EventKind, Message, Part, RunStatus,
+};
+use agentwire_dialects::DecodeError;
 use agentwire_dialects::a2a::{
     A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentSkill, agent_card, decode_request,
 };
-use agentwire_dialects::DecodeError;
 use agentwire_testkit::stream::{Choices, events_for};
 use agentwire_testkit::{golden, scenarios, strategy};
 use common::{accumulate, decode, decode_whole, encode};
@@ -44,7 +46,10 @@ fn decode_str(wire: &str) -> Result<Vec<Event>, DecodeError> {
 fn transcripts_are_golden_and_decode_to_the_scenario() {
     for scenario in scenarios::all() {
         let wire = encode(&mut A2aEncoder::default(), &scenario.events);
-        golden::check(common::golden("a2a", &format!("{}.sse", scenario.name)), &wire);
+        golden::check(
+            common::golden("a2a", &format!("{}.sse", scenario.name)),
+            &wire,
+        );
         let decoded = decode_whole(&mut A2aDecoder::default(), &wire).expect("decodes");
         assert_eq!(
             accumulate(&decoded),
@@ -55,12 +60,18 @@ fn transcripts_are_golden_and_decode_to_the_scenario() {
         let (status, error) = final_status(&decoded);
         assert_eq!(status, Some(scenario.status), "{}", scenario.name);
         assert_eq!(error.as_ref(), scenario.error(), "{}", scenario.name);
-        let Some(EventKind::RunCreated { run_id, session_id, agent }) =
-            decoded.first().map(|event| &event.kind)
+        let Some(EventKind::RunCreated {
+            run_id,
+            session_id,
+            agent,
+        }) = decoded.first().map(|event| &event.kind)
         else {
             panic!("{}: starts with run_created", scenario.name);
         };
-        assert_eq!((run_id.as_str(), agent.as_deref()), ("run_1", Some("assistant")));
+        assert_eq!(
+            (run_id.as_str(), agent.as_deref()),
+            ("run_1", Some("assistant"))
+        );
         assert_eq!(session_id.as_ref().map(|id| id.as_str()), Some("ses_1"));
     }
 }
@@ -68,7 +79,10 @@ fn transcripts_are_golden_and_decode_to_the_scenario() {
 #[test]
 fn items_are_json_rpc_responses_in_a2a_1_0_shapes() {
     let scenario = scenarios::by_name("tool_call").expect("scenario");
-    let wire = encode(&mut A2aEncoder::new("req-7", "task_9", "ctx_9"), &scenario.events);
+    let wire = encode(
+        &mut A2aEncoder::new("req-7", "task_9", "ctx_9"),
+        &scenario.events,
+    );
     let items: Vec<Value> = String::from_utf8(wire)
         .expect("utf-8")
         .split("\n\n")
@@ -81,7 +95,10 @@ fn items_are_json_rpc_responses_in_a2a_1_0_shapes() {
     for item in &items {
         assert_eq!(item["jsonrpc"], "2.0");
         assert_eq!(item["id"], "req-7");
-        assert_eq!(item["result"].as_object().map(|result| result.len()), Some(1));
+        assert_eq!(
+            item["result"].as_object().map(|result| result.len()),
+            Some(1)
+        );
     }
     assert_eq!(
         items[0]["result"]["task"],
@@ -119,22 +136,37 @@ fn items_are_json_rpc_responses_in_a2a_1_0_shapes() {
 
 #[test]
 fn waiting_runs_are_input_required_and_failures_say_why() {
-    for (name, awaiting) in [("approval", Awaiting::Approval), ("client_tool", Awaiting::FunctionOutput)] {
+    for (name, awaiting) in [
+        ("approval", Awaiting::Approval),
+        ("client_tool", Awaiting::FunctionOutput),
+    ] {
         let scenario = scenarios::by_name(name).expect("scenario");
-        let wire = String::from_utf8(encode(&mut A2aEncoder::default(), &scenario.events)).expect("utf-8");
+        let wire =
+            String::from_utf8(encode(&mut A2aEncoder::default(), &scenario.events)).expect("utf-8");
         let last = wire.trim_end().lines().last().expect("a frame");
-        assert!(last.contains(r#""state":"TASK_STATE_INPUT_REQUIRED""#), "{last}");
+        assert!(
+            last.contains(r#""state":"TASK_STATE_INPUT_REQUIRED""#),
+            "{last}"
+        );
         let decoded = decode_str(&wire).expect("decodes");
-        assert_eq!(final_status(&decoded).0, Some(RunStatus::Awaiting(awaiting)));
+        assert_eq!(
+            final_status(&decoded).0,
+            Some(RunStatus::Awaiting(awaiting))
+        );
         // Without agentwire's metadata, the decoder infers what the turn waits for.
         let bare = wire.replace(r#","metadata":{"agentwire":{"status":"awaiting","awaiting":"approval","usage":{"input_tokens":40,"output_tokens":12,"total_tokens":52}}}"#, "")
             .replace(r#","metadata":{"agentwire":{"status":"awaiting","awaiting":"function_output","usage":{"input_tokens":25,"output_tokens":10,"total_tokens":35}}}"#, "");
         assert_ne!(bare, wire, "{name}: metadata removed");
         let decoded = decode_str(&bare).expect("decodes");
-        assert_eq!(final_status(&decoded).0, Some(RunStatus::Awaiting(awaiting)), "{name}");
+        assert_eq!(
+            final_status(&decoded).0,
+            Some(RunStatus::Awaiting(awaiting)),
+            "{name}"
+        );
     }
     let failed = scenarios::by_name("failed").expect("scenario");
-    let wire = String::from_utf8(encode(&mut A2aEncoder::default(), &failed.events)).expect("utf-8");
+    let wire =
+        String::from_utf8(encode(&mut A2aEncoder::default(), &failed.events)).expect("utf-8");
     assert!(wire.contains(r#""status":{"state":"TASK_STATE_FAILED","message":{"messageId":"run_1-status-9","taskId":"run_1","contextId":"ses_1","role":"ROLE_AGENT","parts":[{"text":"the model provider answered HTTP 500"}]}}"#), "{wire}");
 }
 
@@ -142,7 +174,12 @@ fn waiting_runs_are_input_required_and_failures_say_why() {
 fn adjacent_text_parts_and_message_facts_survive() {
     let mut message = Message::new(
         agentwire_core::Role::User,
-        vec![Part::text("one"), Part::text("two"), Part::reasoning(""), Part::reasoning("r")],
+        vec![
+            Part::text("one"),
+            Part::text("two"),
+            Part::reasoning(""),
+            Part::reasoning("r"),
+        ],
     )
     .with_id("m1");
     message.created_at = Some(agentwire_core::Timestamp(5));
@@ -150,8 +187,14 @@ fn adjacent_text_parts_and_message_facts_survive() {
     let events = events_for(&message, &mut Choices::new(Vec::new()));
     let wire = encode(&mut A2aEncoder::default(), &events);
     let text = String::from_utf8(wire.clone()).expect("utf-8");
-    assert!(text.contains(r#"{"text":"t","metadata":{"agentwire":{"new_part":true}}}"#), "{text}");
-    assert!(text.contains(r#""metadata":{"agentwire":{"role":"user","created_at":5}}"#), "{text}");
+    assert!(
+        text.contains(r#"{"text":"t","metadata":{"agentwire":{"new_part":true}}}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""metadata":{"agentwire":{"role":"user","created_at":5}}"#),
+        "{text}"
+    );
     let decoded = decode_whole(&mut A2aDecoder::default(), &wire).expect("decodes");
     assert_eq!(accumulate(&decoded), [message]);
 }
@@ -215,16 +258,27 @@ data: {"jsonrpc":"2.0","id":"x","result":{"statusUpdate":{"taskId":"t1","context
     assert_eq!(messages[1].parts.len(), 3);
     assert_eq!(
         messages[1].parts[1],
-        Part::Data(agentwire_core::part::DataPart { name: "data".into(), data: json!({"temperature": 18.0}) })
+        Part::Data(agentwire_core::part::DataPart {
+            name: "data".into(),
+            data: json!({"temperature": 18.0})
+        })
     );
-    assert!(matches!(&messages[1].parts[2], Part::File(file) if file.media_type == "application/octet-stream"));
+    assert!(
+        matches!(&messages[1].parts[2], Part::File(file) if file.media_type == "application/octet-stream")
+    );
     assert_eq!(final_status(&events).0, Some(RunStatus::Completed));
 
     let failed = r#"data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_FAILED","message":{"messageId":"e","role":"ROLE_AGENT","parts":[{"text":"no quota"}]}}}}}
 
 "#;
     let events = decode_str(failed).expect("decodes");
-    assert_eq!(final_status(&events), (Some(RunStatus::Failed), Some(ErrorInfo::new("failed", "no quota"))));
+    assert_eq!(
+        final_status(&events),
+        (
+            Some(RunStatus::Failed),
+            Some(ErrorInfo::new("failed", "no quota"))
+        )
+    );
     assert!(accumulate(&events).is_empty());
 
     let message_only = r#"data: {"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"m","contextId":"c","role":"ROLE_AGENT","parts":[{"text":"Hi there"}],"metadata":{"model":"x"}}}}
@@ -252,10 +306,18 @@ data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId"
     assert_eq!(accumulate(&events)[0].content(), "partial");
     assert_eq!(
         final_status(&events),
-        (Some(RunStatus::Failed), Some(ErrorInfo::new("task_not_found", "Task not found")))
+        (
+            Some(RunStatus::Failed),
+            Some(ErrorInfo::new("task_not_found", "Task not found"))
+        )
     );
-    let events = decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n\n").expect("decodes");
-    assert_eq!(final_status(&events).1, Some(ErrorInfo::new("parse_error", "JSON-RPC error -32700")));
+    let events =
+        decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n\n")
+            .expect("decodes");
+    assert_eq!(
+        final_status(&events).1,
+        Some(ErrorInfo::new("parse_error", "JSON-RPC error -32700"))
+    );
 }
 
 #[test]
@@ -264,10 +326,22 @@ fn malformed_streams_are_typed_errors() {
         ("data: {not json\n\n", 1),
         ("data: {\"jsonrpc\":\"2.0\",\"id\":1}\n\n", 1),
         ("data: [1,2]\n\n", 1),
-        (": c\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"artifactUpdate\":{\"artifact\":{\"parts\":[]}}}}\n\n", 1),
-        ("event: x\ndata: 1\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_SLEEPING\"}}}}\n\n", 2),
-        ("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},\"metadata\":{\"agentwire\":{\"status\":\"awaiting\"}}}}}\n\n", 1),
-        ("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"contextId\":\"c\"}}}\n\n", 1),
+        (
+            ": c\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"artifactUpdate\":{\"artifact\":{\"parts\":[]}}}}\n\n",
+            1,
+        ),
+        (
+            "event: x\ndata: 1\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_SLEEPING\"}}}}\n\n",
+            2,
+        ),
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},\"metadata\":{\"agentwire\":{\"status\":\"awaiting\"}}}}}\n\n",
+            1,
+        ),
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"contextId\":\"c\"}}}\n\n",
+            1,
+        ),
     ];
     for (wire, frame) in cases {
         let err = decode_str(wire).expect_err(wire);
@@ -276,7 +350,8 @@ fn malformed_streams_are_typed_errors() {
             "{wire}: {err}"
         );
     }
-    let err = decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").expect_err("cut off");
+    let err =
+        decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").expect_err("cut off");
     assert!(matches!(err, DecodeError::UnexpectedEnd), "{err}");
 }
 
@@ -299,18 +374,23 @@ fn requests_from_the_sdk_decode() {
     assert_eq!(hello.method, A2aMethod::SendStreamingMessage);
     assert_eq!(hello.input, [Message::user("Hi").with_id("msg_user")]);
     assert_eq!(hello.context_id.as_deref(), Some("ses_1"));
-    assert_eq!(hello.accepted_output_modes, ["text/plain", "application/json"]);
+    assert_eq!(
+        hello.accepted_output_modes,
+        ["text/plain", "application/json"]
+    );
     assert!(hello.id.is_string());
 
     let approval = by_name("approval_answer");
     assert_eq!(approval.task_id.as_deref(), Some("run_1"));
     assert_eq!(
         approval.input[0].parts,
-        [Part::ApprovalResponse(agentwire_core::part::ApprovalResponse {
-            approval_id: "apr_1".into(),
-            approved: true,
-            reason: Some("fine".into()),
-        })]
+        [Part::ApprovalResponse(
+            agentwire_core::part::ApprovalResponse {
+                approval_id: "apr_1".into(),
+                approved: true,
+                reason: Some("fine".into()),
+            }
+        )]
     );
 
     let tool = by_name("tool_output");
@@ -323,10 +403,15 @@ fn requests_from_the_sdk_decode() {
 
     let file = by_name("file_and_data");
     assert_eq!(file.method, A2aMethod::SendMessage);
-    assert!(matches!(&file.input[0].parts[1], Part::File(file) if file.media_type == "text/plain" && file.filename.as_deref() == Some("notes.txt")));
+    assert!(
+        matches!(&file.input[0].parts[1], Part::File(file) if file.media_type == "text/plain" && file.filename.as_deref() == Some("notes.txt"))
+    );
     assert!(matches!(&file.input[0].parts[2], Part::File(file) if file.media_type == "image/png"));
     assert!(matches!(&file.input[0].parts[3], Part::Data(data) if data.name == "data"));
-    assert_eq!(file.input[0].metadata.extra.get("origin"), Some(&json!("peer")));
+    assert_eq!(
+        file.input[0].metadata.extra.get("origin"),
+        Some(&json!("peer"))
+    );
     assert_eq!(file.metadata.get("trace"), Some(&json!("t-1")));
 }
 
@@ -350,12 +435,30 @@ fn requests_read_every_documented_shape() {
     assert_eq!(request.input[0].parts[2], Part::reasoning("hm"));
 
     for (body, says) in [
-        (r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#, "GetTask"),
-        (r#"{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{}}"#, "1.0"),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}"#, "message"),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}}"#, "at least one part"),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"metadata":{}}]}}}"#, "a part needs"),
-        (r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_ROBOT","parts":[{"text":"x"}]}}}"#, "ROLE_ROBOT"),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+            "GetTask",
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{}}"#,
+            "1.0",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}"#,
+            "message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}}"#,
+            "at least one part",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"metadata":{}}]}}}"#,
+            "a part needs",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_ROBOT","parts":[{"text":"x"}]}}}"#,
+            "ROLE_ROBOT",
+        ),
         ("not json", "expected"),
     ] {
         let err = decode_request(body.as_bytes()).expect_err(body);

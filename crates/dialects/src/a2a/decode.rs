@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::wire::{self, A2aPart, Chunk, NAMESPACE, TaskState};
+use crate::StreamDecoder;
 use crate::error::DecodeError;
 use crate::sse::{SseFrame, SseReader};
-use crate::StreamDecoder;
 
 /// Decodes the SSE stream of an A2A `SendStreamingMessage` (or `SubscribeToTask`) response
 /// into canonical events, numbered from 1, as the bytes arrive.
@@ -142,7 +142,9 @@ impl A2aDecoder {
                 .map(str::to_owned);
             self.out.emit(EventKind::RunCreated {
                 run_id: task.id.into(),
-                session_id: Some(task.context_id).filter(|id| !id.is_empty()).map(Into::into),
+                session_id: Some(task.context_id)
+                    .filter(|id| !id.is_empty())
+                    .map(Into::into),
                 agent,
             });
             for artifact in task.artifacts {
@@ -202,7 +204,11 @@ impl A2aDecoder {
         let mut error = None;
         match (status.message, code) {
             (Some(message), Some(code)) => {
-                let text: Vec<String> = message.parts.into_iter().filter_map(|part| part.text).collect();
+                let text: Vec<String> = message
+                    .parts
+                    .into_iter()
+                    .filter_map(|part| part.text)
+                    .collect();
                 error = Some(ErrorInfo::new(code, text.join("\n")));
             }
             (Some(message), None) => {
@@ -242,12 +248,20 @@ impl A2aDecoder {
     }
 
     /// Reads an artifact (or a chunk of one) into the message of the same id.
-    fn artifact(&mut self, artifact: wire::Artifact, last_chunk: bool) -> Result<(), serde_json::Error> {
+    fn artifact(
+        &mut self,
+        artifact: wire::Artifact,
+        last_chunk: bool,
+    ) -> Result<(), serde_json::Error> {
         let fields = match ours(artifact.metadata.as_ref()) {
             Some(fields) => ArtifactFields::deserialize(fields)?,
             None => ArtifactFields::default(),
         };
-        if self.open.as_ref().is_none_or(|open| open.artifact_id != artifact.artifact_id) {
+        if self
+            .open
+            .as_ref()
+            .is_none_or(|open| open.artifact_id != artifact.artifact_id)
+        {
             self.close_message();
             let start = MessageStart {
                 created_at: fields.created_at,
@@ -360,7 +374,10 @@ fn empty_text(kind: &StreamedPart) -> Part {
 /// What a turn that ended with these parts waits for: an approval it asked for, else the
 /// output of a tool call it made that has no result, else the user's input.
 fn awaits(parts: &[Part]) -> Awaiting {
-    if parts.iter().any(|part| matches!(part, Part::ApprovalRequest(_))) {
+    if parts
+        .iter()
+        .any(|part| matches!(part, Part::ApprovalRequest(_)))
+    {
         return Awaiting::Approval;
     }
     let unanswered = parts.iter().any(|part| {

@@ -71,8 +71,13 @@ impl A2aEncoder {
             error,
             usage,
         };
-        self.envelope
-            .status_update(out, seq, self.state, error.map(|e| e.message.as_str()), &ours);
+        self.envelope.status_update(
+            out,
+            seq,
+            self.state,
+            error.map(|e| e.message.as_str()),
+            &ours,
+        );
     }
 }
 
@@ -86,7 +91,9 @@ impl Encoder for A2aEncoder {
                 agent,
             } => {
                 if !self.fixed_ids {
-                    let context = session_id.as_ref().map_or(run_id.as_str(), |id| id.as_str());
+                    let context = session_id
+                        .as_ref()
+                        .map_or(run_id.as_str(), |id| id.as_str());
                     self.envelope
                         .set_ids(run_id.to_string(), context.to_owned());
                 }
@@ -526,7 +533,14 @@ impl OpenMessage {
         }
     }
 
-    fn write_text(&mut self, env: &Envelope, out: &mut Vec<u8>, index: u32, kind: Kind, text: &str) {
+    fn write_text(
+        &mut self,
+        env: &Envelope,
+        out: &mut Vec<u8>,
+        index: u32,
+        kind: Kind,
+        text: &str,
+    ) {
         self.hold(env, out, index, kind, |buf| {
             let type_name = match kind {
                 Kind::Reasoning => "reasoning",
