@@ -486,3 +486,53 @@ fn the_agent_card_is_golden() {
     json.push(b'\n');
     golden::check(common::golden("a2a", "agent-card.json"), &json);
 }
+
+#[test]
+fn error_events_and_incomplete_runs_survive() {
+    let kinds = [
+        EventKind::RunCreated {
+            run_id: "r".into(),
+            session_id: None,
+            agent: None,
+        },
+        EventKind::RunStatus {
+            status: RunStatus::InProgress,
+            error: None,
+            usage: None,
+        },
+        EventKind::Error(ErrorInfo::new("rate_limited", "slow down")),
+        EventKind::RunStatus {
+            status: RunStatus::Incomplete,
+            error: Some(ErrorInfo::new("max_steps", "the step limit was reached")),
+            usage: None,
+        },
+    ];
+    let events: Vec<Event> = kinds
+        .into_iter()
+        .zip(1..)
+        .map(|(kind, seq)| Event { seq, kind })
+        .collect();
+    let wire = String::from_utf8(encode(&mut A2aEncoder::default(), &events)).expect("utf-8");
+    assert!(
+        wire.contains(
+            r#""status":{"state":"TASK_STATE_WORKING","message":{"messageId":"r-status-3""#
+        ),
+        "{wire}"
+    );
+    assert!(
+        wire.contains(r#""status":{"state":"TASK_STATE_FAILED","#),
+        "{wire}"
+    );
+    let decoded = decode_str(&wire).expect("decodes");
+    let kinds: Vec<&EventKind> = decoded.iter().map(|event| &event.kind).collect();
+    assert_eq!(
+        kinds[1..],
+        events[1..]
+            .iter()
+            .map(|event| &event.kind)
+            .collect::<Vec<_>>()[..]
+    );
+    assert!(
+        matches!(kinds[0], EventKind::RunCreated { session_id: Some(id), .. } if id.as_str() == "r")
+    );
+}
