@@ -26,7 +26,7 @@ install_npm() {
   command -v npm >/dev/null 2>&1 || fail "npm is not installed (needed for peers/$name)"
   local node_major
   node_major="$(node -p 'process.versions.node.split(".")[0]')"
-  if ((node_major < 22)); then
+  if ((node_major < 22)) && [[ "$name" == ai-sdk ]]; then
     echo "scripts/peers.sh: note: node $(node --version) is older than the Node >= 22 that ai 7 declares" >&2
   fi
   local stamp="$peer/node_modules/.agentwire-peers-stamp" want

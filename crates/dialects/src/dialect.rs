@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
+use crate::a2a::{A2aDecoder, A2aEncoder};
 use crate::ag_ui::{AgUiDecoder, AgUiEncoder};
 use crate::agentx::{AgentxDecoder, AgentxEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
@@ -25,6 +26,8 @@ pub enum Dialect {
     Agentx,
     /// AG-UI 1.0 events (`@ag-ui/client`).
     AgUi,
+    /// A2A 1.0 stream items in JSON-RPC responses (`a2a-sdk`).
+    A2a,
 }
 
 impl Dialect {
@@ -34,6 +37,7 @@ impl Dialect {
         Dialect::NativeNdjson,
         Dialect::Agentx,
         Dialect::AgUi,
+        Dialect::A2a,
     ];
 
     /// The dialect's name on the command line and in configuration.
@@ -43,6 +47,7 @@ impl Dialect {
             Dialect::NativeNdjson => "native-ndjson",
             Dialect::Agentx => "agentx",
             Dialect::AgUi => "ag-ui",
+            Dialect::A2a => "a2a",
         }
     }
 
@@ -61,6 +66,7 @@ impl Dialect {
             Dialect::NativeNdjson => Box::new(NativeNdjsonEncoder),
             Dialect::Agentx => Box::new(AgentxEncoder::default()),
             Dialect::AgUi => Box::new(AgUiEncoder::default()),
+            Dialect::A2a => Box::new(A2aEncoder::default()),
         }
     }
 
@@ -71,6 +77,7 @@ impl Dialect {
             Dialect::NativeNdjson => Box::new(NativeNdjsonDecoder::default()),
             Dialect::Agentx => Box::new(AgentxDecoder::default()),
             Dialect::AgUi => Box::new(AgUiDecoder::default()),
+            Dialect::A2a => Box::new(A2aDecoder::default()),
         }
     }
 
@@ -113,6 +120,9 @@ fn sniff_data(data: &str) -> Option<Dialect> {
     let value: Value = serde_json::from_str(data).ok()?;
     if value.get("role").is_some() && value.get("parts").is_some() {
         return Some(Dialect::Agentx);
+    }
+    if value.get("jsonrpc").is_some() {
+        return Some(Dialect::A2a);
     }
     let kind = value.get("type").and_then(Value::as_str)?;
     // AG-UI event types are SCREAMING_SNAKE_CASE (`RUN_STARTED`).
@@ -169,7 +179,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("native, native-ndjson, agentx, ag-ui")
+                .contains("native, native-ndjson, agentx, ag-ui, a2a")
         );
     }
 
@@ -194,6 +204,10 @@ mod tests {
                 b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n"
             ),
             Some(Dialect::AgUi)
+        );
+        assert_eq!(
+            Dialect::sniff(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"),
+            Some(Dialect::A2a)
         );
         assert_eq!(Dialect::sniff(b""), None);
     }

@@ -8,6 +8,7 @@
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
 //! Dialects: [`native`] (seed 001 as SSE and NDJSON), [`ag_ui`] (AG-UI 1.0, `@ag-ui/client`).
+//! Dialects: [`native`] (agentwire's own events), [`a2a`] (A2A 1.0, JSON-RPC binding).
 //!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
 //! client SDK reuses them. What a dialect cannot express is listed in its module docs.
@@ -39,6 +40,7 @@
 //! # Ok::<(), agentwire_dialects::DecodeError>(())
 //! ```
 
+pub mod a2a;
 pub mod ag_ui;
 pub mod agentx;
 mod dialect;

@@ -1,0 +1,98 @@
+//! A2A 1.0 (the Agent2Agent protocol), JSON-RPC binding: the SSE stream of a
+//! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, and the
+//! agent card.
+//!
+//! # Framing
+//!
+//! Every SSE frame is `data: <one JSON-RPC 2.0 response>`, whose `result` is a `StreamResponse`
+//! with exactly one of `task`, `message`, `statusUpdate`, `artifactUpdate`. JSON is ProtoJSON:
+//! camelCase names, enums by name (`TASK_STATE_WORKING`, `ROLE_AGENT`).
+//!
+//! ```text
+//! data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"run_1","contextId":"ses_1","status":{"state":"TASK_STATE_SUBMITTED"}}}}
+//! data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"run_1","contextId":"ses_1","artifact":{"artifactId":"msg_1","parts":[{"text":"Hel"}]},"append":false,"lastChunk":false}}}
+//! ```
+//!
+//! A JSON-RPC error response (also as an `event: error` frame) ends the stream.
+//!
+//! # Mapping
+//!
+//! | canonical | A2A |
+//! |---|---|
+//! | `run_created` | the first item: `task` {`id` = run id, `contextId` = session id, `status` SUBMITTED, `metadata.agentwire.agent`} (ids from [`A2aEncoder::new`] win) |
+//! | `run_status` | `statusUpdate`: created/queued → SUBMITTED, in_progress → WORKING, awaiting (approval, function_output, input) → INPUT_REQUIRED, completed → COMPLETED, failed and incomplete → FAILED, canceled → CANCELED, rejected → REJECTED; `metadata.agentwire` = the native `run_status` (`status`, `awaiting`, `error`, `usage`); an error's text is also the status `message` (`messageId` `<task>-status-<seq>`) |
+//! | `error` | `statusUpdate` in the current state, the error's text as status `message`, `metadata.agentwire.error` |
+//! | a message | ONE artifact, `artifactId` = message id: its parts, in order, in `artifactUpdate`s (one A2A part each); the first has `append: false`, the rest `append: true`, the last `lastChunk: true` |
+//! | `text` | TextPart `{"text"}`; streamed: one TextPart per delta |
+//! | `reasoning`, `refusal` | DataPart `{"data": {"type": "reasoning", "text"}}`; streamed: one per delta |
+//! | `file` | `{"url"}` or `{"raw"}` (base64), `mediaType`, `filename` |
+//! | `tool_call`, `tool_result`, `tool_error`, `data`, `step_start`, `artifact`, `plan_update`, `approval_request`, `approval_response`, `source` | DataPart holding the part's native JSON: `{"data": {"type": "tool_call", "tool_call_id", "tool_name", "args"}}`; a tool call is sent whole when complete |
+//! | `heartbeat` | an SSE comment |
+//!
+//! **Where the answer is.** The assistant's answer is the artifact, not a status message: the
+//! a2a-sdk client (its `TaskManager` applies `artifactUpdate`s) rebuilds the task with one
+//! artifact per message, holding every part in order; streamed text arrives as consecutive
+//! TextParts that `get_artifact_text(artifact, delimiter="")` joins. Status messages carry only
+//! why a run failed, and are kept out of the conversation by the decoder.
+//!
+//! **Part boundaries.** A text (or reasoning, or refusal) chunk continues the part before it
+//! when that part is of the same kind. An A2A part that starts a new canonical part right after
+//! one of the same kind says so: `"metadata": {"agentwire": {"new_part": true}}`.
+//!
+//! **Message facts.** `artifact.metadata.agentwire` carries `role` and `created_at` on the
+//! first chunk when they are not assistant / unset, and the final message `metadata` (usage…)
+//! on the last.
+//!
+//! **Waiting.** `INPUT_REQUIRED` is used both for approvals and for tools the client executes;
+//! `auth-required` is not used. The client answers with a message on the same `taskId` whose
+//! DataPart holds a canonical `approval_response` (`{"type": "approval_response",
+//! "approval_id", "approved", "reason"?}`) or `tool_result` (`{"type": "tool_result",
+//! "tool_call_id", "tool_name"?, "result", "is_error"?}`) or `tool_error`; the camelCase
+//! spelling (`"type": "tool-result", "toolCallId"`) is accepted too.
+//!
+//! # The encoder holds one chunk back
+//!
+//! A2A artifacts must have a part in every update, so the end of a message cannot be an update
+//! of its own: the encoder holds a message's latest chunk until the next event says whether it
+//! was the last. A chunk reaches the client one event late; nothing is re-serialized. Parts are
+//! written in canonical order: a part that completes while an earlier tool call still streams
+//! (parallel calls end in any order) waits for it.
+//!
+//! # Decoding other agents' streams
+//!
+//! Without agentwire's metadata: a status maps back as in the table (SUBMITTED →
+//! created, AUTH_REQUIRED → awaiting input, INPUT_REQUIRED → awaiting what the last message
+//! asked for: an approval, a tool call's output, else input); the status message of FAILED,
+//! CANCELED or REJECTED becomes the run's error (code `failed`, `canceled`, `rejected`), any
+//! other status message a whole assistant (or user) message; a message-only response is one
+//! message. A DataPart that is not a canonical part is `data` named `data`; a file without a
+//! `mediaType` is `application/octet-stream`. A JSON-RPC error fails the run with a code named
+//! after it (`task_not_found`, `invalid_params`, … `jsonrpc_error_<n>` otherwise). Items after
+//! the run ended, and `task` snapshots after the first, are dropped.
+//!
+//! # Losses
+//!
+//! - Tool-call arguments do not stream: the call is sent whole when complete (decoded as a
+//!   `part_complete` alone; the message is the same).
+//! - `incomplete` travels as FAILED; A2A clients see a failure (the decoder restores it from the
+//!   metadata).
+//! - `heartbeat`s are SSE comments: the decoder sees none.
+//! - The start metadata of `message_start` is not sent (the final metadata is).
+//! - A message without parts is not sent (an artifact needs a part).
+//! - A `run_status` or `error` in the middle of a message sends the held chunk first, so that
+//!   message's end is not marked `lastChunk` and its final metadata is not sent.
+//! - The decoder's sequence numbers are its own, counted from 1.
+//! - In the a2a-sdk client (not in this codec): data numbers become doubles
+//!   (`google.protobuf.Value`), so integers beyond 2^53 lose precision; appended text stays
+//!   separate parts.
+
+mod card;
+mod decode;
+mod encode;
+mod request;
+mod wire;
+
+pub use card::{AgentDescription, AgentSkill, agent_card};
+pub use decode::A2aDecoder;
+pub use encode::A2aEncoder;
+pub use request::{A2aMethod, A2aRequest, decode_request};

@@ -1,0 +1,126 @@
+//! [`decode_request`]: a `SendMessage` or `SendStreamingMessage` JSON-RPC request → the
+//! canonical input message and the ids it continues.
+
+use agentwire_core::{Message, Metadata};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::wire;
+use crate::error::DecodeError;
+
+/// The JSON-RPC method of a request. The A2A 0.3 names (`message/send`, `message/stream`) are
+/// accepted too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum A2aMethod {
+    /// `SendMessage`: the answer is one JSON-RPC response (a task or a message).
+    #[serde(rename = "SendMessage", alias = "message/send")]
+    SendMessage,
+    /// `SendStreamingMessage`: the answer is an SSE stream of JSON-RPC responses.
+    #[serde(rename = "SendStreamingMessage", alias = "message/stream")]
+    SendStreamingMessage,
+}
+
+/// A decoded `SendMessage` / `SendStreamingMessage` request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct A2aRequest {
+    /// The JSON-RPC request id, which every response item must repeat.
+    pub id: Value,
+    /// Which method was called.
+    pub method: A2aMethod,
+    /// The client's message, as canonical input: its id is the A2A `messageId`.
+    pub input: Vec<Message>,
+    /// The conversation (`contextId`) the message continues, if the client named one.
+    pub context_id: Option<String>,
+    /// The task (`taskId`) the message answers, e.g. one waiting in `input-required`.
+    pub task_id: Option<String>,
+    /// `configuration.acceptedOutputModes`: the media types the client accepts.
+    pub accepted_output_modes: Vec<String>,
+    /// `configuration.historyLength`, if set.
+    pub history_length: Option<i32>,
+    /// `configuration.returnImmediately`: answer as soon as the task exists.
+    pub return_immediately: bool,
+    /// The request's own `metadata`.
+    pub metadata: Map<String, Value>,
+}
+
+/// Reads the body of a `SendMessage` or `SendStreamingMessage` JSON-RPC 2.0 request.
+///
+/// Parts map as the stream's do (see the [module docs](super)); a reply to `input-required`
+/// answers with a DataPart holding a canonical `tool_result` or `approval_response`. Another
+/// method, a missing `params.message`, a message without parts, or a part without content is
+/// an error.
+pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
+    let invalid = |source| DecodeError::InvalidRequest { source };
+    let request: RpcRequest = serde_json::from_slice(body).map_err(invalid)?;
+    let message = request.params.message;
+    if message.parts.is_empty() {
+        return Err(invalid(serde::de::Error::custom(
+            "a message needs at least one part",
+        )));
+    }
+    let mut parts = Vec::with_capacity(message.parts.len());
+    for part in message.parts {
+        let Some(chunk) = part.into_chunk() else {
+            return Err(invalid(serde::de::Error::custom(
+                "a part needs `text`, `raw`, `url` or `data`",
+            )));
+        };
+        parts.push(chunk.into_part());
+    }
+    let metadata = match message.metadata {
+        Some(metadata) => Metadata::deserialize(Value::Object(metadata)).map_err(invalid)?,
+        None => Metadata::default(),
+    };
+    let input = Message {
+        metadata,
+        ..Message::new(message.role.canonical(), parts).with_id(message.message_id)
+    };
+    let configuration = request.params.configuration.unwrap_or_default();
+    Ok(A2aRequest {
+        id: request.id,
+        method: request.method,
+        input: vec![input],
+        context_id: message.context_id.filter(|id| !id.is_empty()),
+        task_id: message.task_id.filter(|id| !id.is_empty()),
+        accepted_output_modes: configuration.accepted_output_modes,
+        history_length: configuration.history_length,
+        return_immediately: configuration.return_immediately,
+        metadata: request.params.metadata.unwrap_or_default(),
+    })
+}
+
+#[derive(Deserialize)]
+struct RpcRequest {
+    #[serde(rename = "jsonrpc")]
+    _version: JsonRpcVersion,
+    #[serde(default)]
+    id: Value,
+    method: A2aMethod,
+    params: Params,
+}
+
+#[derive(Deserialize)]
+enum JsonRpcVersion {
+    #[serde(rename = "2.0")]
+    V2,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    message: wire::Message,
+    #[serde(default)]
+    configuration: Option<Configuration>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Configuration {
+    #[serde(default, alias = "accepted_output_modes")]
+    accepted_output_modes: Vec<String>,
+    #[serde(default, alias = "history_length")]
+    history_length: Option<i32>,
+    #[serde(default, alias = "return_immediately")]
+    return_immediately: bool,
+}

@@ -1,0 +1,538 @@
+//! The A2A 1.0 dialect: golden transcripts of every scenario, the round trip through the
+//! decoder (modulo the losses the module lists), requests as the a2a-sdk writes them, streams of
+//! other agents, and malformed input.
+
+mod common;
+
+use agentwire_core::{
+    Accumulator, Awaiting, ErrorInfo, Event, EventKind, Message, Part, RunStatus,
+};
+use agentwire_dialects::DecodeError;
+use agentwire_dialects::a2a::{
+    A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentSkill, agent_card, decode_request,
+};
+use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::{golden, scenarios, strategy};
+use common::{accumulate, decode, decode_whole, encode};
+use proptest::collection::vec;
+use proptest::prelude::*;
+use proptest::sample::Index;
+use serde_json::{Value, json};
+
+/// What survives the A2A round trip of a run's messages: everything, except messages without
+/// parts, which are not sent (an A2A artifact needs a part).
+fn a2a_projection(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .filter(|message| !message.parts.is_empty())
+        .cloned()
+        .collect()
+}
+
+/// The final status and error of a decoded run.
+fn final_status(events: &[Event]) -> (Option<RunStatus>, Option<ErrorInfo>) {
+    let mut accumulator = Accumulator::default();
+    for event in events {
+        accumulator.push(event).expect("accumulates");
+    }
+    (accumulator.status(), accumulator.errors().last().cloned())
+}
+
+fn decode_str(wire: &str) -> Result<Vec<Event>, DecodeError> {
+    decode_whole(&mut A2aDecoder::default(), wire.as_bytes())
+}
+
+#[test]
+fn transcripts_are_golden_and_decode_to_the_scenario() {
+    for scenario in scenarios::all() {
+        let wire = encode(&mut A2aEncoder::default(), &scenario.events);
+        golden::check(
+            common::golden("a2a", &format!("{}.sse", scenario.name)),
+            &wire,
+        );
+        let decoded = decode_whole(&mut A2aDecoder::default(), &wire).expect("decodes");
+        assert_eq!(
+            accumulate(&decoded),
+            a2a_projection(&scenario.messages),
+            "{}",
+            scenario.name
+        );
+        let (status, error) = final_status(&decoded);
+        assert_eq!(status, Some(scenario.status), "{}", scenario.name);
+        assert_eq!(error.as_ref(), scenario.error(), "{}", scenario.name);
+        let Some(EventKind::RunCreated {
+            run_id,
+            session_id,
+            agent,
+        }) = decoded.first().map(|event| &event.kind)
+        else {
+            panic!("{}: starts with run_created", scenario.name);
+        };
+        assert_eq!(
+            (run_id.as_str(), agent.as_deref()),
+            ("run_1", Some("assistant"))
+        );
+        assert_eq!(session_id.as_ref().map(|id| id.as_str()), Some("ses_1"));
+    }
+}
+
+#[test]
+fn items_are_json_rpc_responses_in_a2a_1_0_shapes() {
+    let scenario = scenarios::by_name("tool_call").expect("scenario");
+    let wire = encode(
+        &mut A2aEncoder::new("req-7", "task_9", "ctx_9"),
+        &scenario.events,
+    );
+    let items: Vec<Value> = String::from_utf8(wire)
+        .expect("utf-8")
+        .split("\n\n")
+        .filter(|frame| !frame.is_empty())
+        .map(|frame| {
+            let data = frame.strip_prefix("data: ").expect("one data line");
+            serde_json::from_str(data).expect("json")
+        })
+        .collect();
+    for item in &items {
+        assert_eq!(item["jsonrpc"], "2.0");
+        assert_eq!(item["id"], "req-7");
+        assert_eq!(
+            item["result"].as_object().map(|result| result.len()),
+            Some(1)
+        );
+    }
+    assert_eq!(
+        items[0]["result"]["task"],
+        json!({"id": "task_9", "contextId": "ctx_9", "status": {"state": "TASK_STATE_SUBMITTED"},
+               "metadata": {"agentwire": {"agent": "assistant"}}})
+    );
+    assert_eq!(
+        items[1]["result"]["statusUpdate"]["status"]["state"],
+        "TASK_STATE_WORKING"
+    );
+    let updates: Vec<&Value> = items
+        .iter()
+        .filter_map(|item| item["result"].get("artifactUpdate"))
+        .collect();
+    assert_eq!(updates[0]["append"], false);
+    assert!(updates[1..].iter().all(|update| update["append"] == true));
+    let last_chunks: Vec<bool> = updates
+        .iter()
+        .map(|update| update["lastChunk"] == true)
+        .collect();
+    assert_eq!(last_chunks.iter().filter(|last| **last).count(), 1);
+    assert_eq!(last_chunks.last(), Some(&true));
+    // The tool call, whole, as a DataPart holding the canonical part.
+    assert!(updates.iter().any(|update| update["artifact"]["parts"][0]
+        == json!({"data": {"type": "tool_call", "tool_call_id": "call_1", "tool_name": "get_weather", "args": {"city": "Paris"}}})));
+    // The final metadata (usage) on the last chunk; the final status carries the run status.
+    let last = items.last().expect("items");
+    assert_eq!(
+        last["result"]["statusUpdate"],
+        json!({"taskId": "task_9", "contextId": "ctx_9", "status": {"state": "TASK_STATE_COMPLETED"},
+               "metadata": {"agentwire": {"status": "completed",
+                   "usage": {"input_tokens": 80, "output_tokens": 31, "total_tokens": 111}}}})
+    );
+}
+
+#[test]
+fn waiting_runs_are_input_required_and_failures_say_why() {
+    for (name, awaiting) in [
+        ("approval", Awaiting::Approval),
+        ("client_tool", Awaiting::FunctionOutput),
+    ] {
+        let scenario = scenarios::by_name(name).expect("scenario");
+        let wire =
+            String::from_utf8(encode(&mut A2aEncoder::default(), &scenario.events)).expect("utf-8");
+        let last = wire.trim_end().lines().last().expect("a frame");
+        assert!(
+            last.contains(r#""state":"TASK_STATE_INPUT_REQUIRED""#),
+            "{last}"
+        );
+        let decoded = decode_str(&wire).expect("decodes");
+        assert_eq!(
+            final_status(&decoded).0,
+            Some(RunStatus::Awaiting(awaiting))
+        );
+        // Without agentwire's metadata, the decoder infers what the turn waits for.
+        let bare = wire.replace(r#","metadata":{"agentwire":{"status":"awaiting","awaiting":"approval","usage":{"input_tokens":40,"output_tokens":12,"total_tokens":52}}}"#, "")
+            .replace(r#","metadata":{"agentwire":{"status":"awaiting","awaiting":"function_output","usage":{"input_tokens":25,"output_tokens":10,"total_tokens":35}}}"#, "");
+        assert_ne!(bare, wire, "{name}: metadata removed");
+        let decoded = decode_str(&bare).expect("decodes");
+        assert_eq!(
+            final_status(&decoded).0,
+            Some(RunStatus::Awaiting(awaiting)),
+            "{name}"
+        );
+    }
+    let failed = scenarios::by_name("failed").expect("scenario");
+    let wire =
+        String::from_utf8(encode(&mut A2aEncoder::default(), &failed.events)).expect("utf-8");
+    assert!(wire.contains(r#""status":{"state":"TASK_STATE_FAILED","message":{"messageId":"run_1-status-9","taskId":"run_1","contextId":"ses_1","role":"ROLE_AGENT","parts":[{"text":"the model provider answered HTTP 500"}]}}"#), "{wire}");
+}
+
+#[test]
+fn adjacent_text_parts_and_message_facts_survive() {
+    let mut message = Message::new(
+        agentwire_core::Role::User,
+        vec![
+            Part::text("one"),
+            Part::text("two"),
+            Part::reasoning(""),
+            Part::reasoning("r"),
+        ],
+    )
+    .with_id("m1");
+    message.created_at = Some(agentwire_core::Timestamp(5));
+    message.metadata.agent_name = Some("a".into());
+    let events = events_for(&message, &mut Choices::new(Vec::new()));
+    let wire = encode(&mut A2aEncoder::default(), &events);
+    let text = String::from_utf8(wire.clone()).expect("utf-8");
+    assert!(
+        text.contains(r#"{"text":"t","metadata":{"agentwire":{"new_part":true}}}"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#""metadata":{"agentwire":{"role":"user","created_at":5}}"#),
+        "{text}"
+    );
+    let decoded = decode_whole(&mut A2aDecoder::default(), &wire).expect("decodes");
+    assert_eq!(accumulate(&decoded), [message]);
+}
+
+proptest! {
+    #[test]
+    fn messages_round_trip_in_any_split(
+        message in strategy::message(),
+        mut choices in any::<Choices>(),
+        cuts in vec(any::<Index>(), 0..6),
+    ) {
+        let mut events = events_for(&message, &mut choices);
+        events.insert(1, Event::heartbeat(1));
+        let wire = encode(&mut A2aEncoder::new(1, "t", "c"), &events);
+        let decoded = decode(&mut A2aDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let mut accumulator = Accumulator::default();
+        for event in &decoded {
+            accumulator.push(event).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        }
+        let expected = a2a_projection(std::slice::from_ref(&message));
+        prop_assert_eq!(accumulator.messages(), expected.as_slice());
+    }
+
+    #[test]
+    fn garbage_never_panics(wire in vec(any::<u8>(), 0..200), cuts in vec(any::<Index>(), 0..4)) {
+        let _ = decode(&mut A2aDecoder::default(), &wire, &cuts);
+        let _ = decode_request(&wire);
+    }
+}
+
+#[test]
+fn other_agents_streams_decode() {
+    // As the a2a-sdk's TaskUpdater writes them: no agentwire metadata, progress in a status
+    // message, the answer in text chunks of one artifact, a final message in COMPLETED.
+    let wire = r#"data: {"jsonrpc":"2.0","id":"x","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED"},"history":[{"messageId":"u1","role":"ROLE_USER","parts":[{"text":"hi"}]}]}}}
+
+data: {"jsonrpc":"2.0","id":"x","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING","message":{"messageId":"p1","role":"ROLE_AGENT","parts":[{"text":"Thinking..."}]}}}}}
+
+: ping
+
+data: {"jsonrpc":"2.0","id":"x","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a1","name":"answer","parts":[{"text":"Hello"}]}}}}
+
+data: {"jsonrpc":"2.0","id":"x","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a1","parts":[{"text":" world"},{"data":{"temperature":18.0}},{"raw":"aGk=","filename":"a.txt"}]},"append":true,"lastChunk":true}}}
+
+event: progress
+data: {"unknown": true}
+
+data: {"jsonrpc":"2.0","id":"x","result":{"futureItem":{"x":1}}}
+
+data: {"jsonrpc":"2.0","id":"x","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","message":{"messageId":"f1","role":"ROLE_AGENT","parts":[{"text":"Done."}]}}}}}
+
+data: {"jsonrpc":"2.0","id":"x","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}
+
+"#;
+    let events = decode_str(wire).expect("decodes");
+    let messages = accumulate(&events);
+    let texts: Vec<String> = messages.iter().map(Message::content).collect();
+    assert_eq!(texts, ["Thinking...", "Hello world", "Done."]);
+    assert_eq!(messages[1].id.as_ref().map(|id| id.as_str()), Some("a1"));
+    assert_eq!(messages[1].parts.len(), 3);
+    assert_eq!(
+        messages[1].parts[1],
+        Part::Data(agentwire_core::part::DataPart {
+            name: "data".into(),
+            data: json!({"temperature": 18.0})
+        })
+    );
+    assert!(
+        matches!(&messages[1].parts[2], Part::File(file) if file.media_type == "application/octet-stream")
+    );
+    assert_eq!(final_status(&events).0, Some(RunStatus::Completed));
+
+    let failed = r#"data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_FAILED","message":{"messageId":"e","role":"ROLE_AGENT","parts":[{"text":"no quota"}]}}}}}
+
+"#;
+    let events = decode_str(failed).expect("decodes");
+    assert_eq!(
+        final_status(&events),
+        (
+            Some(RunStatus::Failed),
+            Some(ErrorInfo::new("failed", "no quota"))
+        )
+    );
+    assert!(accumulate(&events).is_empty());
+
+    let message_only = r#"data: {"jsonrpc":"2.0","id":1,"result":{"message":{"messageId":"m","contextId":"c","role":"ROLE_AGENT","parts":[{"text":"Hi there"}],"metadata":{"model":"x"}}}}
+
+"#;
+    let messages = accumulate(&decode_str(message_only).expect("decodes"));
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].content(), "Hi there");
+    assert_eq!(messages[0].metadata.extra.get("model"), Some(&json!("x")));
+}
+
+#[test]
+fn json_rpc_errors_fail_the_run() {
+    let wire = r#"data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_SUBMITTED"}}}}
+
+data: {"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"text":"partial"}]}}}}
+
+event: error
+data: {"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND"}]}}
+
+data: {"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}}
+
+"#;
+    let events = decode_str(wire).expect("decodes");
+    assert_eq!(accumulate(&events)[0].content(), "partial");
+    assert_eq!(
+        final_status(&events),
+        (
+            Some(RunStatus::Failed),
+            Some(ErrorInfo::new("task_not_found", "Task not found"))
+        )
+    );
+    let events =
+        decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700}}\n\n")
+            .expect("decodes");
+    assert_eq!(
+        final_status(&events).1,
+        Some(ErrorInfo::new("parse_error", "JSON-RPC error -32700"))
+    );
+}
+
+#[test]
+fn malformed_streams_are_typed_errors() {
+    let cases: &[(&str, u64)] = &[
+        ("data: {not json\n\n", 1),
+        ("data: {\"jsonrpc\":\"2.0\",\"id\":1}\n\n", 1),
+        ("data: [1,2]\n\n", 1),
+        (
+            ": c\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"artifactUpdate\":{\"artifact\":{\"parts\":[]}}}}\n\n",
+            1,
+        ),
+        (
+            "event: x\ndata: 1\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_SLEEPING\"}}}}\n\n",
+            2,
+        ),
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"statusUpdate\":{\"status\":{\"state\":\"TASK_STATE_WORKING\"},\"metadata\":{\"agentwire\":{\"status\":\"awaiting\"}}}}}\n\n",
+            1,
+        ),
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"task\":{\"contextId\":\"c\"}}}\n\n",
+            1,
+        ),
+    ];
+    for (wire, frame) in cases {
+        let err = decode_str(wire).expect_err(wire);
+        assert!(
+            matches!(err, DecodeError::InvalidFrame { frame: f, .. } if f == *frame),
+            "{wire}: {err}"
+        );
+    }
+    let err =
+        decode_str("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}").expect_err("cut off");
+    assert!(matches!(err, DecodeError::UnexpectedEnd), "{err}");
+}
+
+/// Requests written by the a2a-sdk 1.3.0 client itself (`peers/a2a` dumps them from the SDK's
+/// own types into this golden file).
+#[test]
+fn requests_from_the_sdk_decode() {
+    let path = common::golden("a2a", "sdk_requests.json");
+    let requests: Vec<Value> =
+        serde_json::from_slice(&std::fs::read(&path).expect("golden requests")).expect("json");
+    let by_name = |name: &str| {
+        let body = requests
+            .iter()
+            .find(|request| request["name"] == name)
+            .unwrap_or_else(|| panic!("request {name}"));
+        decode_request(body["body"].to_string().as_bytes()).expect(name)
+    };
+
+    let hello = by_name("text");
+    assert_eq!(hello.method, A2aMethod::SendStreamingMessage);
+    assert_eq!(hello.input, [Message::user("Hi").with_id("msg_user")]);
+    assert_eq!(hello.context_id.as_deref(), Some("ses_1"));
+    assert_eq!(
+        hello.accepted_output_modes,
+        ["text/plain", "application/json"]
+    );
+    assert!(hello.id.is_string());
+
+    let approval = by_name("approval_answer");
+    assert_eq!(approval.task_id.as_deref(), Some("run_1"));
+    assert_eq!(
+        approval.input[0].parts,
+        [Part::ApprovalResponse(
+            agentwire_core::part::ApprovalResponse {
+                approval_id: "apr_1".into(),
+                approved: true,
+                reason: Some("fine".into()),
+            }
+        )]
+    );
+
+    let tool = by_name("tool_output");
+    assert_eq!(tool.task_id.as_deref(), Some("run_1"));
+    let Part::ToolResult(result) = &tool.input[0].parts[0] else {
+        panic!("a tool result: {:?}", tool.input[0].parts);
+    };
+    assert_eq!(result.tool_call_id, "call_1");
+    assert_eq!(result.result, json!({"city": "Paris"}));
+
+    let file = by_name("file_and_data");
+    assert_eq!(file.method, A2aMethod::SendMessage);
+    assert!(
+        matches!(&file.input[0].parts[1], Part::File(file) if file.media_type == "text/plain" && file.filename.as_deref() == Some("notes.txt"))
+    );
+    assert!(matches!(&file.input[0].parts[2], Part::File(file) if file.media_type == "image/png"));
+    assert!(matches!(&file.input[0].parts[3], Part::Data(data) if data.name == "data"));
+    assert_eq!(
+        file.input[0].metadata.extra.get("origin"),
+        Some(&json!("peer"))
+    );
+    assert_eq!(file.metadata.get("trace"), Some(&json!("t-1")));
+}
+
+#[test]
+fn requests_read_every_documented_shape() {
+    let request = decode_request(
+        br#"{"jsonrpc":"2.0","id":3,"method":"message/stream","params":{"message":{
+            "messageId":"m","role":"ROLE_USER","taskId":"t","parts":[
+            {"data":{"type":"tool-result","toolCallId":"c","output":{"ok":true}}},
+            {"data":{"type":"approval_response","approval_id":"a","approved":false}},
+            {"data":{"type":"reasoning","text":"hm"}}]},
+            "configuration":{"historyLength":2,"returnImmediately":true}}}"#,
+    )
+    .expect("valid");
+    assert_eq!(request.method, A2aMethod::SendStreamingMessage);
+    assert_eq!(request.id, json!(3));
+    assert_eq!(request.history_length, Some(2));
+    assert!(request.return_immediately);
+    assert_eq!(request.input[0].parts[0].type_name(), "tool_result");
+    assert_eq!(request.input[0].parts[1].type_name(), "approval_response");
+    assert_eq!(request.input[0].parts[2], Part::reasoning("hm"));
+
+    for (body, says) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
+            "GetTask",
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{}}"#,
+            "1.0",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}"#,
+            "message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[]}}}"#,
+            "at least one part",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"metadata":{}}]}}}"#,
+            "a part needs",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_ROBOT","parts":[{"text":"x"}]}}}"#,
+            "ROLE_ROBOT",
+        ),
+        ("not json", "expected"),
+    ] {
+        let err = decode_request(body.as_bytes()).expect_err(body);
+        assert!(matches!(err, DecodeError::InvalidRequest { .. }), "{err}");
+        assert!(err.to_string().contains(says), "{body}: {err}");
+    }
+}
+
+#[test]
+fn the_agent_card_is_golden() {
+    let card = agent_card(&AgentDescription {
+        name: "assistant".into(),
+        description: "A helpful assistant that can look up the weather.".into(),
+        url: "http://127.0.0.1:8000/a2a".into(),
+        version: "0.1.0".into(),
+        skills: vec![AgentSkill {
+            id: "weather".into(),
+            name: "Weather".into(),
+            description: "Looks up the weather in a city.".into(),
+            tags: vec!["weather".into()],
+            examples: vec!["What is the weather in Paris?".into()],
+        }],
+    });
+    let mut json = serde_json::to_vec_pretty(&card).expect("serializes");
+    json.push(b'\n');
+    golden::check(common::golden("a2a", "agent-card.json"), &json);
+}
+
+#[test]
+fn error_events_and_incomplete_runs_survive() {
+    let kinds = [
+        EventKind::RunCreated {
+            run_id: "r".into(),
+            session_id: None,
+            agent: None,
+        },
+        EventKind::RunStatus {
+            status: RunStatus::InProgress,
+            error: None,
+            usage: None,
+        },
+        EventKind::Error(ErrorInfo::new("rate_limited", "slow down")),
+        EventKind::RunStatus {
+            status: RunStatus::Incomplete,
+            error: Some(ErrorInfo::new("max_steps", "the step limit was reached")),
+            usage: None,
+        },
+    ];
+    let events: Vec<Event> = kinds
+        .into_iter()
+        .zip(1..)
+        .map(|(kind, seq)| Event { seq, kind })
+        .collect();
+    let wire = String::from_utf8(encode(&mut A2aEncoder::default(), &events)).expect("utf-8");
+    assert!(
+        wire.contains(
+            r#""status":{"state":"TASK_STATE_WORKING","message":{"messageId":"r-status-3""#
+        ),
+        "{wire}"
+    );
+    assert!(
+        wire.contains(r#""status":{"state":"TASK_STATE_FAILED","#),
+        "{wire}"
+    );
+    let decoded = decode_str(&wire).expect("decodes");
+    let kinds: Vec<&EventKind> = decoded.iter().map(|event| &event.kind).collect();
+    assert_eq!(
+        kinds[1..],
+        events[1..]
+            .iter()
+            .map(|event| &event.kind)
+            .collect::<Vec<_>>()[..]
+    );
+    assert!(
+        matches!(kinds[0], EventKind::RunCreated { session_id: Some(id), .. } if id.as_str() == "r")
+    );
+}
