@@ -7,6 +7,9 @@
 //! - a [`StreamDecoder`]: the dialect's frames, fed in pieces as they arrive → canonical events;
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
+//! Dialects: [`native`] (agentwire's own events), [`ai_sdk`] (the AI SDK UI message stream,
+//! what `useChat` reads).
+//!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
 //! client SDK reuses them. What a dialect cannot express is listed in its module docs.
 //!
@@ -37,6 +40,7 @@
 //! # Ok::<(), agentwire_dialects::DecodeError>(())
 //! ```
 
+pub mod ai_sdk;
 mod error;
 pub mod native;
 pub mod sse;
