@@ -47,7 +47,7 @@ struct OpenMessage {
     metadata: Map<String, Value>,
     /// Text and reasoning parts started and not ended, by kind and chunk id.
     texts: Vec<OpenText>,
-    /// The text whose part is open in the builder, as a position in `texts`' ids.
+    /// The text (kind and chunk id) whose part is open in the builder.
     current: Option<(TextKind, String)>,
     calls: HashMap<String, Call>,
     /// Approval requests by tool call id: the approval id, and whether it was answered.
@@ -545,8 +545,7 @@ impl AiSdkDecoder {
 
     /// Completes the open message, if any; returns the usage its metadata reports.
     fn complete_message(&mut self) -> Option<agentwire_core::Usage> {
-        let message = self.message.take()?;
-        Some(message.finish(&mut self.out)).flatten()
+        self.message.take()?.finish(&mut self.out)
     }
 
     fn finish_status(&mut self, reason: &str) -> (RunStatus, Option<ErrorInfo>) {

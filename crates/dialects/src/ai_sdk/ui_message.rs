@@ -67,8 +67,10 @@ pub fn to_ui_message(message: &Message) -> Value {
                 }
             }
             Part::ApprovalRequest(request) => {
-                let tool_call_id = request.tool_call_id.as_str();
-                if let Some(tool) = tool_part(&mut parts, &tools, tool_call_id) {
+                let Some(&at) = tools.get(request.tool_call_id.as_str()) else {
+                    continue;
+                };
+                if let Some(tool) = parts.get_mut(at).and_then(Value::as_object_mut) {
                     let mut approval = Map::new();
                     approval.insert("id".into(), request.approval_id.as_str().into());
                     if let Some(reason) = &request.reason {
@@ -76,14 +78,14 @@ pub fn to_ui_message(message: &Message) -> Value {
                     }
                     tool.insert("state".into(), "approval-requested".into());
                     tool.insert("approval".into(), Value::Object(approval));
-                    approvals.insert(request.approval_id.as_str(), tools[tool_call_id]);
+                    approvals.insert(request.approval_id.as_str(), at);
                 }
             }
             Part::ApprovalResponse(response) => {
                 let Some(&at) = approvals.get(response.approval_id.as_str()) else {
                     continue;
                 };
-                let Some(tool) = parts[at].as_object_mut() else {
+                let Some(tool) = parts.get_mut(at).and_then(Value::as_object_mut) else {
                     continue;
                 };
                 let state = if response.approved {
