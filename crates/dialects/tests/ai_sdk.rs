@@ -221,6 +221,136 @@ fn the_client_messages_are_golden_and_read_back_as_requests() {
     }
 }
 
+/// A turn with every kind of part the scenarios leave out, metadata and a time, ending
+/// incomplete: written as `every_part.sse` / `.ui.json` for the peer too.
+#[test]
+fn every_part_is_golden_and_round_trips() {
+    let message: Message = serde_json::from_value(json!({
+        "id": "msg_all", "role": "assistant", "created_at": 1_700_000_000_000_i64,
+        "metadata": {"agent_name": "assistant", "model": "m-1"},
+        "parts": [
+            {"type": "step_start", "step_id": "s", "step_name": "first"},
+            {"type": "reasoning", "text": "Let me think."},
+            {"type": "refusal", "text": "I cannot share that."},
+            {"type": "text", "text": ""},
+            {"type": "file", "media_type": "text/plain", "data": "aGk=", "filename": "hi.txt"},
+            {"type": "artifact", "artifact_id": "art_1", "title": "Report", "version": 2},
+            {"type": "plan_update", "plan_id": "plan_1", "action": "created", "details": {"steps": ["a", "b"]}},
+            {"type": "source", "source_id": "src_1", "url": "https://example.com"},
+            {"type": "data", "name": "note", "data": null},
+            {"type": "tool_call", "tool_call_id": "call_rm", "tool_name": "rm", "args": {"path": "/"}},
+            {"type": "approval_request", "approval_id": "apr_rm", "tool_call_id": "call_rm"},
+            {"type": "approval_response", "approval_id": "apr_rm", "approved": false, "reason": "no"},
+            {"type": "tool_call", "tool_call_id": "call_time", "tool_name": "time", "args": {}},
+            {"type": "tool_error", "tool_call_id": "call_time", "error_type": "EXECUTION", "message": "the clock broke"}
+        ]
+    }))
+    .expect("a message");
+    let mut events = events_for(&message, &mut Choices::new(Vec::new()));
+    events.push(agentwire_core::Event {
+        seq: events.len() as u64 + 1,
+        kind: EventKind::RunStatus {
+            status: RunStatus::Incomplete,
+            error: None,
+            usage: None,
+        },
+    });
+    let wire = encode(&mut AiSdkEncoder::default(), &events);
+    golden::check(golden_path("every_part.sse"), &wire);
+    let expected = through_the_stream(&message);
+    golden::check(
+        golden_path("every_part.ui.json"),
+        &pretty(&to_ui_message(&expected)),
+    );
+
+    let decoded = decode_whole(&mut AiSdkDecoder::default(), &wire).expect("decodes");
+    assert_eq!(accumulate(&decoded), [expected]);
+    let (status, error, _) = final_status(&decoded).expect("a status");
+    assert_eq!(status, RunStatus::Incomplete);
+    assert_eq!(error.map(|error| error.code).as_deref(), Some("other"));
+}
+
+#[test]
+fn run_statuses_become_finish_reasons_and_back() {
+    use agentwire_core::{Awaiting, ErrorInfo};
+    for (status, wire_end, expected_status) in [
+        (
+            RunStatus::Completed,
+            "{\"type\":\"finish\",\"finishReason\":\"stop\"}",
+            RunStatus::Completed,
+        ),
+        (
+            RunStatus::Awaiting(Awaiting::Input),
+            "{\"type\":\"finish\",\"finishReason\":\"stop\"}",
+            RunStatus::Completed,
+        ),
+        (
+            RunStatus::Awaiting(Awaiting::FunctionOutput),
+            "{\"type\":\"finish\",\"finishReason\":\"tool-calls\"}",
+            RunStatus::Awaiting(Awaiting::FunctionOutput),
+        ),
+        (
+            RunStatus::Incomplete,
+            "{\"type\":\"finish\",\"finishReason\":\"other\"}",
+            RunStatus::Incomplete,
+        ),
+        (
+            RunStatus::Rejected,
+            "{\"type\":\"finish\",\"finishReason\":\"error\"}",
+            RunStatus::Failed,
+        ),
+        (
+            RunStatus::Canceled,
+            "{\"type\":\"abort\",\"reason\":\"stopped\"}",
+            RunStatus::Canceled,
+        ),
+    ] {
+        let message = Message::assistant("Hi").with_id("m");
+        let mut events = events_for(&message, &mut Choices::new(Vec::new()));
+        events.push(agentwire_core::Event {
+            seq: 99,
+            kind: EventKind::RunStatus {
+                status,
+                error: Some(ErrorInfo::new("x", "stopped")),
+                usage: None,
+            },
+        });
+        let wire = String::from_utf8(encode(&mut AiSdkEncoder::default(), &events)).expect("utf-8");
+        assert!(
+            wire.ends_with(&format!("data: {wire_end}\n\ndata: [DONE]\n\n")),
+            "{status:?}: {wire}"
+        );
+        let decoded = decode_whole(&mut AiSdkDecoder::default(), wire.as_bytes()).expect("decodes");
+        assert_eq!(accumulate(&decoded), [message], "{status:?}");
+        assert_eq!(
+            final_status(&decoded).map(|s| s.0),
+            Some(expected_status),
+            "{status:?}"
+        );
+    }
+    // `interrupted` (v7) and `length` from other servers.
+    for (reason, status) in [
+        ("interrupted", RunStatus::Canceled),
+        ("length", RunStatus::Incomplete),
+        ("content-filter", RunStatus::Incomplete),
+    ] {
+        let wire = format!(
+            "data: {{\"type\":\"start\"}}\n\ndata: {{\"type\":\"finish\",\"finishReason\":\"{reason}\"}}\n\n"
+        );
+        let decoded = decode_whole(&mut AiSdkDecoder::default(), wire.as_bytes()).expect("decodes");
+        assert_eq!(
+            final_status(&decoded).map(|s| s.0),
+            Some(status),
+            "{reason}"
+        );
+        assert_eq!(
+            accumulate(&decoded)[0].id.as_ref().map(|id| id.as_str()),
+            Some("msg_1"),
+            "a made-up id"
+        );
+    }
+}
+
 #[test]
 fn the_approval_round_trip_continues_the_message() {
     let scenario = scenarios::by_name("approval").expect("scenario");
