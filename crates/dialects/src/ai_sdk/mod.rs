@@ -61,6 +61,9 @@
 //! - `run_created` and the run id: nothing is sent. In-progress statuses: nothing is sent.
 //! - Roles: every streamed message is the assistant's; the decoder says `assistant`. A message
 //!   that arrives whole (`message_complete` without `message_start`, an echo of input) is not sent.
+//! - A second message in one stream gets its own `start`; the decoder keeps them apart, but the
+//!   client renames its one message to the new id and keeps appending.
+//! - A stream that reports an `error` and ends without `finish` decodes as a failed run.
 //! - Step ids and names: `start-step` has no fields; the decoder numbers steps `step_1`,
 //!   `step_2`, … within a message.
 //! - A tool result's `tool_name` and `is_error`: the decoder takes the name from the call earlier
