@@ -36,7 +36,12 @@ chat mode only:
                        resume: chat.resumeStream() (GET {api}/{chatId}/stream)
   --text TEXT          the user message text for submit (default "hello")
   --chat-id ID         the chat id (default "chat")
+  --user-id ID         submit: the id of the user message (default: generated)
+  --approve ID         after the stream, answer approval ID with addToolApprovalResponse
+  --deny ID            ({approved: true or false}) and continue with sendMessage()
+  --next FILE          the SSE bytes of the response to that continuation (default: data: [DONE])
   --dump-request FILE  write the HTTP request the SDK made ({method, url, headers, body}) as JSON
+                       (an array when it made more than one)
 
 Output: {"messages": [UIMessage...], "error": null | "<message>", "chunks": <chunks parsed>}
 Exit: 0 when decoded (even with an in-band error), 2 on misuse.`;
@@ -46,9 +51,20 @@ const TRIGGERS = new Set(['auto', 'submit', 'continue', 'regenerate', 'resume'])
 export class UsageError extends Error {}
 
 export function parseArgs(argv) {
-  const opts = { mode: 'chat', trigger: 'auto', text: 'hello', chatId: 'chat', messages: null, dumpRequest: null, input: null };
+  const opts = { mode: 'chat', trigger: 'auto', text: 'hello', chatId: 'chat', messages: null, dumpRequest: null, input: null, userId: null, approve: null, deny: null, next: null };
   const given = new Set();
-  const valueFlags = { '--mode': 'mode', '--messages': 'messages', '--trigger': 'trigger', '--text': 'text', '--chat-id': 'chatId', '--dump-request': 'dumpRequest' };
+  const valueFlags = {
+    '--mode': 'mode',
+    '--messages': 'messages',
+    '--trigger': 'trigger',
+    '--text': 'text',
+    '--chat-id': 'chatId',
+    '--dump-request': 'dumpRequest',
+    '--user-id': 'userId',
+    '--approve': 'approve',
+    '--deny': 'deny',
+    '--next': 'next',
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '-h' || arg === '--help') {
@@ -76,9 +92,13 @@ export function parseArgs(argv) {
   if (opts.mode !== 'chat' && opts.mode !== 'read') throw new UsageError(`--mode must be chat or read, not ${opts.mode}`);
   if (!TRIGGERS.has(opts.trigger)) throw new UsageError(`--trigger must be one of ${[...TRIGGERS].join(', ')}`);
   if (opts.mode === 'read') {
-    const chatOnly = ['--trigger', '--text', '--chat-id', '--dump-request'].filter((flag) => given.has(flag));
+    const chatOnly = ['--trigger', '--text', '--chat-id', '--dump-request', '--user-id', '--approve', '--deny', '--next'].filter((flag) =>
+      given.has(flag),
+    );
     if (chatOnly.length > 0) throw new UsageError(`${chatOnly.join(', ')}: chat mode only`);
   }
+  if (opts.approve != null && opts.deny != null) throw new UsageError('--approve and --deny: one answer at a time');
+  if (opts.next != null && opts.approve == null && opts.deny == null) throw new UsageError('--next needs --approve or --deny');
   if (opts.input == null) throw new UsageError('missing input FILE (or - for stdin)');
   return opts;
 }
@@ -162,8 +182,14 @@ function sequentialIds(prefix) {
   return () => `${prefix}${++n}`;
 }
 
-async function decodeChat(bytes, { history = [], trigger = 'auto', text = 'hello', chatId = 'chat' } = {}) {
+const DONE = new TextEncoder().encode('data: [DONE]\n\n');
+
+async function decodeChat(
+  bytes,
+  { history = [], trigger = 'auto', text = 'hello', chatId = 'chat', userId = null, answer = null, next = DONE } = {},
+) {
   const requests = [];
+  const responses = [bytes, next];
   const transport = new CountingChatTransport({
     api: '/api/chat',
     fetch: async (url, init = {}) => {
@@ -176,7 +202,7 @@ async function decodeChat(bytes, { history = [], trigger = 'auto', text = 'hello
         }
       }
       requests.push({ method: init.method ?? 'GET', url: String(url), headers: init.headers ?? {}, body: body ?? null });
-      return new Response(sseBody(bytes), {
+      return new Response(sseBody(responses[Math.min(requests.length - 1, 1)]), {
         status: 200,
         headers: { 'content-type': 'text/event-stream', 'x-vercel-ai-ui-message-stream': 'v1' },
       });
@@ -188,7 +214,7 @@ async function decodeChat(bytes, { history = [], trigger = 'auto', text = 'hello
   if (effective === 'auto') effective = history.at(-1)?.role === 'assistant' ? 'continue' : 'submit';
   switch (effective) {
     case 'submit':
-      await chat.sendMessage({ text });
+      await chat.sendMessage(userId == null ? { text } : { id: userId, role: 'user', parts: [{ type: 'text', text }] });
       break;
     case 'continue':
       await chat.sendMessage();
@@ -199,6 +225,11 @@ async function decodeChat(bytes, { history = [], trigger = 'auto', text = 'hello
     case 'resume':
       await chat.resumeStream();
       break;
+  }
+  if (answer != null) {
+    // What an app does when the user clicks approve or deny, without sendAutomaticallyWhen.
+    await chat.addToolApprovalResponse(answer);
+    await chat.sendMessage();
   }
   return {
     result: { messages: chat.messages, error: errorText(chat.error), chunks: transport.chunks },
@@ -285,12 +316,26 @@ async function main(argv) {
     return 2;
   }
 
+  let next = DONE;
+  if (opts.next != null) {
+    try {
+      next = await readInput(opts.next);
+    } catch (error) {
+      process.stderr.write(`decode.mjs: cannot read --next ${opts.next}: ${error.message}\n`);
+      return 2;
+    }
+  }
+  const answer =
+    opts.approve != null ? { id: opts.approve, approved: true } : opts.deny != null ? { id: opts.deny, approved: false } : null;
   const { result, requests } = await decode(bytes, {
     mode: opts.mode,
     history,
     trigger: opts.trigger,
     text: opts.text,
     chatId: opts.chatId,
+    userId: opts.userId,
+    answer,
+    next,
   });
   if (opts.dumpRequest != null) {
     await writeFile(opts.dumpRequest, `${JSON.stringify(requests.length === 1 ? requests[0] : requests, null, 2)}\n`);

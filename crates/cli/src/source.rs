@@ -95,7 +95,11 @@ impl Source {
         let Source::Http(response) = self else {
             return None;
         };
-        let content_type = response.headers().get("content-type")?.to_str().ok()?;
+        let headers = response.headers();
+        if headers.contains_key("x-vercel-ai-ui-message-stream") {
+            return Some(Dialect::AiSdk);
+        }
+        let content_type = headers.get("content-type")?.to_str().ok()?;
         content_type
             .starts_with("application/x-ndjson")
             .then_some(Dialect::NativeNdjson)

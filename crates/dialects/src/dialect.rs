@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::a2a::{A2aDecoder, A2aEncoder};
 use crate::ag_ui::{AgUiDecoder, AgUiEncoder};
 use crate::agentx::{AgentxDecoder, AgentxEncoder};
+use crate::ai_sdk::{AiSdkDecoder, AiSdkEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
 use crate::sse::{SseFrame, SseReader};
 use crate::{Encoder, StreamDecoder};
@@ -24,6 +25,8 @@ pub enum Dialect {
     NativeNdjson,
     /// AgentX message packets (seed 000 §4).
     Agentx,
+    /// The AI SDK UI message stream v1 (`useChat`, npm `ai` 7).
+    AiSdk,
     /// AG-UI 1.0 events (`@ag-ui/client`).
     AgUi,
     /// A2A 1.0 stream items in JSON-RPC responses (`a2a-sdk`).
@@ -36,6 +39,7 @@ impl Dialect {
         Dialect::Native,
         Dialect::NativeNdjson,
         Dialect::Agentx,
+        Dialect::AiSdk,
         Dialect::AgUi,
         Dialect::A2a,
     ];
@@ -46,6 +50,7 @@ impl Dialect {
             Dialect::Native => "native",
             Dialect::NativeNdjson => "native-ndjson",
             Dialect::Agentx => "agentx",
+            Dialect::AiSdk => "ai-sdk",
             Dialect::AgUi => "ag-ui",
             Dialect::A2a => "a2a",
         }
@@ -65,6 +70,7 @@ impl Dialect {
             Dialect::Native => Box::new(NativeSseEncoder),
             Dialect::NativeNdjson => Box::new(NativeNdjsonEncoder),
             Dialect::Agentx => Box::new(AgentxEncoder::default()),
+            Dialect::AiSdk => Box::new(AiSdkEncoder::default()),
             Dialect::AgUi => Box::new(AgUiEncoder::default()),
             Dialect::A2a => Box::new(A2aEncoder::default()),
         }
@@ -76,6 +82,7 @@ impl Dialect {
             Dialect::Native => Box::new(NativeSseDecoder::default()),
             Dialect::NativeNdjson => Box::new(NativeNdjsonDecoder::default()),
             Dialect::Agentx => Box::new(AgentxDecoder::default()),
+            Dialect::AiSdk => Box::new(AiSdkDecoder::default()),
             Dialect::AgUi => Box::new(AgUiDecoder::default()),
             Dialect::A2a => Box::new(A2aDecoder::default()),
         }
@@ -125,11 +132,17 @@ fn sniff_data(data: &str) -> Option<Dialect> {
         return Some(Dialect::A2a);
     }
     let kind = value.get("type").and_then(Value::as_str)?;
-    // AG-UI event types are SCREAMING_SNAKE_CASE (`RUN_STARTED`).
-    let screaming = kind
+    // AG-UI event types are SCREAMING_SNAKE_CASE (`RUN_STARTED`); the AI SDK's are kebab-case
+    // (`start`, `text-delta`, `data-weather`).
+    if kind
         .bytes()
-        .all(|byte| byte.is_ascii_uppercase() || byte == b'_');
-    screaming.then_some(Dialect::AgUi)
+        .all(|byte| byte.is_ascii_uppercase() || byte == b'_')
+    {
+        return Some(Dialect::AgUi);
+    }
+    kind.bytes()
+        .all(|byte| byte.is_ascii_lowercase() || byte == b'-')
+        .then_some(Dialect::AiSdk)
 }
 
 impl fmt::Display for Dialect {
@@ -179,7 +192,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("native, native-ndjson, agentx, ag-ui, a2a")
+                .contains("native, native-ndjson, agentx, ai-sdk, ag-ui, a2a")
         );
     }
 
@@ -204,6 +217,10 @@ mod tests {
                 b"data: {\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n"
             ),
             Some(Dialect::AgUi)
+        );
+        assert_eq!(
+            Dialect::sniff(b"data: {\"type\":\"start\",\"messageId\":\"m\"}\n\n"),
+            Some(Dialect::AiSdk)
         );
         assert_eq!(
             Dialect::sniff(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"),

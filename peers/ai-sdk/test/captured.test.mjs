@@ -362,6 +362,9 @@ describe('decode.mjs command line', () => {
       [path.join(tmp, 'missing.sse')],
       ['--mode', 'read', '--trigger', 'resume', '-'],
       ['--messages'],
+      ['--approve', 'a', '--deny', 'b', '-'],
+      ['--next', 'x.sse', '-'],
+      ['--mode', 'read', '--approve', 'a', '-'],
     ];
     for (const args of misuses) {
       const r = run(args, { input: '' });

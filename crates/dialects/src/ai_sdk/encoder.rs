@@ -1,0 +1,688 @@
+//! [`AiSdkEncoder`]: canonical events → UI message stream chunks.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use agentwire_core::ids::ApprovalId;
+use agentwire_core::part::FilePart;
+use agentwire_core::{
+    Awaiting, Event, EventKind, MessageId, Part, RunStatus, StreamedPart, ToolCallId, ToolErrorKind,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{file_url, metadata_json, part_as_data, provider_metadata, usage_json};
+use crate::Encoder;
+
+/// The headers a server sends with a UI message stream (the SDK's `UI_MESSAGE_STREAM_HEADERS`).
+/// The client checks none of them, but proxies and other ports do.
+pub const RESPONSE_HEADERS: [(&str, &str); 5] = [
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+    ("connection", "keep-alive"),
+    ("x-vercel-ai-ui-message-stream", "v1"),
+    ("x-accel-buffering", "no"),
+];
+
+/// The smallest `tool-input-delta` the encoder writes before a call's input is complete; see
+/// the module docs for the coalescing rule.
+pub const MIN_TOOL_INPUT_DELTA: usize = 64;
+
+/// Encodes events as UI message stream chunks. One encoder serves one response, in order.
+///
+/// It keeps the parts that are open, each open call's unsent argument text, and the calls and
+/// approval requests seen (a validation error carries its call's input; a denial names its
+/// call).
+#[derive(Debug, Default)]
+pub struct AiSdkEncoder {
+    /// The id the first message takes instead of its own: the message being continued.
+    continued: Option<MessageId>,
+    /// The (canonical) id of the message being encoded, until `finish` or `abort`.
+    message: Option<MessageId>,
+    open: Vec<OpenPart>,
+    step_open: bool,
+    /// The metadata the client has, as sent.
+    metadata: Map<String, Value>,
+    calls: HashMap<ToolCallId, KnownCall>,
+    approvals: HashMap<ApprovalId, ToolCallId>,
+    last_error: Option<String>,
+}
+
+#[derive(Debug)]
+struct OpenPart {
+    index: u32,
+    kind: OpenKind,
+}
+
+#[derive(Debug)]
+enum OpenKind {
+    Text,
+    Reasoning,
+    Call {
+        tool_call_id: ToolCallId,
+        unsent: String,
+        sent: usize,
+    },
+}
+
+#[derive(Debug)]
+struct KnownCall {
+    tool_name: String,
+    args: Value,
+}
+
+impl AiSdkEncoder {
+    /// An encoder whose first message continues the client's message `message_id` (the
+    /// request's `messageId`: an approval answer or a client tool output), so that the client
+    /// appends to it instead of starting another.
+    pub fn continuing(message_id: impl Into<MessageId>) -> Self {
+        Self {
+            continued: Some(message_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Learns the tool calls and approval requests of messages the client already has (the
+    /// history of the request), so that a validation error or a denial in this stream can name
+    /// them.
+    pub fn knowing(mut self, history: &[agentwire_core::Message]) -> Self {
+        for part in history.iter().flat_map(|message| &message.parts) {
+            self.remember(part);
+        }
+        self
+    }
+
+    /// The encoder for the response to `request`: continuing its assistant message when it
+    /// continues one, and knowing its history.
+    pub fn for_request(request: &super::ChatRequest) -> Self {
+        let encoder = match request.continues() {
+            Some(message_id) => Self::continuing(message_id.clone()),
+            None => Self::default(),
+        };
+        encoder.knowing(&request.messages)
+    }
+
+    fn remember(&mut self, part: &Part) {
+        match part {
+            Part::ToolCall(call) => {
+                self.calls.insert(
+                    call.tool_call_id.clone(),
+                    KnownCall {
+                        tool_name: call.tool_name.clone(),
+                        args: call.args.0.clone(),
+                    },
+                );
+            }
+            Part::ApprovalRequest(request) => {
+                self.approvals
+                    .insert(request.approval_id.clone(), request.tool_call_id.clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn open_position(&self, index: u32) -> Option<usize> {
+        self.open.iter().position(|part| part.index == index)
+    }
+
+    fn start(&mut self, message_id: &MessageId, metadata: Map<String, Value>, out: &mut Vec<u8>) {
+        self.end_step(out);
+        let sent_id = self.continued.take();
+        let message_metadata = (!metadata.is_empty()).then(|| Value::Object(metadata.clone()));
+        chunk(
+            out,
+            &Chunk::Start {
+                message_id: sent_id.as_ref().unwrap_or(message_id).as_str(),
+                message_metadata: message_metadata.as_ref(),
+            },
+        );
+        self.message = Some(message_id.clone());
+        self.metadata = metadata;
+        self.open.clear();
+    }
+
+    fn end_step(&mut self, out: &mut Vec<u8>) {
+        if std::mem::take(&mut self.step_open) {
+            chunk(out, &Chunk::FinishStep);
+        }
+    }
+
+    /// Sends the metadata keys that differ from what the client has.
+    fn update_metadata(&mut self, metadata: Map<String, Value>, out: &mut Vec<u8>) {
+        let changed: Map<String, Value> = metadata
+            .into_iter()
+            .filter(|(key, value)| self.metadata.get(key) != Some(value))
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        let patch = Value::Object(changed);
+        chunk(
+            out,
+            &Chunk::MessageMetadata {
+                message_metadata: &patch,
+            },
+        );
+        if let Value::Object(changed) = patch {
+            self.metadata.extend(changed);
+        }
+    }
+
+    fn part_start(&mut self, index: u32, part: &StreamedPart, out: &mut Vec<u8>) {
+        let kind = match part {
+            StreamedPart::Text => {
+                text_start(out, index, None);
+                OpenKind::Text
+            }
+            StreamedPart::Refusal => {
+                text_start(out, index, Some(&refusal_marker()));
+                OpenKind::Text
+            }
+            StreamedPart::Reasoning => {
+                chunk(
+                    out,
+                    &Chunk::ReasoningStart {
+                        id: PartId('r', index),
+                    },
+                );
+                OpenKind::Reasoning
+            }
+            StreamedPart::ToolCall {
+                tool_call_id,
+                tool_name,
+            } => {
+                chunk(
+                    out,
+                    &Chunk::ToolInputStart {
+                        tool_call_id: tool_call_id.as_str(),
+                        tool_name,
+                    },
+                );
+                OpenKind::Call {
+                    tool_call_id: tool_call_id.clone(),
+                    unsent: String::new(),
+                    sent: 0,
+                }
+            }
+        };
+        self.open.push(OpenPart { index, kind });
+    }
+
+    fn part_delta(&mut self, index: u32, delta: &str, out: &mut Vec<u8>) {
+        let Some(position) = self.open_position(index) else {
+            return;
+        };
+        match &mut self.open[position].kind {
+            OpenKind::Text => chunk(
+                out,
+                &Chunk::TextDelta {
+                    id: PartId('t', index),
+                    delta,
+                },
+            ),
+            OpenKind::Reasoning => chunk(
+                out,
+                &Chunk::ReasoningDelta {
+                    id: PartId('r', index),
+                    delta,
+                },
+            ),
+            OpenKind::Call {
+                tool_call_id,
+                unsent,
+                sent,
+            } => {
+                unsent.push_str(delta);
+                if unsent.len() >= MIN_TOOL_INPUT_DELTA.max(*sent / 8) {
+                    flush_input(out, tool_call_id.as_str(), unsent, sent);
+                }
+            }
+        }
+    }
+
+    fn part_complete(&mut self, index: u32, part: &Part, out: &mut Vec<u8>) {
+        let Some(position) = self.open_position(index) else {
+            self.whole_part(index, part, out);
+            return;
+        };
+        match self.open.swap_remove(position).kind {
+            OpenKind::Text => chunk(
+                out,
+                &Chunk::TextEnd {
+                    id: PartId('t', index),
+                },
+            ),
+            OpenKind::Reasoning => chunk(
+                out,
+                &Chunk::ReasoningEnd {
+                    id: PartId('r', index),
+                },
+            ),
+            OpenKind::Call {
+                tool_call_id,
+                mut unsent,
+                mut sent,
+            } => {
+                flush_input(out, tool_call_id.as_str(), &mut unsent, &mut sent);
+                self.whole_part(index, part, out);
+            }
+        }
+    }
+
+    /// A part that arrives whole, or the completion of a call.
+    fn whole_part(&mut self, index: u32, part: &Part, out: &mut Vec<u8>) {
+        match part {
+            Part::Text(text) => whole_text(out, PartId('t', index), None, &text.text),
+            Part::Refusal(refusal) => whole_text(
+                out,
+                PartId('t', index),
+                Some(&refusal_marker()),
+                &refusal.text,
+            ),
+            Part::Reasoning(reasoning) => {
+                let id = PartId('r', index);
+                chunk(out, &Chunk::ReasoningStart { id });
+                if !reasoning.text.is_empty() {
+                    chunk(
+                        out,
+                        &Chunk::ReasoningDelta {
+                            id,
+                            delta: &reasoning.text,
+                        },
+                    );
+                }
+                chunk(out, &Chunk::ReasoningEnd { id });
+            }
+            Part::ToolCall(call) => {
+                chunk(
+                    out,
+                    &Chunk::ToolInputAvailable {
+                        tool_call_id: call.tool_call_id.as_str(),
+                        tool_name: &call.tool_name,
+                        input: &call.args.0,
+                    },
+                );
+                self.remember(part);
+            }
+            Part::ToolResult(result) => chunk(
+                out,
+                &Chunk::ToolOutputAvailable {
+                    tool_call_id: result.tool_call_id.as_str(),
+                    output: &result.result,
+                },
+            ),
+            Part::ToolError(error) => {
+                let known = self.calls.get(&error.tool_call_id);
+                match (error.error_type, known) {
+                    (ToolErrorKind::Validation, Some(call)) => chunk(
+                        out,
+                        &Chunk::ToolInputError {
+                            tool_call_id: error.tool_call_id.as_str(),
+                            tool_name: &call.tool_name,
+                            input: &call.args,
+                            error_text: &error.message,
+                        },
+                    ),
+                    _ => chunk(
+                        out,
+                        &Chunk::ToolOutputError {
+                            tool_call_id: error.tool_call_id.as_str(),
+                            error_text: &error.message,
+                        },
+                    ),
+                }
+            }
+            Part::ApprovalRequest(request) => {
+                chunk(
+                    out,
+                    &Chunk::ToolApprovalRequest {
+                        approval_id: request.approval_id.as_str(),
+                        tool_call_id: request.tool_call_id.as_str(),
+                        reason: request.reason.as_deref(),
+                    },
+                );
+                self.remember(part);
+            }
+            Part::ApprovalResponse(response) => {
+                chunk(
+                    out,
+                    &Chunk::ToolApprovalResponse {
+                        approval_id: response.approval_id.as_str(),
+                        approved: response.approved,
+                        reason: response.reason.as_deref(),
+                    },
+                );
+                if !response.approved
+                    && let Some(tool_call_id) = self.approvals.get(&response.approval_id)
+                {
+                    chunk(
+                        out,
+                        &Chunk::ToolOutputDenied {
+                            tool_call_id: tool_call_id.as_str(),
+                        },
+                    );
+                }
+            }
+            Part::StepStart(_) => {
+                self.end_step(out);
+                chunk(out, &Chunk::StartStep);
+                self.step_open = true;
+            }
+            Part::File(file) => write_file(out, file),
+            Part::Source(source) => chunk(
+                out,
+                &Chunk::SourceUrl {
+                    source_id: source.source_id.as_str(),
+                    url: &source.url,
+                    title: source.title.as_deref(),
+                },
+            ),
+            Part::Data(data) => write_data(out, &data.name, &data.data),
+            Part::Artifact(_) | Part::PlanUpdate(_) => {
+                if let Some((name, data)) = part_as_data(part) {
+                    write_data(out, name, &data);
+                }
+            }
+        }
+    }
+
+    /// Ends the response: `finish` (or `abort`) once, after the open step.
+    fn end(&mut self, end: End<'_>, out: &mut Vec<u8>) {
+        for part in std::mem::take(&mut self.open) {
+            if let OpenKind::Call {
+                tool_call_id,
+                mut unsent,
+                mut sent,
+            } = part.kind
+            {
+                flush_input(out, tool_call_id.as_str(), &mut unsent, &mut sent);
+            }
+        }
+        self.end_step(out);
+        match end {
+            End::Finish(finish_reason) => chunk(out, &Chunk::Finish { finish_reason }),
+            End::Abort(reason) => chunk(out, &Chunk::Abort { reason }),
+        }
+        self.message = None;
+    }
+
+    fn error(&mut self, text: &str, out: &mut Vec<u8>) {
+        chunk(out, &Chunk::Error { error_text: text });
+        self.last_error = Some(text.to_owned());
+    }
+}
+
+enum End<'a> {
+    Finish(Option<&'static str>),
+    Abort(Option<&'a str>),
+}
+
+impl Encoder for AiSdkEncoder {
+    fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        match &event.kind {
+            EventKind::MessageStart {
+                message_id,
+                metadata,
+                created_at,
+                ..
+            } => self.start(message_id, metadata_json(metadata, *created_at), out),
+            EventKind::PartStart { index, part, .. } if self.message.is_some() => {
+                self.part_start(*index, part, out);
+            }
+            EventKind::PartDelta { index, delta, .. } if self.message.is_some() => {
+                self.part_delta(*index, delta, out);
+            }
+            EventKind::PartComplete { index, part, .. } if self.message.is_some() => {
+                self.part_complete(*index, part, out);
+            }
+            EventKind::MessageComplete { message }
+                if self.message.is_some() && self.message == message.id =>
+            {
+                self.end_step(out);
+                self.update_metadata(metadata_json(&message.metadata, message.created_at), out);
+            }
+            EventKind::RunStatus {
+                status,
+                error,
+                usage,
+            } => {
+                if let (Some(usage), Some(_)) = (usage, &self.message) {
+                    let mut patch = Map::new();
+                    patch.insert("usage".into(), usage_json(usage));
+                    self.update_metadata(patch, out);
+                }
+                let error_text = error.as_ref().map(|error| error.message.as_str());
+                match status {
+                    RunStatus::Completed | RunStatus::Awaiting(Awaiting::Input) => {
+                        self.end(End::Finish(Some("stop")), out);
+                    }
+                    RunStatus::Awaiting(_) => self.end(End::Finish(Some("tool-calls")), out),
+                    RunStatus::Incomplete => self.end(End::Finish(Some("other")), out),
+                    RunStatus::Failed | RunStatus::Rejected => {
+                        let text = error_text.unwrap_or("the run failed");
+                        if self.last_error.as_deref() != Some(text) {
+                            self.error(text, out);
+                        }
+                        self.end(End::Finish(Some("error")), out);
+                    }
+                    RunStatus::Canceled => self.end(End::Abort(error_text), out),
+                    RunStatus::Created | RunStatus::Queued | RunStatus::InProgress => {}
+                }
+            }
+            EventKind::Error(error) => self.error(&error.message, out),
+            EventKind::Heartbeat {} => crate::sse::write_comment(out, "keep-alive"),
+            _ => {}
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.message.is_some() {
+            self.end(End::Finish(None), out);
+        }
+        out.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+/// A text or reasoning part's id: `t3` is the text part at index 3.
+#[derive(Clone, Copy)]
+struct PartId(char, u32);
+
+impl fmt::Display for PartId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.0, self.1)
+    }
+}
+
+impl Serialize for PartId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// The chunks the encoder writes (`data-<name>` is written by [`write_data`]).
+#[derive(Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "kebab-case",
+    rename_all_fields = "camelCase"
+)]
+enum Chunk<'a> {
+    Start {
+        message_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        message_metadata: Option<&'a Value>,
+    },
+    StartStep,
+    FinishStep,
+    TextStart {
+        id: PartId,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
+    },
+    TextDelta {
+        id: PartId,
+        delta: &'a str,
+    },
+    TextEnd {
+        id: PartId,
+    },
+    ReasoningStart {
+        id: PartId,
+    },
+    ReasoningDelta {
+        id: PartId,
+        delta: &'a str,
+    },
+    ReasoningEnd {
+        id: PartId,
+    },
+    ToolInputStart {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+    },
+    ToolInputDelta {
+        tool_call_id: &'a str,
+        input_text_delta: &'a str,
+    },
+    ToolInputAvailable {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        input: &'a Value,
+    },
+    ToolInputError {
+        tool_call_id: &'a str,
+        tool_name: &'a str,
+        input: &'a Value,
+        error_text: &'a str,
+    },
+    ToolOutputAvailable {
+        tool_call_id: &'a str,
+        output: &'a Value,
+    },
+    ToolOutputError {
+        tool_call_id: &'a str,
+        error_text: &'a str,
+    },
+    ToolOutputDenied {
+        tool_call_id: &'a str,
+    },
+    ToolApprovalRequest {
+        approval_id: &'a str,
+        tool_call_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
+    ToolApprovalResponse {
+        approval_id: &'a str,
+        approved: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
+    SourceUrl {
+        source_id: &'a str,
+        url: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+    },
+    File {
+        url: &'a str,
+        media_type: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
+    },
+    MessageMetadata {
+        message_metadata: &'a Value,
+    },
+    Finish {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<&'static str>,
+    },
+    Abort {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<&'a str>,
+    },
+    Error {
+        error_text: &'a str,
+    },
+}
+
+/// Appends one chunk as an SSE frame. Its JSON has no raw line breaks, so it is one `data:` line.
+fn chunk(out: &mut Vec<u8>, chunk: &Chunk<'_>) {
+    out.extend_from_slice(b"data: ");
+    // Serializing a chunk cannot fail: keys are strings, numbers finite.
+    let _ = serde_json::to_writer(&mut *out, chunk);
+    out.extend_from_slice(b"\n\n");
+}
+
+fn write_data(out: &mut Vec<u8>, name: &str, data: &Value) {
+    #[derive(Serialize)]
+    struct DataChunk<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        data: &'a Value,
+    }
+    let kind = format!("data-{name}");
+    out.extend_from_slice(b"data: ");
+    let _ = serde_json::to_writer(&mut *out, &DataChunk { kind: &kind, data });
+    out.extend_from_slice(b"\n\n");
+}
+
+fn write_file(out: &mut Vec<u8>, file: &FilePart) {
+    let url = file_url(&file.media_type, &file.source);
+    let filename = file
+        .filename
+        .as_deref()
+        .map(|filename| provider_metadata("filename", Value::from(filename)));
+    chunk(
+        out,
+        &Chunk::File {
+            url: &url,
+            media_type: &file.media_type,
+            provider_metadata: filename.as_ref(),
+        },
+    );
+}
+
+fn refusal_marker() -> Value {
+    provider_metadata("refusal", Value::Bool(true))
+}
+
+fn text_start(out: &mut Vec<u8>, index: u32, provider_metadata: Option<&Value>) {
+    chunk(
+        out,
+        &Chunk::TextStart {
+            id: PartId('t', index),
+            provider_metadata,
+        },
+    );
+}
+
+fn whole_text(out: &mut Vec<u8>, id: PartId, provider_metadata: Option<&Value>, text: &str) {
+    chunk(
+        out,
+        &Chunk::TextStart {
+            id,
+            provider_metadata,
+        },
+    );
+    if !text.is_empty() {
+        chunk(out, &Chunk::TextDelta { id, delta: text });
+    }
+    chunk(out, &Chunk::TextEnd { id });
+}
+
+/// Writes a call's unsent argument text as one `tool-input-delta`, if there is any.
+fn flush_input(out: &mut Vec<u8>, tool_call_id: &str, unsent: &mut String, sent: &mut usize) {
+    if unsent.is_empty() {
+        return;
+    }
+    chunk(
+        out,
+        &Chunk::ToolInputDelta {
+            tool_call_id,
+            input_text_delta: unsent,
+        },
+    );
+    *sent += unsent.len();
+    unsent.clear();
+}

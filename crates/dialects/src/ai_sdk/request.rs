@@ -1,0 +1,327 @@
+//! [`decode_request`]: the body `useChat`'s `DefaultChatTransport` posts → canonical messages.
+
+use agentwire_core::part::{
+    ApprovalRequest, ApprovalResponse, FilePart, ReasoningPart, RefusalPart, Source, StepStart,
+    TextPart, ToolArgs, ToolCall,
+};
+use agentwire_core::{Message, MessageId, Part, Role, ToolError, ToolErrorKind, ToolResult};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::{data_part, file_source, metadata_from_json, present, provider_fact, step_id};
+use crate::error::DecodeError;
+
+/// A chat request: `{id, messages, trigger, messageId?, …body}` as `DefaultChatTransport` sends
+/// it, or `{id, message}` when an app sends only the last message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatRequest {
+    /// The chat's id (`id`).
+    pub chat_id: Option<String>,
+    /// The whole history in order (`messages`), or the one message sent (`message`).
+    pub messages: Vec<Message>,
+    /// Why the client sent it; `submit-message` when the body does not say.
+    pub trigger: Trigger,
+    /// The assistant message to continue (with `submit-message`) or to regenerate.
+    pub message_id: Option<MessageId>,
+    /// The other top-level keys: what the app added with useChat's `body` option.
+    pub body: Map<String, Value>,
+}
+
+/// Why a chat request was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// A new message, or a continuation (an approval answer, a client tool output).
+    SubmitMessage,
+    /// The client regenerates the assistant message `messageId`.
+    RegenerateMessage,
+}
+
+impl ChatRequest {
+    /// The assistant message this request continues: the `messageId` of a submit (approval
+    /// answers and client tool outputs). The response's `start` must carry this id.
+    pub fn continues(&self) -> Option<&MessageId> {
+        match self.trigger {
+            Trigger::SubmitMessage => self.message_id.as_ref(),
+            Trigger::RegenerateMessage => None,
+        }
+    }
+}
+
+/// Reads a chat request body. `UIMessage` parts map to canonical parts as the module docs say;
+/// parts of types with no canonical part (`source-document`, `reasoning-file`, `custom`, …) are
+/// skipped.
+pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
+    let invalid = |source| DecodeError::InvalidRequest { source };
+    let raw: RawRequest = serde_json::from_slice(body).map_err(invalid)?;
+    let ui_messages = match (raw.messages, raw.message) {
+        (Some(messages), _) => messages,
+        (None, Some(message)) => vec![message],
+        (None, None) => {
+            return Err(invalid(custom(
+                "a chat request needs `messages` or `message`",
+            )));
+        }
+    };
+    let messages = ui_messages
+        .into_iter()
+        .enumerate()
+        .map(|(n, message)| {
+            message
+                .into_message()
+                .map_err(|error| invalid(custom(format_args!("message {n}: {error}"))))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ChatRequest {
+        chat_id: raw.id,
+        messages,
+        trigger: raw.trigger.unwrap_or(Trigger::SubmitMessage),
+        message_id: raw.message_id.map(MessageId::from),
+        body: raw.body,
+    })
+}
+
+fn custom(message: impl std::fmt::Display) -> serde_json::Error {
+    serde::de::Error::custom(message)
+}
+
+#[derive(Deserialize)]
+struct RawRequest {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    messages: Option<Vec<UiMessage>>,
+    #[serde(default)]
+    message: Option<UiMessage>,
+    #[serde(default)]
+    trigger: Option<Trigger>,
+    #[serde(default, rename = "messageId")]
+    message_id: Option<String>,
+    #[serde(flatten)]
+    body: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+struct UiMessage {
+    #[serde(default)]
+    id: Option<String>,
+    role: UiRole,
+    #[serde(default)]
+    metadata: Option<Value>,
+    parts: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum UiRole {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UiText {
+    text: String,
+    #[serde(default)]
+    provider_metadata: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UiFile {
+    media_type: String,
+    url: String,
+    #[serde(default)]
+    filename: Option<String>,
+    #[serde(default)]
+    provider_metadata: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UiSource {
+    source_id: String,
+    url: String,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UiData {
+    #[serde(default, deserialize_with = "present")]
+    data: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UiTool {
+    tool_call_id: String,
+    state: String,
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    input: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    output: Option<Value>,
+    #[serde(default)]
+    error_text: Option<String>,
+    #[serde(default)]
+    approval: Option<UiApproval>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UiApproval {
+    id: String,
+    #[serde(default)]
+    approved: Option<bool>,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    request_reason: Option<String>,
+}
+
+impl UiMessage {
+    fn into_message(self) -> Result<Message, serde_json::Error> {
+        let role = match self.role {
+            UiRole::System => Role::System,
+            UiRole::User => Role::User,
+            UiRole::Assistant => Role::Assistant,
+        };
+        let metadata = match self.metadata {
+            Some(Value::Object(metadata)) => metadata,
+            _ => Map::new(),
+        };
+        let (metadata, created_at) = metadata_from_json(metadata);
+        let mut parts = Vec::with_capacity(self.parts.len());
+        let mut n_steps = 0;
+        for (n, part) in self.parts.into_iter().enumerate() {
+            push_parts(part, &mut n_steps, &mut parts)
+                .map_err(|error| custom(format_args!("part {n}: {error}")))?;
+        }
+        Ok(Message {
+            id: self.id.map(MessageId::from),
+            role,
+            parts,
+            metadata,
+            created_at,
+        })
+    }
+}
+
+/// Appends the canonical parts one `UIMessage` part stands for (a tool part holds a call and
+/// its outcome, so it may be several).
+fn push_parts(part: Value, n_steps: &mut u32, parts: &mut Vec<Part>) -> serde_json::Result<()> {
+    let kind = match part.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        _ => return Err(custom("a part needs a string `type`")),
+    };
+    match kind.as_str() {
+        "text" => {
+            let text: UiText = serde_json::from_value(part)?;
+            let refusal = provider_fact(text.provider_metadata.as_ref(), "refusal");
+            parts.push(if refusal == Some(&Value::Bool(true)) {
+                Part::Refusal(RefusalPart { text: text.text })
+            } else {
+                Part::Text(TextPart { text: text.text })
+            });
+        }
+        "reasoning" => {
+            let text: UiText = serde_json::from_value(part)?;
+            parts.push(Part::Reasoning(ReasoningPart { text: text.text }));
+        }
+        "file" => {
+            let file: UiFile = serde_json::from_value(part)?;
+            let filename = file.filename.or_else(|| {
+                provider_fact(file.provider_metadata.as_ref(), "filename")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            });
+            parts.push(Part::File(FilePart {
+                source: file_source(&file.media_type, &file.url),
+                media_type: file.media_type,
+                filename,
+            }));
+        }
+        "step-start" => {
+            *n_steps += 1;
+            parts.push(Part::StepStart(StepStart {
+                step_id: step_id(*n_steps).into(),
+                step_name: None,
+            }));
+        }
+        "source-url" => {
+            let source: UiSource = serde_json::from_value(part)?;
+            parts.push(Part::Source(Source {
+                source_id: source.source_id.into(),
+                url: source.url,
+                title: source.title,
+            }));
+        }
+        "dynamic-tool" => {
+            let tool: UiTool = serde_json::from_value(part)?;
+            let Some(name) = tool.tool_name.clone() else {
+                return Err(custom("a `dynamic-tool` part needs `toolName`"));
+            };
+            push_tool(tool, name, parts);
+        }
+        kind if kind.starts_with("tool-") => {
+            let tool: UiTool = serde_json::from_value(part)?;
+            push_tool(tool, kind["tool-".len()..].to_owned(), parts);
+        }
+        kind if kind.starts_with("data-") => {
+            let data: UiData = serde_json::from_value(part)?;
+            parts.push(data_part(
+                &kind["data-".len()..],
+                data.data.unwrap_or(Value::Null),
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A tool part: the call, then its approval request and answer, then its result or error.
+fn push_tool(tool: UiTool, tool_name: String, parts: &mut Vec<Part>) {
+    let tool_call_id = agentwire_core::ToolCallId::from(tool.tool_call_id);
+    parts.push(Part::ToolCall(ToolCall {
+        tool_call_id: tool_call_id.clone(),
+        tool_name: tool_name.clone(),
+        args: tool.input.map(ToolArgs).unwrap_or_default(),
+    }));
+    if let Some(approval) = tool.approval {
+        parts.push(Part::ApprovalRequest(ApprovalRequest {
+            approval_id: approval.id.as_str().into(),
+            tool_call_id: tool_call_id.clone(),
+            reason: approval.request_reason,
+        }));
+        let approved = match (approval.approved, tool.state.as_str()) {
+            (Some(approved), _) => Some(approved),
+            (None, "output-denied") => Some(false),
+            (None, _) => None,
+        };
+        if let Some(approved) = approved {
+            parts.push(Part::ApprovalResponse(ApprovalResponse {
+                approval_id: approval.id.into(),
+                approved,
+                reason: approval.reason,
+            }));
+        }
+    }
+    match tool.state.as_str() {
+        "output-available" => parts.push(Part::ToolResult(ToolResult {
+            tool_call_id,
+            tool_name: Some(tool_name),
+            result: tool.output.unwrap_or(Value::Null),
+            is_error: None,
+        })),
+        "output-error" => parts.push(Part::ToolError(ToolError {
+            tool_call_id,
+            tool_name: Some(tool_name),
+            error_type: ToolErrorKind::Execution,
+            message: tool.error_text.unwrap_or_default(),
+        })),
+        _ => {}
+    }
+}
