@@ -7,6 +7,8 @@
 //! - a [`StreamDecoder`]: the dialect's frames, fed in pieces as they arrive → canonical events;
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
+//! Dialects: [`native`] (seed 001's events), [`agentscope`] (the AgentScope Runtime Agent API).
+//!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
 //! client SDK reuses them. What a dialect cannot express is listed in its module docs.
 //!
@@ -37,6 +39,7 @@
 //! # Ok::<(), agentwire_dialects::DecodeError>(())
 //! ```
 
+pub mod agentscope;
 mod error;
 pub mod native;
 pub mod sse;
