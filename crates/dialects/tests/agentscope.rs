@@ -240,7 +240,10 @@ proptest! {
     }
 }
 
-fn captured(name: &str) -> Option<(Vec<Message>, Option<RunStatus>, Option<Usage>, Vec<Event>)> {
+/// A captured stream, decoded: its messages, final status and usage, and its events.
+type Captured = (Vec<Message>, Option<RunStatus>, Option<Usage>, Vec<Event>);
+
+fn captured(name: &str) -> Option<Captured> {
     let Some(wire) = common::captured(&format!("agentscope-examples/{name}")) else {
         eprintln!("skipped: agentscope-examples/{name} is not beside the checkout");
         return None;
@@ -610,7 +613,7 @@ fn the_request_their_models_dump_decodes() {
         Some("ses_1")
     );
     assert_eq!(request.user_id.as_deref(), Some("user_1"));
-    assert_eq!(request.request_id.as_deref(), Some("response_req_1"));
+    assert_eq!(request.request_id.as_deref(), Some("req_1"));
     assert_eq!(request.model.as_deref(), Some("qwen-max"));
     assert_eq!(request.tools[0]["function"]["name"], "get_weather");
     assert_eq!(request.options.get("temperature"), Some(&json!(0.3)));

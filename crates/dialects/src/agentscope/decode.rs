@@ -316,7 +316,7 @@ impl AgentScopeDecoder {
             match streamed_part(class, &obj, &msg_id) {
                 Some(part) if is_delta => {
                     let slot = self.start_stream(at, obj.index, part, out);
-                    self.append(slot, &streamed_piece(&obj), out);
+                    self.append(slot, streamed_piece(&obj), out);
                 }
                 _ => {
                     self.push_slot(at, obj.index, SlotState::Pending(Box::new(obj)));
@@ -330,7 +330,7 @@ impl AgentScopeDecoder {
             SlotState::Pending(pending) if is_delta => merge(pending, obj),
             SlotState::Pending(pending) => **pending = obj,
             SlotState::Text { .. } | SlotState::Call { .. } if is_delta => {
-                self.append(slot, &streamed_piece(&obj), out);
+                self.append(slot, streamed_piece(&obj), out);
             }
             SlotState::Text { .. } | SlotState::Call { .. } => self.extend_to(slot, &obj, out),
         }
@@ -482,7 +482,7 @@ impl AgentScopeDecoder {
             SlotState::Pending(pending) if obj.delta == Some(true) => merge(pending, obj),
             SlotState::Pending(pending) => **pending = obj,
             SlotState::Text { .. } | SlotState::Call { .. } if obj.delta == Some(true) => {
-                self.append(slot, &streamed_piece(&obj), out);
+                self.append(slot, streamed_piece(&obj), out);
             }
             SlotState::Text { .. } | SlotState::Call { .. } => self.extend_to(slot, &obj, out),
         }
@@ -579,18 +579,17 @@ fn streamed_part(class: Class, obj: &Obj, msg_id: &str) -> Option<StreamedPart> 
 }
 
 /// The text a streaming content carries: its text, its refusal, or its argument text.
-fn streamed_piece(obj: &Obj) -> String {
-    match obj.kind.as_deref() {
-        Some("text") => obj.text.clone().unwrap_or_default(),
-        Some("refusal") => obj.refusal.clone().unwrap_or_default(),
+fn streamed_piece(obj: &Obj) -> &str {
+    let piece = match obj.kind.as_deref() {
+        Some("text") => obj.text.as_deref(),
+        Some("refusal") => obj.refusal.as_deref(),
         _ => obj
             .data
             .as_ref()
             .and_then(|data| data.get("arguments"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
-    }
+            .and_then(Value::as_str),
+    };
+    piece.unwrap_or_default()
 }
 
 /// Merges a delta into a pending content the way their `ContentBuilder` does: strings
