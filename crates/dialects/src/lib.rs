@@ -7,7 +7,7 @@
 //! - a [`StreamDecoder`]: the dialect's frames, fed in pieces as they arrive → canonical events;
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
-//! Dialects: [`native`] (seed 001's events), [`agentscope`] (the AgentScope Runtime Agent API).
+//! [`agentscope`] speaks the AgentScope Runtime Agent API (seed 002).
 //!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
 //! client SDK reuses them. What a dialect cannot express is listed in its module docs.
