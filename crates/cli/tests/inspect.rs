@@ -45,7 +45,7 @@ fn report(output: &Output) -> Value {
 #[test]
 fn inspect_sniffs_each_dialect_and_rebuilds_the_messages() {
     for scenario in scenarios::all() {
-        for dialect in ["native", "agentx", "ai-sdk", "ag-ui", "a2a"] {
+        for dialect in ["native", "agentx", "ai-sdk", "agentscope", "ag-ui", "a2a"] {
             let path = golden(dialect, scenario.name);
             let output = agentwire(&["inspect", "--json", path.to_str().expect("utf-8")], None);
             let report = report(&output);

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::a2a::{A2aDecoder, A2aEncoder};
 use crate::ag_ui::{AgUiDecoder, AgUiEncoder};
+use crate::agentscope::{AgentScopeDecoder, AgentScopeEncoder};
 use crate::agentx::{AgentxDecoder, AgentxEncoder};
 use crate::ai_sdk::{AiSdkDecoder, AiSdkEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
@@ -27,6 +28,8 @@ pub enum Dialect {
     Agentx,
     /// The AI SDK UI message stream v1 (`useChat`, npm `ai` 7).
     AiSdk,
+    /// AgentScope's Agent API (seed 002, `agentscope-runtime`).
+    AgentScope,
     /// AG-UI 1.0 events (`@ag-ui/client`).
     AgUi,
     /// A2A 1.0 stream items in JSON-RPC responses (`a2a-sdk`).
@@ -40,6 +43,7 @@ impl Dialect {
         Dialect::NativeNdjson,
         Dialect::Agentx,
         Dialect::AiSdk,
+        Dialect::AgentScope,
         Dialect::AgUi,
         Dialect::A2a,
     ];
@@ -51,6 +55,7 @@ impl Dialect {
             Dialect::NativeNdjson => "native-ndjson",
             Dialect::Agentx => "agentx",
             Dialect::AiSdk => "ai-sdk",
+            Dialect::AgentScope => "agentscope",
             Dialect::AgUi => "ag-ui",
             Dialect::A2a => "a2a",
         }
@@ -71,6 +76,7 @@ impl Dialect {
             Dialect::NativeNdjson => Box::new(NativeNdjsonEncoder),
             Dialect::Agentx => Box::new(AgentxEncoder::default()),
             Dialect::AiSdk => Box::new(AiSdkEncoder::default()),
+            Dialect::AgentScope => Box::new(AgentScopeEncoder::default()),
             Dialect::AgUi => Box::new(AgUiEncoder::default()),
             Dialect::A2a => Box::new(A2aEncoder::default()),
         }
@@ -83,6 +89,7 @@ impl Dialect {
             Dialect::NativeNdjson => Box::new(NativeNdjsonDecoder::default()),
             Dialect::Agentx => Box::new(AgentxDecoder::default()),
             Dialect::AiSdk => Box::new(AiSdkDecoder::default()),
+            Dialect::AgentScope => Box::new(AgentScopeDecoder::default()),
             Dialect::AgUi => Box::new(AgUiDecoder::default()),
             Dialect::A2a => Box::new(A2aDecoder::default()),
         }
@@ -130,6 +137,10 @@ fn sniff_data(data: &str) -> Option<Dialect> {
     }
     if value.get("jsonrpc").is_some() {
         return Some(Dialect::A2a);
+    }
+    // Every AgentScope object (response, message, content) carries its `sequence_number`.
+    if value.get("sequence_number").is_some() {
+        return Some(Dialect::AgentScope);
     }
     let kind = value.get("type").and_then(Value::as_str)?;
     // AG-UI event types are SCREAMING_SNAKE_CASE (`RUN_STARTED`); the AI SDK's are kebab-case
@@ -192,7 +203,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("native, native-ndjson, agentx, ai-sdk, ag-ui, a2a")
+                .contains("native, native-ndjson, agentx, ai-sdk, agentscope, ag-ui, a2a")
         );
     }
 
@@ -221,6 +232,10 @@ mod tests {
         assert_eq!(
             Dialect::sniff(b"data: {\"type\":\"start\",\"messageId\":\"m\"}\n\n"),
             Some(Dialect::AiSdk)
+        );
+        assert_eq!(
+            Dialect::sniff(b"data: {\"sequence_number\":0,\"object\":\"response\"}\n\n"),
+            Some(Dialect::AgentScope)
         );
         assert_eq!(
             Dialect::sniff(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"),

@@ -8,9 +8,9 @@
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
 //! Dialects: [`native`] (seed 001's events, as SSE and NDJSON), [`agentx`] (seed 000's message
-//! packets), [`ai_sdk`] (the AI SDK UI message stream that `useChat` reads), [`ag_ui`] (AG-UI 1.0,
-//! `@ag-ui/client`), [`a2a`] (A2A 1.0, JSON-RPC binding); AgentScope's Agent API follows.
-//! [`Dialect`] names them all for code that picks one at run time.
+//! packets), [`ai_sdk`] (the AI SDK UI message stream that `useChat` reads), [`agentscope`]
+//! (AgentScope's Agent API, seed 002), [`ag_ui`] (AG-UI 1.0, `@ag-ui/client`), [`a2a`] (A2A 1.0,
+//! JSON-RPC binding). [`Dialect`] names them all for code that picks one at run time.
 //!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
 //! client SDK reuses them. What a dialect cannot express is listed in its module docs.
@@ -44,6 +44,7 @@
 
 pub mod a2a;
 pub mod ag_ui;
+pub mod agentscope;
 pub mod agentx;
 pub mod ai_sdk;
 mod dialect;

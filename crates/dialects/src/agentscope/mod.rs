@@ -1,0 +1,80 @@
+//! The AgentScope Runtime Agent API (seed 002; PyPI `agentscope-runtime` 1.1.6.post2): the SSE
+//! stream `POST /process` answers with, and the `AgentRequest` body it takes.
+//!
+//! # Framing
+//!
+//! Every event is one frame, `data: ` + one compact JSON object + a blank line; no `event:` or
+//! `id:` lines and no `[DONE]`: the stream ends after the terminal `response` object. Objects are
+//! told apart by `object` (`response`, `message`, `content`) and carry a gapless
+//! `sequence_number` from 0; nulls are written, as `model_dump_json()` does. The decoder skips a
+//! `[DONE]` and objects of other kinds, and reads the bare `{"error": "…"}` frame AgentApp sends
+//! for a request it refuses as a rejected run ([`REQUEST_REFUSED`]).
+//!
+//! # Mapping
+//!
+//! AgentScope splits a turn into several messages, each of one `type`; agentwire keeps a turn as
+//! one assistant message of parts. So one canonical message becomes a run of AgentScope
+//! messages (the first has its id, the next `<id>_1`, `<id>_2`, …) and every message of a
+//! response decodes into one canonical message, whose id is the first one's.
+//!
+//! | canonical | AgentScope |
+//! |---|---|
+//! | `run_created` | `response` `created` (`id` = run id, `session_id`), then `sequence_number` 0 |
+//! | `run_status` in progress / queued | `response` `in_progress` / `queued` |
+//! | `run_status` completed, awaiting | `response` `completed`, `completed_at`, `output` = the completed messages in completion order, `usage` |
+//! | `run_status` failed, canceled, rejected, incomplete | `response` of that status with `error {code, message}`; `output` as far as it got |
+//! | text | `text` content of a `message` message: `delta: true` pieces, then `completed` with the whole text |
+//! | refusal | `refusal` content, streamed the same way |
+//! | reasoning | `text` content of a `reasoning` message |
+//! | tool call | a `function_call` message with one `data` content: the first delta `{call_id, name, arguments: ""}`, then `{arguments: "<piece>"}`, completed `{call_id, name, arguments}` |
+//! | tool result | a `function_call_output` message (role `tool`): `data {call_id, name, output}`, `output` the result's JSON text; `is_error` when set |
+//! | tool error | the same, `output` = the message, plus `error_type` (`VALIDATION`/`EXECUTION`) |
+//! | file | `image` (`image_url`; inline data as a `data:` URL), inline `audio` (`data`, `format`), else `file` (`file_url`/`file_data`, `filename`); each with our `media_type` key |
+//! | data, source, artifact, plan update | a `data` content whose dict is the part's own JSON (`{"type": "source", …}`) |
+//! | approval request / response | `mcp_approval_request` `data {id, call_id, reason}` / `mcp_approval_response` `data {approval_request_id, approve, reason}` |
+//! | message metadata | `metadata` (without usage) on each message; the usage in `usage` of the last one |
+//! | `error` event | a `message` of type `error` with `code` and `message` |
+//! | heartbeat | an SSE comment (`: heartbeat`), which their client skips |
+//!
+//! Contents of consecutive parts of one kind share a message (text, files and data in one
+//! `message`; reasoning in one `reasoning`); every call, output and approval is a message of its
+//! own. A message completes when the next one opens and its contents are complete, so that the
+//! last one, which carries the usage, completes with the canonical message.
+//!
+//! The decoder also reads what AgentScope's own adapters send: `plugin_call`, `mcp_call` and
+//! `component_call` (and their `_output`s) as tool calls and results; argument snapshots
+//! (`delta: false` while in progress, each replacing the last) and contents that never stream,
+//! which become parts when they complete; contents before their message (the `text` framework);
+//! interleaved messages; contents that never complete (closed by their message's `completed`
+//! copy, or as they stand when the response ends: a failed run leaves them open). Each
+//! AgentScope content is one part: the `reasoning` adapter's answer split in two contents (its
+//! shared-index bug) stays two text parts. A `completed` response that ends with an unanswered
+//! approval request decodes as awaiting approval, one with a call without output as awaiting
+//! function output.
+//!
+//! # Losses
+//!
+//! - Step starts have no AgentScope form: they are dropped (AgentScope's message boundaries
+//!   already show the steps).
+//! - Awaiting input decodes as completed (awaiting approval and function output are inferred,
+//!   see above).
+//! - Canonical sequence numbers, `created_at` of messages, `agent` of the run, and the run's
+//!   creation time are not carried; responses carry the time given to
+//!   [`AgentScopeEncoder::with_created_at`] (0 by default).
+//! - Role `data` is written as `assistant`. A message that starts with a tool result or error
+//!   (whose AgentScope role is `tool`) decodes as an assistant message.
+//! - Several canonical messages in one run decode as one.
+//! - An image given by a `data:` URL decodes as inline data; data of a part kind of ours whose
+//!   `data` dict does not read back as that part becomes a data part named `data`, as does any
+//!   dict AgentScope sends.
+//! - Tool arguments of a call that arrives whole are sent as their JSON text (so invalid
+//!   argument text kept as a string comes back as that string, not as the text).
+
+mod decode;
+mod encode;
+mod request;
+mod wire;
+
+pub use decode::{AgentScopeDecoder, REQUEST_REFUSED};
+pub use encode::AgentScopeEncoder;
+pub use request::{AgentRequest, decode_request};
