@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use agentwire_core::{Accumulator, Event, EventKind, RunStatus, StreamedPart};
-use agentwire_dialects::Dialect;
+use agentwire_dialects::{DecodeError, Dialect};
 use anyhow::Result;
 use serde_json::json;
 
@@ -28,97 +28,100 @@ pub(crate) async fn run(
 ) -> Result<ExitCode> {
     let (mut source, dialect, start) = open_stream(args, given).await?;
     let mut decoder = dialect.decoder();
-    let mut accumulator = Accumulator::default();
-    let mut seen: Vec<Event> = Vec::new();
+    let mut inspection = Inspection {
+        dialect,
+        report,
+        accumulator: Accumulator::default(),
+        seen: Vec::new(),
+        problem: None,
+    };
     let mut events = Vec::new();
-    let mut problem = None;
     let mut piece = start;
     if !report.json {
         println!("dialect: {dialect}");
     }
     loop {
         let decoded = decoder.decode(&piece, &mut events);
-        check(
-            &mut accumulator,
-            &mut events,
-            &mut seen,
-            &mut problem,
-            report,
-        );
-        if let Err(error) = decoded {
-            problem.get_or_insert(format!("the {dialect} stream is malformed: {error}"));
-        }
-        if problem.is_some() || !source.next(&mut piece).await? {
+        inspection.take(decoded, &mut events);
+        if inspection.problem.is_some() || !source.next(&mut piece).await? {
             break;
         }
     }
-    if problem.is_none() {
+    if inspection.problem.is_none() {
         let ended = decoder.finish(&mut events);
-        check(
-            &mut accumulator,
-            &mut events,
-            &mut seen,
-            &mut problem,
-            report,
-        );
-        if let Err(error) = ended {
-            problem.get_or_insert(format!("the {dialect} stream is malformed: {error}"));
-        }
+        inspection.take(ended, &mut events);
     }
-
-    let status = accumulator.status();
-    if report.json {
-        let document = json!({
-            "dialect": dialect.name(),
-            "events": seen,
-            "messages": accumulator.messages(),
-            "status": status,
-            "usage": accumulator.usage(),
-            "errors": accumulator.errors(),
-            "problem": problem,
-        });
-        println!("{}", serde_json::to_string_pretty(&document)?);
-    } else {
-        println!("messages:");
-        println!("{}", serde_json::to_string_pretty(accumulator.messages())?);
-        println!("{}", run_line(status, &accumulator));
-        if let Some(problem) = &problem {
-            eprintln!("agentwire: {problem}");
-        }
-    }
-    Ok(if problem.is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    inspection.print()
 }
 
-/// Feeds decoded events to the accumulator, printing each; the first one it refuses is the
-/// stream's problem.
-fn check(
-    accumulator: &mut Accumulator,
-    events: &mut Vec<Event>,
-    seen: &mut Vec<Event>,
-    problem: &mut Option<String>,
+/// What has been read of a stream so far.
+struct Inspection {
+    dialect: Dialect,
     report: Report,
-) {
-    for event in events.drain(..) {
-        if problem.is_some() {
-            break;
+    accumulator: Accumulator,
+    /// The events, kept only for `--json`.
+    seen: Vec<Event>,
+    /// The first thing wrong with the stream.
+    problem: Option<String>,
+}
+
+impl Inspection {
+    /// Takes what a decoder call produced: its events go to the accumulator, printed as they go;
+    /// the first event it refuses, or the decoder's error, is the stream's problem.
+    fn take(&mut self, decoded: Result<(), DecodeError>, events: &mut Vec<Event>) {
+        for event in events.drain(..) {
+            if self.problem.is_some() {
+                break;
+            }
+            if !self.report.json && !self.report.no_events {
+                println!("{:>5} {:<16} {}", event.seq, event.name(), summary(&event));
+            }
+            if let Err(error) = self.accumulator.push(&event) {
+                self.problem = Some(format!(
+                    "event {} ({}) is out of place: {error}",
+                    event.seq,
+                    event.name()
+                ));
+            }
+            if self.report.json {
+                self.seen.push(event);
+            }
         }
-        if !report.json && !report.no_events {
-            println!("{:>5} {:<16} {}", event.seq, event.name(), summary(&event));
+        if let Err(error) = decoded {
+            let dialect = self.dialect;
+            self.problem
+                .get_or_insert_with(|| format!("the {dialect} stream is malformed: {error}"));
         }
-        if let Err(error) = accumulator.push(&event) {
-            *problem = Some(format!(
-                "event {} ({}) is out of place: {error}",
-                event.seq,
-                event.name()
-            ));
+    }
+
+    /// Prints the report; the exit code says whether the stream was sound.
+    fn print(self) -> Result<ExitCode> {
+        let accumulator = &self.accumulator;
+        let status = accumulator.status();
+        if self.report.json {
+            let document = json!({
+                "dialect": self.dialect.name(),
+                "events": self.seen,
+                "messages": accumulator.messages(),
+                "status": status,
+                "usage": accumulator.usage(),
+                "errors": accumulator.errors(),
+                "problem": self.problem,
+            });
+            println!("{}", serde_json::to_string_pretty(&document)?);
+        } else {
+            println!("messages:");
+            println!("{}", serde_json::to_string_pretty(accumulator.messages())?);
+            println!("{}", run_line(status, accumulator));
+            if let Some(problem) = &self.problem {
+                eprintln!("agentwire: {problem}");
+            }
         }
-        if report.json {
-            seen.push(event);
-        }
+        Ok(if self.problem.is_some() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        })
     }
 }
 
