@@ -27,7 +27,8 @@ type In = WireEvent<String>;
 ///
 /// A run's AG-UI messages (text, reasoning, tool calls and their results) become one assistant
 /// message, whose id is that of the first AG-UI message of the run; it completes when the run
-/// does (`RUN_FINISHED` or `RUN_ERROR`). `*_CHUNK` events are expanded as the client expands
+/// does (`RUN_FINISHED` or `RUN_ERROR`), and any event after that is an error: a stream carries
+/// one run. `*_CHUNK` events are expanded as the client expands
 /// them. The mapping and what is lost are in the [module docs](super).
 #[derive(Debug, Default)]
 pub struct AgUiDecoder {
@@ -45,6 +46,9 @@ pub struct AgUiDecoder {
     approvals: Vec<ApprovalId>,
     /// The part a `*_CHUNK` event opened, which the next event of another kind closes.
     chunk: Option<Chunk>,
+    /// The run has ended (`RUN_FINISHED` or `RUN_ERROR`): a stream carries one run, so any
+    /// further event is out of place.
+    ended: bool,
 }
 
 #[derive(Debug)]
@@ -141,6 +145,9 @@ impl AgUiDecoder {
     }
 
     fn event(&mut self, event: In, out: &mut Vec<Event>) -> Result<(), DecodeError> {
+        if self.ended && !matches!(event, In::Other) {
+            return Err(self.invalid("an event after the run ended".into()));
+        }
         let is_chunk = matches!(
             event,
             In::TextMessageChunk { .. }
@@ -710,6 +717,7 @@ impl AgUiDecoder {
         usage: Option<&[TokenUsage]>,
         out: &mut Vec<Event>,
     ) {
+        self.ended = true;
         if let Some(message) = &mut self.message {
             let mut open: Vec<(u32, Part)> = Vec::new();
             open.extend(message.texts.drain().map(|(_, t)| (t.index, text_part(t))));
