@@ -28,8 +28,8 @@ type In = WireEvent<String>;
 /// A run's AG-UI messages (text, reasoning, tool calls and their results) become one assistant
 /// message, whose id is that of the first AG-UI message of the run; it completes when the run
 /// does (`RUN_FINISHED` or `RUN_ERROR`), and any event after that is an error: a stream carries
-/// one run. `*_CHUNK` events are expanded as the client expands
-/// them. The mapping and what is lost are in the [module docs](super).
+/// one run. `*_CHUNK` events are expanded as the client expands them. The mapping and what is
+/// lost are in the [module docs](super).
 #[derive(Debug, Default)]
 pub struct AgUiDecoder {
     reader: SseReader,
