@@ -37,9 +37,10 @@ use std::pin::Pin;
 
 use futures::Stream;
 
+pub use agentwire_core::ToolSpec;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
-pub use request::{BrainRequest, ToolSpec};
+pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;
 
 /// What a brain streams: events, then nothing after a `finish`. An `Err` item is terminal: the

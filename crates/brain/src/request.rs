@@ -1,7 +1,6 @@
 //! [`BrainRequest`]: what a model call is given.
 
-use agentwire_core::Message;
-use serde_json::Value;
+use agentwire_core::{Message, ToolSpec};
 
 /// One model call's input: the conversation so far (assistant turns with their tool calls and
 /// results as parts, which each provider maps to its own message shapes), the system prompt, and
@@ -27,15 +26,4 @@ impl BrainRequest {
             ..Self::default()
         }
     }
-}
-
-/// A tool as the model sees it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ToolSpec {
-    /// The name the model calls it by.
-    pub name: String,
-    /// What it does, for the model to decide when to call it.
-    pub description: String,
-    /// The JSON Schema of its arguments (an object schema).
-    pub parameters: Value,
 }

@@ -45,6 +45,7 @@ pub mod ids;
 pub mod message;
 pub mod part;
 pub mod partial_json;
+pub mod tool_spec;
 pub mod usage;
 
 pub use accumulator::{AccumulateError, Accumulator};
@@ -55,4 +56,5 @@ pub use ids::{MessageId, RunId, SessionId, ToolCallId};
 pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
+pub use tool_spec::ToolSpec;
 pub use usage::Usage;

@@ -1,0 +1,68 @@
+//! The [`Tool`] trait and what a call is given and gives back.
+
+use std::fmt;
+
+use agentwire_core::ToolCallId;
+use agentwire_core::ToolSpec;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// What a tool call yields: its result as JSON, or why it failed.
+pub type ToolFuture<'a> = BoxFuture<'a, Result<Value, ToolFailure>>;
+
+/// Something an agent's model may call.
+///
+/// Object-safe, so agents hold their tools as `Arc<dyn Tool>`. The arguments a tool is given
+/// have already been checked against its schema.
+pub trait Tool: Send + Sync {
+    /// The tool's name, description and argument schema, as the model is shown them.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs one call. A tool that can take long should watch `context.cancel`; the runtime
+    /// also drops the future when the run is canceled or the call times out.
+    fn call(&self, args: Value, context: ToolContext) -> ToolFuture<'_>;
+}
+
+/// What a call knows besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// The call being run.
+    pub tool_call_id: ToolCallId,
+    /// Fires when the run is canceled.
+    pub cancel: CancellationToken,
+}
+
+/// Why a tool call failed. The message is shown to the model as a `tool_error` EXECUTION, so it
+/// should say what went wrong in words the model can act on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolFailure {
+    message: String,
+}
+
+impl ToolFailure {
+    /// A failure with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Any error converts, so a tool body can use `?`.
+impl<E: std::error::Error> From<E> for ToolFailure {
+    fn from(error: E) -> Self {
+        Self::new(error.to_string())
+    }
+}
