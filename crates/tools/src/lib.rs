@@ -4,7 +4,11 @@
 //! async [`Tool::call`] that gets the arguments as JSON and a [`ToolContext`] whose
 //! cancellation token fires when the run is canceled.
 
+mod output;
 mod tool;
+mod toolbox;
+mod validation;
 
 pub use agentwire_core::ToolSpec;
 pub use tool::{Tool, ToolContext, ToolFailure, ToolFuture};
+pub use toolbox::{ToolLimits, Toolbox, ToolboxError};
