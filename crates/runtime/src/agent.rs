@@ -1,0 +1,335 @@
+//! [`Agent`]: a named configuration of brain, system prompt, tools, approvals, communication
+//! schema and limits, built with [`AgentBuilder`]; [`Agent::start`] begins a run.
+//!
+//! An agent is immutable once built and cheap to clone (one `Arc`), so a server holds one per
+//! configured agent and every run shares it.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_brain::Brain;
+use agentwire_core::ToolSpec;
+use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
+use agentwire_tools::{Tool, ToolLimits, Toolbox, ToolboxError};
+use thiserror::Error;
+
+use crate::clock::{Clock, SystemClock};
+use crate::ids::{IdSource, UniqueIds};
+use crate::schema::{allows_anywhere, default_schema};
+
+/// An agent: what runs it and the rules its runs follow. Clones share one configuration.
+///
+/// ```
+/// use agentwire_brain::ScriptedBrain;
+/// use agentwire_runtime::Agent;
+///
+/// let brain = ScriptedBrain::from_json(r#"{"turns": [[{"type": "finish", "reason": "stop"}]]}"#)?;
+/// let agent = Agent::builder("assistant")
+///     .description("Answers questions")
+///     .brain(brain)
+///     .system("You are a helpful assistant.")
+///     .max_steps(4)
+///     .build()?;
+/// assert_eq!(agent.name(), "assistant");
+/// assert_eq!(agent.max_steps(), 4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<AgentConfig>,
+}
+
+/// An agent's configuration, shared by its runs.
+pub(crate) struct AgentConfig {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) brain: Arc<dyn Brain>,
+    pub(crate) system: Option<String>,
+    pub(crate) toolbox: Toolbox,
+    /// The agent's tools as the model is offered them, in the order they were added.
+    pub(crate) tool_specs: Vec<ToolSpec>,
+    pub(crate) approval: HashSet<String>,
+    pub(crate) schema: Arc<CommunicationSchema>,
+    pub(crate) max_steps: u32,
+    pub(crate) max_duration: Option<Duration>,
+    pub(crate) ids: Arc<dyn IdSource>,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+/// Builds an [`Agent`]. Only the brain is required; see each method for its default.
+#[must_use]
+pub struct AgentBuilder {
+    name: String,
+    description: String,
+    brain: Option<Arc<dyn Brain>>,
+    system: Option<String>,
+    toolbox: Toolbox,
+    tool_error: Option<ToolboxError>,
+    approval: Vec<String>,
+    schema: Option<Arc<CommunicationSchema>>,
+    max_steps: u32,
+    max_duration: Option<Duration>,
+    ids: Arc<dyn IdSource>,
+    clock: Arc<dyn Clock>,
+}
+
+/// Why an agent could not be built.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// No brain was given.
+    #[error("agent '{agent}' has no brain")]
+    NoBrain {
+        /// The agent.
+        agent: String,
+    },
+    /// A tool could not join the agent's toolbox (a name taken twice, an invalid name or
+    /// argument schema).
+    #[error("agent '{agent}': {source}")]
+    Tool {
+        /// The agent.
+        agent: String,
+        /// Why the toolbox refused the tool.
+        #[source]
+        source: ToolboxError,
+    },
+    /// `approval` names a tool the agent does not have.
+    #[error("agent '{agent}' asks approval for tool '{tool}', which it does not have")]
+    UnknownApprovalTool {
+        /// The agent.
+        agent: String,
+        /// The name in `approval`.
+        tool: String,
+    },
+    /// Tools need approval, but no state of the schema lets the agent ask for one.
+    #[error(
+        "agent '{agent}' has tools that need approval, but its communication schema never lets the server send approval_request"
+    )]
+    SchemaLacksApproval {
+        /// The agent.
+        agent: String,
+    },
+    /// `max_steps` is 0: the agent could never call its model.
+    #[error("agent '{agent}' needs max_steps of at least 1")]
+    ZeroMaxSteps {
+        /// The agent.
+        agent: String,
+    },
+}
+
+impl Agent {
+    /// Starts building an agent called `name`.
+    pub fn builder(name: impl Into<String>) -> AgentBuilder {
+        AgentBuilder {
+            name: name.into(),
+            description: String::new(),
+            brain: None,
+            system: None,
+            toolbox: Toolbox::new(ToolLimits::default()),
+            tool_error: None,
+            approval: Vec::new(),
+            schema: None,
+            max_steps: 8,
+            max_duration: None,
+            ids: Arc::new(UniqueIds),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// What the agent does, for people and agent cards; empty unless set.
+    pub fn description(&self) -> &str {
+        &self.inner.description
+    }
+
+    /// The brain, e.g. for [`Brain::describe`].
+    pub fn brain(&self) -> &Arc<dyn Brain> {
+        &self.inner.brain
+    }
+
+    /// The system prompt.
+    pub fn system(&self) -> Option<&str> {
+        self.inner.system.as_deref()
+    }
+
+    /// The agent's tools as the model is offered them (client tools of a run come after them).
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.inner.tool_specs
+    }
+
+    /// Whether a call to this tool waits for a person's approval.
+    pub fn needs_approval(&self, tool: &str) -> bool {
+        self.inner.approval.contains(tool)
+    }
+
+    /// The communication schema every run follows (for agent cards, too).
+    pub fn schema(&self) -> &Arc<CommunicationSchema> {
+        &self.inner.schema
+    }
+
+    /// The most model calls a run may make.
+    pub fn max_steps(&self) -> u32 {
+        self.inner.max_steps
+    }
+
+    /// The most time a run may spend working (time waiting for the client does not count).
+    pub fn max_duration(&self) -> Option<Duration> {
+        self.inner.max_duration
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("name", &self.inner.name)
+            .field("brain", &self.inner.brain.describe())
+            .field("toolbox", &self.inner.toolbox)
+            .field("max_steps", &self.inner.max_steps)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// What the agent does. Default: empty.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// The brain that runs the agent. Required.
+    pub fn brain(self, brain: impl Brain + 'static) -> Self {
+        self.brain_arc(Arc::new(brain))
+    }
+
+    /// A shared brain; see [`AgentBuilder::brain`].
+    pub fn brain_arc(mut self, brain: Arc<dyn Brain>) -> Self {
+        self.brain = Some(brain);
+        self
+    }
+
+    /// The system prompt. Default: none.
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Adds a tool. A tool the toolbox refuses (a name taken twice, an invalid schema) makes
+    /// [`AgentBuilder::build`] fail.
+    pub fn tool(self, tool: impl Tool + 'static) -> Self {
+        self.tool_arc(Arc::new(tool))
+    }
+
+    /// Adds a shared tool; see [`AgentBuilder::tool`].
+    pub fn tool_arc(mut self, tool: Arc<dyn Tool>) -> Self {
+        if let Err(error) = self.toolbox.add_arc(tool)
+            && self.tool_error.is_none()
+        {
+            self.tool_error = Some(error);
+        }
+        self
+    }
+
+    /// Replaces the tools with a prepared toolbox (its limits included). Default: an empty
+    /// toolbox with [`ToolLimits::default`].
+    pub fn toolbox(mut self, toolbox: Toolbox) -> Self {
+        self.toolbox = toolbox;
+        self
+    }
+
+    /// The tools whose calls wait for a person's approval before they run. Default: none.
+    pub fn approval<I>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.approval = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The communication schema runs follow. Default: [`default_schema`], chat with waits for
+    /// approvals and client tools.
+    pub fn schema(mut self, schema: impl Into<Arc<CommunicationSchema>>) -> Self {
+        self.schema = Some(schema.into());
+        self
+    }
+
+    /// The most model calls a run may make; a run that has not answered by then ends
+    /// `incomplete`. Default: 8.
+    pub fn max_steps(mut self, max_steps: u32) -> Self {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// The most time a run may spend working (model calls and tools; time spent waiting for the
+    /// client does not count); a run that has not answered by then ends `incomplete`. Default:
+    /// no limit.
+    pub fn max_duration(mut self, max_duration: Duration) -> Self {
+        self.max_duration = Some(max_duration);
+        self
+    }
+
+    /// Where ids come from. Default: [`UniqueIds`]; tests use
+    /// [`SequentialIds`](crate::SequentialIds).
+    pub fn ids(mut self, ids: impl IdSource + 'static) -> Self {
+        self.ids = Arc::new(ids);
+        self
+    }
+
+    /// Where times come from. Default: [`SystemClock`]; tests use
+    /// [`FixedClock`](crate::FixedClock).
+    pub fn clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The agent, after checking that its configuration can work.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        let agent = self.name;
+        if let Some(source) = self.tool_error {
+            return Err(AgentError::Tool { agent, source });
+        }
+        let Some(brain) = self.brain else {
+            return Err(AgentError::NoBrain { agent });
+        };
+        if self.max_steps == 0 {
+            return Err(AgentError::ZeroMaxSteps { agent });
+        }
+        if let Some(tool) = self
+            .approval
+            .iter()
+            .find(|tool| !self.toolbox.contains(tool))
+        {
+            let tool = tool.clone();
+            return Err(AgentError::UnknownApprovalTool { agent, tool });
+        }
+        let schema = self.schema.unwrap_or_else(default_schema);
+        if !self.approval.is_empty()
+            && !allows_anywhere(&schema, Party::Server, MessageKind::APPROVAL_REQUEST)
+        {
+            return Err(AgentError::SchemaLacksApproval { agent });
+        }
+        let tool_specs = self.toolbox.specs().cloned().collect();
+        Ok(Agent {
+            inner: Arc::new(AgentConfig {
+                name: agent,
+                description: self.description,
+                brain,
+                system: self.system,
+                toolbox: self.toolbox,
+                tool_specs,
+                approval: self.approval.into_iter().collect(),
+                schema,
+                max_steps: self.max_steps,
+                max_duration: self.max_duration,
+                ids: self.ids,
+                clock: self.clock,
+            }),
+        })
+    }
+}

@@ -1,0 +1,84 @@
+//! The agentwire runtime: agents, runs, and the orchestrator loop that drives them.
+//!
+//! An [`Agent`] is a brain, a system prompt, tools, the tools that need approval, a
+//! communication schema and limits, built once with [`Agent::builder`]. [`Agent::start`] begins
+//! a [`Run`]: one turn of a conversation. The run streams [`Event`](agentwire_core::Event)s as the
+//! model and the tools produce them, and its [`RunHandle`] answers approvals and client tools,
+//! cancels, and tells the status, the schema state and the messages so far.
+//!
+//! This crate does no HTTP and no storage: the server puts runs behind its endpoints and the
+//! store persists their events. Models are reached through [`agentwire_brain::Brain`]; tools
+//! run through [`agentwire_tools::Toolbox`].
+//!
+//! The three types to learn first:
+//! - [`Agent`] and its [`AgentBuilder`];
+//! - [`Run`]: a [`RunHandle`] and the [`RunEvents`] stream;
+//! - [`RunStart`]: the history, the client's input and the client's tools.
+//!
+//! ```
+//! use agentwire_brain::ScriptedBrain;
+//! use agentwire_core::{Accumulator, Message, Part, RunStatus, ToolSpec};
+//! use agentwire_runtime::{Agent, RunStart};
+//! use agentwire_tools::{Tool, ToolContext, ToolFuture};
+//! use serde_json::{Value, json};
+//!
+//! /// Adds two numbers.
+//! struct Add(ToolSpec);
+//!
+//! impl Tool for Add {
+//!     fn spec(&self) -> &ToolSpec {
+//!         &self.0
+//!     }
+//!     fn call(&self, args: Value, _: ToolContext) -> ToolFuture<'_> {
+//!         // The arguments were checked against the schema before the call.
+//!         let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
+//!         Box::pin(async move { Ok(json!(sum)) })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let add = Add(ToolSpec {
+//!     name: "add".into(),
+//!     description: "Adds two integers".into(),
+//!     parameters: json!({"type": "object", "required": ["a", "b"],
+//!         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
+//! });
+//! // The model asks for the tool, then answers with its result.
+//! let brain = ScriptedBrain::from_json(r#"{"turns": [
+//!     [{"type": "tool_call_start", "id": "c1", "name": "add"},
+//!      {"type": "tool_call_delta", "id": "c1", "args": "{\"a\": 2, \"b\": 3}"},
+//!      {"type": "tool_call_end", "id": "c1"},
+//!      {"type": "finish", "reason": "tool_calls"}],
+//!     [{"type": "text_delta", "text": "2 + 3 = 5"}, {"type": "finish", "reason": "stop"}]
+//! ]}"#)?;
+//! let agent = Agent::builder("calculator").brain(brain).tool(add).build()?;
+//!
+//! let mut run = agent.start(RunStart::new(vec![Message::user("What is 2 + 3?")]))?;
+//! let mut client = Accumulator::default();
+//! while let Some(event) = run.events.recv().await {
+//!     client.push(&event)?;
+//! }
+//! assert_eq!(client.status(), Some(RunStatus::Completed));
+//! let answer = &client.messages()[0];
+//! assert!(answer.parts.iter().any(|part| matches!(part, Part::ToolResult(result) if result.result == json!(5))));
+//! assert_eq!(answer.content(), "2 + 3 = 5");
+//! assert_eq!(run.handle.output(), client.messages());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod agent;
+mod clock;
+mod events;
+mod ids;
+mod orchestrator;
+mod run;
+pub mod schema;
+mod wait;
+
+pub use agent::{Agent, AgentBuilder, AgentError};
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use events::RunEvents;
+pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
+pub use run::{InputError, Run, RunHandle, RunStart, StartError};

@@ -1,0 +1,609 @@
+//! The orchestrator: one run's loop, brain → tools → brain, until a final answer.
+//!
+//! A run writes one assistant message per turn, and a new one each time it resumes after
+//! waiting for the client. Inside a message, each model call is a step that opens with a
+//! `step_start` part; the model's output streams through the [`MessageBuilder`] as it arrives
+//! (tool calls appear before they run). At the end of a step its tool calls are sorted: the
+//! agent's own tools run concurrently through the toolbox, each result or error streaming as it
+//! finishes; a call that needs approval gets an `approval_request` part; a call of a client
+//! tool is left to the client. If anything waits for the client, the message completes and the
+//! run pauses (see [`Wait`]); otherwise the next step begins with the history and the message
+//! so far. A step without tool calls is the answer.
+//!
+//! Every way out completes the open message: open parts are closed with what they received,
+//! and every tool call that has no result gets a `tool_error` saying why it did not run, so the
+//! conversation stays one a model can be shown again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
+use agentwire_core::ids::ApprovalId;
+use agentwire_core::part::{ApprovalRequest, StepStart};
+use agentwire_core::{
+    Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder, MessageStart, Part, Role,
+    RunStatus, ToolCall, ToolSpec, Usage,
+};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::events::EventQueue;
+use crate::ids::IdKind;
+use crate::run::Shared;
+use crate::schema;
+use crate::wait::{Resolution, Wait, not_run};
+
+/// Drives one run from its first event to its last.
+pub(crate) struct Orchestrator {
+    shared: Arc<Shared>,
+    queue: Arc<EventQueue>,
+    out: Emitter,
+    client_tools: Vec<ToolSpec>,
+    /// Model calls made so far.
+    steps: u32,
+    usage: Option<Usage>,
+    /// Usage of the message being written.
+    message_usage: Option<Usage>,
+    /// Working time left while the run waits; `None` without a limit.
+    budget: Option<Duration>,
+    /// When the working time runs out, while the run works.
+    deadline: Option<Instant>,
+}
+
+/// Why a run ends without its answer.
+#[derive(Debug)]
+enum Halt {
+    /// The client canceled it.
+    Canceled,
+    /// It used up `max_duration`.
+    OutOfTime,
+    /// It made `max_steps` model calls.
+    MaxSteps,
+    /// The model's answer was cut off at its token limit.
+    Truncated,
+    /// The model failed, or the agent broke its schema.
+    Failed(ErrorInfo),
+}
+
+/// How the steps of one message end.
+enum MessageEnd {
+    /// A step without tool calls: the answer.
+    Answer,
+    /// Some calls wait for the client.
+    Wait(Wait),
+    /// The run stops.
+    Halt(Halt),
+}
+
+impl Orchestrator {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        queue: Arc<EventQueue>,
+        client_tools: Vec<ToolSpec>,
+    ) -> Self {
+        let budget = shared.agent.inner.max_duration;
+        Self {
+            shared,
+            queue,
+            out: Emitter::default(),
+            client_tools,
+            steps: 0,
+            usage: None,
+            message_usage: None,
+            budget,
+            deadline: None,
+        }
+    }
+
+    /// Runs the run to its end.
+    pub(crate) async fn run(mut self) {
+        let shared = Arc::clone(&self.shared);
+        self.out.emit(EventKind::RunCreated {
+            run_id: shared.run_id.clone(),
+            session_id: shared.session_id.clone(),
+            agent: Some(shared.agent.inner.name.clone()),
+        });
+        self.resume_clock();
+        self.set_status(RunStatus::InProgress, None);
+        let mut opening = Resolution::default();
+        let halt = loop {
+            match self.message(opening).await {
+                MessageEnd::Answer => break None,
+                MessageEnd::Halt(halt) => break Some(halt),
+                MessageEnd::Wait(wait) => match self.wait(wait).await {
+                    Ok(resolution) => opening = resolution,
+                    Err(halt) => break Some(halt),
+                },
+            }
+        };
+        let (status, error) = match halt {
+            None => (RunStatus::Completed, None),
+            Some(halt) => self.ending(halt),
+        };
+        self.set_status(status, error);
+        self.queue.close();
+    }
+
+    /// Writes one assistant message: the answers it opens with, the approved calls' results,
+    /// then steps until an answer, a wait or a halt. The message is complete when this returns.
+    async fn message(&mut self, opening: Resolution) -> MessageEnd {
+        let mut builder = self.start_message();
+        for part in opening.parts {
+            builder.part(&mut self.out, part);
+        }
+        self.flush();
+        let end = match self.run_tools(&mut builder, &opening.approved).await {
+            Ok(()) => self.steps(&mut builder).await,
+            Err(halt) => MessageEnd::Halt(halt),
+        };
+        if let MessageEnd::Halt(halt) = &end {
+            answer_unanswered(&mut builder, &mut self.out, halt.why());
+        }
+        let message = self.complete_message(builder);
+        match end {
+            MessageEnd::Answer => {
+                let refused = self
+                    .shared
+                    .lock()
+                    .machine
+                    .accept(&schema::agent_message(&message))
+                    .err();
+                match refused {
+                    Some(refusal) => MessageEnd::Halt(Halt::Failed(schema_violation(&refusal))),
+                    None => MessageEnd::Answer,
+                }
+            }
+            end => end,
+        }
+    }
+
+    /// Model calls, each followed by its tool calls, until one of them ends the message.
+    async fn steps(&mut self, builder: &mut MessageBuilder) -> MessageEnd {
+        let config = Arc::clone(&self.shared.agent.inner);
+        loop {
+            if self.steps >= config.max_steps {
+                return MessageEnd::Halt(Halt::MaxSteps);
+            }
+            builder.part(
+                &mut self.out,
+                Part::StepStart(StepStart {
+                    step_id: config.ids.next_id(IdKind::Step).into(),
+                    step_name: None,
+                }),
+            );
+            let step_from = builder.message().parts.len();
+            let reason = match self.stream_step(builder).await {
+                Ok(reason) => reason,
+                Err(halt) => return MessageEnd::Halt(halt),
+            };
+            let calls: Vec<ToolCall> = builder.message().parts[step_from..]
+                .iter()
+                .filter_map(|part| match part {
+                    Part::ToolCall(call) => Some(call.clone()),
+                    _ => None,
+                })
+                .collect();
+            if calls.is_empty() {
+                return match reason {
+                    FinishReason::Length => MessageEnd::Halt(Halt::Truncated),
+                    _ => MessageEnd::Answer,
+                };
+            }
+
+            let mut wait = Wait::default();
+            let mut server_calls = Vec::with_capacity(calls.len());
+            for call in calls {
+                if config.approval.contains(&call.tool_name) {
+                    let approval_id: ApprovalId = config.ids.next_id(IdKind::Approval).into();
+                    builder.part(
+                        &mut self.out,
+                        Part::ApprovalRequest(ApprovalRequest {
+                            approval_id: approval_id.clone(),
+                            tool_call_id: call.tool_call_id.clone(),
+                            reason: Some(format!(
+                                "'{}' needs a person's approval before it runs",
+                                call.tool_name
+                            )),
+                        }),
+                    );
+                    wait.approval(call, approval_id);
+                } else if self.is_client_tool(&call.tool_name) {
+                    wait.client_call(call);
+                } else {
+                    server_calls.push(call);
+                }
+            }
+            self.flush();
+            if let Err(halt) = self.run_tools(builder, &server_calls).await {
+                return MessageEnd::Halt(halt);
+            }
+            if !wait.is_empty() {
+                return MessageEnd::Wait(wait);
+            }
+        }
+    }
+
+    /// One model call, streamed into the message. Returns why the model stopped.
+    async fn stream_step(&mut self, builder: &mut MessageBuilder) -> Result<FinishReason, Halt> {
+        let request = self.request(builder);
+        self.steps += 1;
+        let brain = Arc::clone(&self.shared.agent.inner.brain);
+        let mut stream = brain.stream(request);
+        let cancel = self.shared.cancel.clone();
+        let stop = stop_signal(cancel.clone(), self.deadline);
+        tokio::pin!(stop);
+        // Calls started and not yet ended: a model may finish or fail without ending them.
+        let mut open_calls: Vec<String> = Vec::new();
+        let outcome = loop {
+            // The flag is checked on every event: an unpaced stream may never be pending, so
+            // the stop signal below would never be polled.
+            if cancel.is_cancelled() {
+                break Err(Halt::Canceled);
+            }
+            let next = tokio::select! {
+                biased;
+                next = stream.next() => next,
+                halt = &mut stop => break Err(halt),
+            };
+            let event = match next {
+                Some(Ok(event)) => event,
+                Some(Err(error)) => break Err(Halt::Failed(provider_error(error.to_string()))),
+                None => {
+                    break Err(Halt::Failed(provider_error(
+                        "the model's stream ended without a finish",
+                    )));
+                }
+            };
+            let built = match event {
+                BrainEvent::TextDelta { text } => {
+                    builder.text_delta(&mut self.out, &text);
+                    Ok(())
+                }
+                BrainEvent::ReasoningDelta { text } => {
+                    builder.reasoning_delta(&mut self.out, &text);
+                    Ok(())
+                }
+                BrainEvent::ToolCallStart { id, name } => builder
+                    .tool_call_start(&mut self.out, id.as_str(), name)
+                    .map(|()| open_calls.push(id))
+                    .map_err(|error| error.to_string()),
+                BrainEvent::ToolCallDelta { id, args } => builder
+                    .tool_call_delta(&mut self.out, &id, &args)
+                    .map_err(|error| error.to_string()),
+                BrainEvent::ToolCallEnd { id } => builder
+                    .tool_call_end(&mut self.out, &id)
+                    .map(|()| open_calls.retain(|open| *open != id))
+                    .map_err(|error| error.to_string()),
+                BrainEvent::Finish { reason, usage } => {
+                    if let Some(usage) = usage {
+                        *self.usage.get_or_insert_default() += usage;
+                        *self.message_usage.get_or_insert_default() += usage;
+                    }
+                    break Ok(reason);
+                }
+                BrainEvent::Error { message } => break Err(Halt::Failed(provider_error(message))),
+            };
+            if let Err(error) = built {
+                break Err(Halt::Failed(provider_error(format!(
+                    "the model's stream is inconsistent: {error}"
+                ))));
+            }
+            self.flush();
+        };
+        // Dropping the stream stops the model call at once.
+        drop(stream);
+        for id in open_calls {
+            // Each id is open in the builder, so ending it cannot fail.
+            let _ = builder.tool_call_end(&mut self.out, &id);
+        }
+        self.flush();
+        outcome
+    }
+
+    /// Runs the agent's tool calls concurrently; each answer joins the message as it comes.
+    async fn run_tools(
+        &mut self,
+        builder: &mut MessageBuilder,
+        calls: &[ToolCall],
+    ) -> Result<(), Halt> {
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let agent = Arc::clone(&self.shared.agent.inner);
+        let cancel = self.shared.cancel.clone();
+        let mut running: FuturesUnordered<_> = calls
+            .iter()
+            .map(|call| agent.toolbox.run(call, cancel.child_token()))
+            .collect();
+        let stop = stop_signal(cancel.clone(), self.deadline);
+        tokio::pin!(stop);
+        loop {
+            // Returning drops `running`, which stops every call still in progress at once.
+            tokio::select! {
+                biased;
+                halt = &mut stop => return Err(halt),
+                answer = running.next() => match answer {
+                    Some(part) => {
+                        builder.part(&mut self.out, part);
+                        self.flush();
+                    }
+                    None => return Ok(()),
+                },
+            }
+        }
+    }
+
+    /// Pauses the run until the client has answered everything `wait` asks, and returns what
+    /// the next message opens with. Time spent here does not count against `max_duration`.
+    async fn wait(&mut self, wait: Wait) -> Result<Resolution, Halt> {
+        let utterance = if wait.n_approvals() > 0 {
+            schema::approval_request(wait.n_approvals())
+        } else {
+            schema::function_call(wait.client_calls())
+        };
+        let refused = {
+            let mut state = self.shared.lock();
+            let refused = state.machine.accept(&utterance).err();
+            if refused.is_none() {
+                state.wait = Some(wait.clone());
+            }
+            refused
+        };
+        if let Some(refusal) = refused {
+            let halt = Halt::Failed(schema_violation(&refusal));
+            self.close_calls(wait, halt.why());
+            return Err(halt);
+        }
+        self.pause_clock();
+        let mut reported = None;
+        loop {
+            let awaiting = self.shared.lock().wait.as_ref().and_then(Wait::awaiting);
+            let Some(awaiting) = awaiting else {
+                break;
+            };
+            if reported != Some(awaiting) {
+                self.set_status(RunStatus::Awaiting(awaiting), None);
+                reported = Some(awaiting);
+                self.release_memory();
+            }
+            tokio::select! {
+                () = self.shared.cancel.cancelled() => {
+                    let wait = self.shared.lock().wait.take().unwrap_or_default();
+                    self.close_calls(wait, Halt::Canceled.why());
+                    return Err(Halt::Canceled);
+                }
+                () = self.shared.answered.notified() => {}
+            }
+        }
+        let wait = self.shared.lock().wait.take().unwrap_or_default();
+        self.resume_clock();
+        self.set_status(RunStatus::InProgress, None);
+        Ok(wait.resolve(""))
+    }
+
+    /// Answers a stopped wait's calls in a message of their own, so that none is left without
+    /// an answer.
+    fn close_calls(&mut self, wait: Wait, why: &str) {
+        let Resolution {
+            mut parts,
+            approved,
+        } = wait.resolve(why);
+        parts.extend(approved.iter().map(|call| not_run(call, why)));
+        let mut builder = self.start_message();
+        for part in parts {
+            builder.part(&mut self.out, part);
+        }
+        self.complete_message(builder);
+    }
+
+    fn start_message(&mut self) -> MessageBuilder {
+        let config = &self.shared.agent.inner;
+        let mut start = MessageStart::new(config.ids.next_id(IdKind::Message), Role::Assistant);
+        start.metadata.agent_name = Some(config.name.clone());
+        start.created_at = Some(config.clock.now());
+        self.message_usage = None;
+        MessageBuilder::start(&mut self.out, start)
+    }
+
+    /// Completes the message, keeps it in the run's conversation and returns it.
+    fn complete_message(&mut self, mut builder: MessageBuilder) -> Message {
+        builder.metadata_mut().usage = self.message_usage.take();
+        builder.finish(&mut self.out);
+        let message = match self.out.queued().last() {
+            Some(Event {
+                kind: EventKind::MessageComplete { message },
+                ..
+            }) => message.clone(),
+            // `finish` always ends with `message_complete`.
+            _ => builder_message_missing(),
+        };
+        self.shared.lock().messages.push(message.clone());
+        self.flush();
+        message
+    }
+
+    /// The model call's input: the history, the input, the agent's messages, and the message
+    /// being written (once it holds more than step markers).
+    fn request(&self, builder: &MessageBuilder) -> BrainRequest {
+        let config = &self.shared.agent.inner;
+        let current = builder.message();
+        let has_content = current
+            .parts
+            .iter()
+            .any(|part| !matches!(part, Part::StepStart(_)));
+        let messages = {
+            let state = self.shared.lock();
+            let mut messages = Vec::with_capacity(state.messages.len() + 1);
+            messages.extend_from_slice(&state.messages);
+            messages
+        };
+        let mut messages = messages;
+        if has_content {
+            messages.push(current.clone());
+        }
+        let mut tools = Vec::with_capacity(config.tool_specs.len() + self.client_tools.len());
+        tools.extend_from_slice(&config.tool_specs);
+        tools.extend_from_slice(&self.client_tools);
+        BrainRequest {
+            system: config.system.clone(),
+            messages,
+            tools,
+            step: self.steps,
+        }
+    }
+
+    fn is_client_tool(&self, name: &str) -> bool {
+        self.client_tools.iter().any(|tool| tool.name == name)
+    }
+
+    /// Reports a status: the event first, then the status readers of the handle see, so a
+    /// reader that saw the status finds its event queued.
+    fn set_status(&mut self, status: RunStatus, error: Option<ErrorInfo>) {
+        let usage = match status {
+            RunStatus::InProgress => None,
+            _ => self.usage,
+        };
+        self.out.emit(EventKind::RunStatus {
+            status,
+            error: error.clone(),
+            usage,
+        });
+        self.flush();
+        let mut state = self.shared.lock();
+        state.usage = self.usage;
+        if error.is_some() {
+            state.error = error;
+        }
+        self.shared.status.send_replace(status);
+    }
+
+    /// The status and error a halt ends the run with.
+    fn ending(&self, halt: Halt) -> (RunStatus, Option<ErrorInfo>) {
+        let config = &self.shared.agent.inner;
+        match halt {
+            Halt::Canceled => (RunStatus::Canceled, None),
+            Halt::OutOfTime => {
+                let limit = config.max_duration.unwrap_or_default();
+                (
+                    RunStatus::Incomplete,
+                    Some(ErrorInfo::new(
+                        "max_duration",
+                        format!(
+                            "the run stopped after working {} ms (max_duration) without a final answer",
+                            limit.as_millis()
+                        ),
+                    )),
+                )
+            }
+            Halt::MaxSteps => (
+                RunStatus::Incomplete,
+                Some(ErrorInfo::new(
+                    "max_steps",
+                    format!(
+                        "the run stopped after {} model calls (max_steps) without a final answer",
+                        config.max_steps
+                    ),
+                )),
+            ),
+            Halt::Truncated => (
+                RunStatus::Incomplete,
+                Some(ErrorInfo::new(
+                    "max_tokens",
+                    "the model's answer was cut off at its output token limit",
+                )),
+            ),
+            Halt::Failed(error) => (RunStatus::Failed, Some(error)),
+        }
+    }
+
+    fn flush(&mut self) {
+        self.queue.push(self.out.drain());
+    }
+
+    /// A paused run keeps only what it needs: the event buffers' spare room goes back.
+    fn release_memory(&mut self) {
+        self.out = Emitter::starting_at(self.out.last_seq() + 1);
+        self.queue.trim();
+        self.shared.lock().messages.shrink_to_fit();
+    }
+
+    fn resume_clock(&mut self) {
+        self.deadline = self.budget.map(|budget| Instant::now() + budget);
+    }
+
+    fn pause_clock(&mut self) {
+        if let Some(deadline) = self.deadline.take() {
+            self.budget = Some(deadline.saturating_duration_since(Instant::now()));
+        }
+    }
+}
+
+impl Halt {
+    /// How a call that did not run is told why, completing "the run …".
+    fn why(&self) -> &str {
+        match self {
+            Halt::Canceled => "was canceled",
+            Halt::OutOfTime => "ran out of time (max_duration)",
+            Halt::MaxSteps => "reached max_steps",
+            Halt::Truncated => "was cut off at the model's token limit",
+            Halt::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Resolves when the run is canceled or its working time runs out.
+async fn stop_signal(cancel: CancellationToken, deadline: Option<Instant>) -> Halt {
+    let out_of_time = async {
+        match deadline {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = cancel.cancelled() => Halt::Canceled,
+        () = out_of_time => Halt::OutOfTime,
+    }
+}
+
+/// Gives every tool call of the message that has no result or error one saying why it did not
+/// run.
+fn answer_unanswered(builder: &mut MessageBuilder, out: &mut Emitter, why: &str) {
+    let parts = &builder.message().parts;
+    let unanswered: Vec<ToolCall> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ToolCall(call)
+                if !parts.iter().any(|other| match other {
+                    Part::ToolResult(result) => result.tool_call_id == call.tool_call_id,
+                    Part::ToolError(error) => error.tool_call_id == call.tool_call_id,
+                    _ => false,
+                }) =>
+            {
+                Some(call.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    for call in unanswered {
+        builder.part(out, not_run(&call, why));
+    }
+}
+
+fn provider_error(message: impl Into<String>) -> ErrorInfo {
+    ErrorInfo::new("provider_error", message)
+}
+
+fn schema_violation(refusal: &agentwire_core::communication::Refusal) -> ErrorInfo {
+    ErrorInfo::new(
+        "schema_violation",
+        format!("the agent's message breaks its communication schema: {refusal}"),
+    )
+}
+
+/// Never reached: the builder's `finish` always emits `message_complete` last.
+#[cold]
+fn builder_message_missing() -> Message {
+    Message::new(Role::Assistant, Vec::new())
+}

@@ -1,0 +1,444 @@
+//! Runs: [`Agent::start`] checks a [`RunStart`] against the agent's schema and starts the
+//! orchestrator; the [`Run`] it returns holds the event stream and a [`RunHandle`] to watch,
+//! answer and cancel the run.
+//!
+//! A run is one turn of a conversation: the client's input, the agent's work on it (any number
+//! of model calls and tools, paused for approvals and client tools as needed) and the agent's
+//! answer. The next user message starts a new run with the session's history; a finished run
+//! takes no more input. That keeps a run's life short and its state small, and leaves the
+//! conversation to the session, which outlives runs.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use agentwire_core::communication::{Refusal, SchemaMachine, StateName};
+use agentwire_core::{ErrorInfo, Message, Role, RunId, RunStatus, SessionId, ToolSpec, Usage};
+use thiserror::Error;
+use tokio::sync::{Notify, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::Agent;
+use crate::events::{EventQueue, RunEvents};
+use crate::ids::IdKind;
+use crate::orchestrator::Orchestrator;
+use crate::schema;
+use crate::wait::{Mismatch, Wait};
+
+/// What a run starts from.
+///
+/// ```
+/// use agentwire_core::Message;
+/// use agentwire_runtime::RunStart;
+///
+/// let start = RunStart::new(vec![Message::user("Hi")]).with_session("ses_1");
+/// assert_eq!(start.input.len(), 1);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct RunStart {
+    /// The run's id; `None` mints one from the agent's id source.
+    pub run_id: Option<RunId>,
+    /// The session the run belongs to, if any.
+    pub session_id: Option<SessionId>,
+    /// The conversation before this turn, oldest first. The model sees it; the schema does not
+    /// check it again.
+    pub history: Vec<Message>,
+    /// The client's messages that start the turn (usually one user message). Each passes the
+    /// agent's schema; input without an id gets one.
+    pub input: Vec<Message>,
+    /// Tools the client declares and runs itself, offered to the model after the agent's. A
+    /// call to one pauses the run until the client sends its output.
+    pub client_tools: Vec<ToolSpec>,
+}
+
+impl RunStart {
+    /// A start from the client's input, with no history and no client tools.
+    pub fn new(input: Vec<Message>) -> Self {
+        Self {
+            input,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the run's id.
+    pub fn with_run_id(mut self, run_id: impl Into<RunId>) -> Self {
+        self.run_id = Some(run_id.into());
+        self
+    }
+
+    /// Sets the session.
+    pub fn with_session(mut self, session_id: impl Into<SessionId>) -> Self {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Sets the conversation before this turn.
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// Sets the tools the client runs itself.
+    pub fn with_client_tools(mut self, client_tools: Vec<ToolSpec>) -> Self {
+        self.client_tools = client_tools;
+        self
+    }
+}
+
+/// A started run: its events and its handle.
+///
+/// Read `events` to follow the run; the run does not wait for the reader (see [`RunEvents`]).
+#[derive(Debug)]
+pub struct Run {
+    /// Watches, answers and cancels the run; clone it freely.
+    pub handle: RunHandle,
+    /// The run's events, numbered from 1.
+    pub events: RunEvents,
+}
+
+/// A handle on a run, cheap to clone and safe to use from any task.
+#[derive(Clone, Debug)]
+pub struct RunHandle {
+    shared: Arc<Shared>,
+}
+
+/// Why a run was not started. Nothing ran, and no event was produced.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum StartError {
+    /// The input is not what the agent's schema accepts at the start of a run.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// There is no input.
+    #[error("a run needs input: at least one message from the client")]
+    NoInput,
+    /// An input message is not the client's.
+    #[error("the client may not send a message with role '{role}'")]
+    Role {
+        /// Its role.
+        role: &'static str,
+    },
+    /// A client tool has the name of one of the agent's tools.
+    #[error("client tool '{name}' has the name of one of the agent's tools")]
+    ToolNameTaken {
+        /// The name.
+        name: String,
+    },
+    /// The client declared tools, but the agent's schema never lets the server call one.
+    #[error(
+        "the client declared tools, but the agent's communication schema never lets the server send function_call"
+    )]
+    ClientToolsNotAllowed,
+    /// `start` was called outside a Tokio runtime, where the run cannot be spawned.
+    #[error("a run must be started inside a tokio runtime")]
+    NoRuntime,
+}
+
+/// Why a message sent to a run was not accepted. The run is unchanged.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum InputError {
+    /// The agent's schema does not allow it in the run's current state; the refusal names the
+    /// state and what is allowed.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The run has ended.
+    #[error("the run is {status}; it takes no more input", status = .status.name())]
+    Finished {
+        /// How it ended.
+        status: RunStatus,
+    },
+    /// An approval response names no approval request the run waits for.
+    #[error("the run is not waiting for an answer to approval request {approval_id}")]
+    UnknownApproval {
+        /// The id in the response.
+        approval_id: String,
+    },
+    /// A tool output names no client tool call the run waits for.
+    #[error("the run is not waiting for the output of tool call {tool_call_id}")]
+    UnknownToolCall {
+        /// The id in the output.
+        tool_call_id: String,
+    },
+    /// A new question for a run that is still going: a run answers one turn.
+    #[error("a run answers one turn: send the next user message as a new run")]
+    NewTurn,
+    /// The message is not the client's.
+    #[error("the client may not send a message with role '{role}'")]
+    Role {
+        /// Its role.
+        role: &'static str,
+    },
+}
+
+/// What the handle and the orchestrator share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) run_id: RunId,
+    pub(crate) session_id: Option<SessionId>,
+    pub(crate) agent: Agent,
+    /// Every status change is made while `state` is locked, so both always agree.
+    pub(crate) status: watch::Sender<RunStatus>,
+    pub(crate) state: Mutex<RunState>,
+    /// Fires when an input answered something the run waits for.
+    pub(crate) answered: Notify,
+    pub(crate) cancel: CancellationToken,
+}
+
+/// The run's mutable state.
+#[derive(Debug)]
+pub(crate) struct RunState {
+    pub(crate) machine: SchemaMachine,
+    /// The history, then this run's input, then the agent's complete messages: what the model
+    /// sees.
+    pub(crate) messages: Vec<Message>,
+    /// Where this run's messages begin in `messages`.
+    pub(crate) history_len: usize,
+    /// Where the agent's messages begin in `messages`.
+    pub(crate) output_from: usize,
+    pub(crate) usage: Option<Usage>,
+    pub(crate) error: Option<ErrorInfo>,
+    pub(crate) wait: Option<Wait>,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, RunState> {
+        // No code path panics while holding the lock; a poisoned state is still consistent.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Agent {
+    /// Starts a run: checks the input against the agent's schema (a refusal starts nothing),
+    /// then spawns the orchestrator on the current Tokio runtime.
+    pub fn start(&self, start: RunStart) -> Result<Run, StartError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| StartError::NoRuntime)?;
+        let config = &self.inner;
+        if start.input.is_empty() {
+            return Err(StartError::NoInput);
+        }
+        if let Some(tool) = start
+            .client_tools
+            .iter()
+            .find(|tool| config.toolbox.contains(&tool.name))
+        {
+            return Err(StartError::ToolNameTaken {
+                name: tool.name.clone(),
+            });
+        }
+        if !start.client_tools.is_empty()
+            && !schema::allows_anywhere(
+                &config.schema,
+                agentwire_core::communication::Party::Server,
+                agentwire_core::communication::MessageKind::FUNCTION_CALL,
+            )
+        {
+            return Err(StartError::ClientToolsNotAllowed);
+        }
+        let mut machine = SchemaMachine::new(Arc::clone(&config.schema));
+        for message in &start.input {
+            client_role(message.role).map_err(|role| StartError::Role { role })?;
+            let incoming = schema::incoming(message);
+            for utterance in [incoming.approvals, incoming.outputs, incoming.question]
+                .iter()
+                .flatten()
+            {
+                machine.accept(utterance)?;
+            }
+        }
+
+        let run_id = start
+            .run_id
+            .unwrap_or_else(|| config.ids.next_id(IdKind::Run).into());
+        let history_len = start.history.len();
+        let mut messages = start.history;
+        messages.extend(start.input.into_iter().map(|message| self.stamp(message)));
+        let output_from = messages.len();
+        let (status, _) = watch::channel(RunStatus::Created);
+        let shared = Arc::new(Shared {
+            run_id,
+            session_id: start.session_id,
+            agent: self.clone(),
+            status,
+            state: Mutex::new(RunState {
+                machine,
+                messages,
+                history_len,
+                output_from,
+                usage: None,
+                error: None,
+                wait: None,
+            }),
+            answered: Notify::new(),
+            cancel: CancellationToken::new(),
+        });
+        let queue = Arc::new(EventQueue::default());
+        let orchestrator =
+            Orchestrator::new(Arc::clone(&shared), Arc::clone(&queue), start.client_tools);
+        runtime.spawn(orchestrator.run());
+        Ok(Run {
+            handle: RunHandle { shared },
+            events: RunEvents::new(queue),
+        })
+    }
+
+    /// Gives an input message an id and a time if it lacks them.
+    fn stamp(&self, mut message: Message) -> Message {
+        if message.id.is_none() {
+            message.id = Some(self.inner.ids.next_id(IdKind::Message).into());
+        }
+        if message.created_at.is_none() {
+            message.created_at = Some(self.inner.clock.now());
+        }
+        message
+    }
+}
+
+impl RunHandle {
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        &self.shared.run_id
+    }
+
+    /// The session the run belongs to.
+    pub fn session_id(&self) -> Option<&SessionId> {
+        self.shared.session_id.as_ref()
+    }
+
+    /// The agent running it.
+    pub fn agent(&self) -> &Agent {
+        &self.shared.agent
+    }
+
+    /// The run's status now.
+    pub fn status(&self) -> RunStatus {
+        *self.shared.status.borrow()
+    }
+
+    /// The run's state in the agent's communication schema, e.g. `running` or
+    /// `awaiting_approval`.
+    pub fn state(&self) -> StateName {
+        self.shared.lock().machine.state().clone()
+    }
+
+    /// Tokens used so far, summed over the run's model calls; `None` while no call reported
+    /// usage.
+    pub fn usage(&self) -> Option<Usage> {
+        self.shared.lock().usage
+    }
+
+    /// Why the run failed or is incomplete; `None` otherwise.
+    pub fn error(&self) -> Option<ErrorInfo> {
+        self.shared.lock().error.clone()
+    }
+
+    /// The run's conversation so far: its input, then the agent's complete messages. This is
+    /// what a session appends to its history. (Answers to approvals and client tools are not
+    /// messages of their own here: the agent's next message repeats each of them.) The message
+    /// being streamed is not included until it completes; the events show it as it grows.
+    pub fn messages(&self) -> Vec<Message> {
+        let state = self.shared.lock();
+        state.messages[state.history_len..].to_vec()
+    }
+
+    /// The agent's complete messages so far.
+    pub fn output(&self) -> Vec<Message> {
+        let state = self.shared.lock();
+        state.messages[state.output_from..].to_vec()
+    }
+
+    /// Waits until the run needs the client (`awaiting`) or has ended, and returns that status.
+    pub async fn settled(&self) -> RunStatus {
+        let mut status = self.shared.status.subscribe();
+        let settled = status
+            .wait_for(|status| status.is_terminal() || matches!(status, RunStatus::Awaiting(_)))
+            .await
+            .map(|status| *status);
+        // The sender lives as long as `self`, so waiting cannot fail.
+        settled.unwrap_or_else(|_| self.status())
+    }
+
+    /// Sends the run a client message: answers to approval requests (`approval_response`
+    /// parts) and outputs of client tools (`tool_result` or `tool_error` parts). It must be
+    /// what the agent's schema allows in the run's current state; a refusal names the state
+    /// and what is allowed, and changes nothing. When everything the run waits for is
+    /// answered, the run goes on.
+    pub fn input(&self, message: Message) -> Result<(), InputError> {
+        client_role(message.role).map_err(|role| InputError::Role { role })?;
+        let mut state = self.shared.lock();
+        let status = *self.shared.status.borrow();
+        if status.is_terminal() {
+            return Err(InputError::Finished { status });
+        }
+        let incoming = schema::incoming(&message);
+        if let Some(question) = &incoming.question {
+            state.machine.check(question)?;
+            return Err(InputError::NewTurn);
+        }
+
+        // The message's type must fit the current state before its answers are looked at, so
+        // an answer sent at the wrong time is refused naming the state.
+        if let Some(first) = incoming.approvals.as_ref().or(incoming.outputs.as_ref()) {
+            state.machine.check(first)?;
+        }
+        // Apply the answers to copies, and keep them only if the schema accepts everything.
+        let mut wait = state.wait.clone().unwrap_or_default();
+        wait.answer(&message.parts)
+            .map_err(|mismatch| match mismatch {
+                Mismatch::Approval(id) => InputError::UnknownApproval {
+                    approval_id: id.to_string(),
+                },
+                Mismatch::ToolCall(id) => InputError::UnknownToolCall {
+                    tool_call_id: id.to_string(),
+                },
+            })?;
+        let mut machine = state.machine.clone();
+        if let Some(approvals) = &incoming.approvals {
+            if wait.awaiting() == Some(agentwire_core::Awaiting::Approval) {
+                machine.check(approvals)?;
+            } else {
+                machine.accept(approvals)?;
+                if wait.needs_outputs_only() {
+                    // The server's calls of client tools come due once approvals are answered.
+                    machine.accept(&schema::function_call(wait.client_calls()))?;
+                }
+            }
+        }
+        if let Some(outputs) = &incoming.outputs {
+            if wait.awaiting().is_some() {
+                machine.check(outputs)?;
+            } else {
+                machine.accept(outputs)?;
+            }
+        }
+        state.machine = machine;
+        state.wait = Some(wait);
+        drop(state);
+        // The orchestrator reports the new status, or goes on when nothing is left to wait for.
+        self.shared.answered.notify_one();
+        Ok(())
+    }
+
+    /// Cancels the run: the model's stream and running tools stop at once, open parts are
+    /// closed, calls that did not run are answered as canceled, and the run ends `canceled`
+    /// with everything complete kept. Does nothing to a run that has ended.
+    pub fn cancel(&self) {
+        {
+            let mut state = self.shared.lock();
+            if self.shared.status.borrow().is_terminal() {
+                return;
+            }
+            // Interruptible schemas declare the client's cancel; others keep their state.
+            let _ = state.machine.accept(&schema::cancel());
+        }
+        self.shared.cancel.cancel();
+    }
+}
+
+/// A client may send user messages and tool outputs (role `tool`); the name of any other role.
+fn client_role(role: Role) -> Result<(), &'static str> {
+    match role {
+        Role::User | Role::Tool => Ok(()),
+        Role::System => Err("system"),
+        Role::Assistant => Err("assistant"),
+        Role::Data => Err("data"),
+    }
+}

@@ -1,0 +1,289 @@
+//! [`Wait`]: what a paused run waits for (approvals of tool calls, outputs of client tools),
+//! the answers as they arrive, and the parts that tell the model how each call ended.
+//!
+//! Approvals are asked first: while any is unanswered the run is `awaiting approval`; then,
+//! while a client tool's output is missing, `awaiting function_output`. The run resumes when
+//! everything is answered, in a new assistant message that begins with one answer per call.
+
+use agentwire_core::part::{ApprovalResponse, ToolError, ToolResult};
+use agentwire_core::{Awaiting, Part, ToolCall, ToolCallId, ToolErrorKind};
+
+use agentwire_core::ids::ApprovalId;
+
+/// The calls of one paused turn, in the order the model made them, with their answers so far.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Wait {
+    items: Vec<Pending>,
+}
+
+#[derive(Clone, Debug)]
+struct Pending {
+    call: ToolCall,
+    /// `Some` for a call that needs approval; `None` for a client tool's call.
+    approval_id: Option<ApprovalId>,
+    answer: Option<Answer>,
+}
+
+#[derive(Clone, Debug)]
+enum Answer {
+    Approval(ApprovalResponse),
+    Output(Part),
+}
+
+/// An answer that fits nothing the run waits for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Mismatch {
+    /// No unanswered approval request has this id.
+    Approval(ApprovalId),
+    /// No unanswered client call has this id.
+    ToolCall(ToolCallId),
+}
+
+/// How the waited-for calls end, once every answer is in.
+#[derive(Debug, Default)]
+pub(crate) struct Resolution {
+    /// The parts that open the next message: each approval answer and, for a denial, the error
+    /// the model reads; each client output. In call order.
+    pub(crate) parts: Vec<Part>,
+    /// The approved calls, to run now.
+    pub(crate) approved: Vec<ToolCall>,
+}
+
+impl Wait {
+    /// Waits for an approval of `call`, asked with `approval_id`.
+    pub(crate) fn approval(&mut self, call: ToolCall, approval_id: ApprovalId) {
+        self.items.push(Pending {
+            call,
+            approval_id: Some(approval_id),
+            answer: None,
+        });
+    }
+
+    /// Waits for the client to run `call`.
+    pub(crate) fn client_call(&mut self, call: ToolCall) {
+        self.items.push(Pending {
+            call,
+            approval_id: None,
+            answer: None,
+        });
+    }
+
+    /// Whether there is nothing to wait for.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The number of approvals asked.
+    pub(crate) fn n_approvals(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| item.approval_id.is_some())
+            .count()
+    }
+
+    /// The client calls waited for.
+    pub(crate) fn client_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.items
+            .iter()
+            .filter(|item| item.approval_id.is_none())
+            .map(|item| &item.call)
+    }
+
+    /// What the run waits for now; `None` once everything is answered.
+    pub(crate) fn awaiting(&self) -> Option<Awaiting> {
+        let unanswered = |approval: bool| {
+            self.items
+                .iter()
+                .any(|item| item.approval_id.is_some() == approval && item.answer.is_none())
+        };
+        if unanswered(true) {
+            Some(Awaiting::Approval)
+        } else if unanswered(false) {
+            Some(Awaiting::FunctionOutput)
+        } else {
+            None
+        }
+    }
+
+    /// Whether every approval is answered and some client output is still missing.
+    pub(crate) fn needs_outputs_only(&self) -> bool {
+        self.awaiting() == Some(Awaiting::FunctionOutput)
+    }
+
+    /// Records the answers a client message carries (approval responses, tool results and
+    /// errors; other parts are not answers). On a mismatch nothing is recorded.
+    pub(crate) fn answer(&mut self, parts: &[Part]) -> Result<(), Mismatch> {
+        let mut answered = self.clone();
+        for part in parts {
+            match part {
+                Part::ApprovalResponse(response) => {
+                    let item = answered
+                        .items
+                        .iter_mut()
+                        .find(|item| {
+                            item.answer.is_none()
+                                && item.approval_id.as_ref() == Some(&response.approval_id)
+                        })
+                        .ok_or_else(|| Mismatch::Approval(response.approval_id.clone()))?;
+                    item.answer = Some(Answer::Approval(response.clone()));
+                }
+                Part::ToolResult(ToolResult { tool_call_id, .. })
+                | Part::ToolError(ToolError { tool_call_id, .. }) => {
+                    let item = answered
+                        .items
+                        .iter_mut()
+                        .find(|item| {
+                            item.answer.is_none()
+                                && item.approval_id.is_none()
+                                && &item.call.tool_call_id == tool_call_id
+                        })
+                        .ok_or_else(|| Mismatch::ToolCall(tool_call_id.clone()))?;
+                    item.answer = Some(Answer::Output(named(part.clone(), &item.call)));
+                }
+                _ => {}
+            }
+        }
+        *self = answered;
+        Ok(())
+    }
+
+    /// How the calls end now that every answer is in (unanswered ones are treated as canceled,
+    /// which only happens when the run is stopped while waiting).
+    pub(crate) fn resolve(self, stopped: &str) -> Resolution {
+        let mut resolution = Resolution::default();
+        for item in self.items {
+            match item.answer {
+                Some(Answer::Approval(response)) => {
+                    let approved = response.approved;
+                    let reason = response.reason.clone();
+                    resolution.parts.push(Part::ApprovalResponse(response));
+                    if approved {
+                        resolution.approved.push(item.call);
+                    } else {
+                        resolution.parts.push(denied(&item.call, reason.as_deref()));
+                    }
+                }
+                Some(Answer::Output(part)) => resolution.parts.push(part),
+                None => resolution.parts.push(not_run(&item.call, stopped)),
+            }
+        }
+        resolution
+    }
+}
+
+/// The error that tells the model a person denied the call, with their reason.
+fn denied(call: &ToolCall, reason: Option<&str>) -> Part {
+    let reason = match reason.map(str::trim) {
+        Some(reason) if !reason.is_empty() => format!(" Their reason: {reason}"),
+        _ => " They gave no reason.".to_owned(),
+    };
+    tool_error(
+        call,
+        format!(
+            "The user denied this call to tool '{}', so it did not run.{reason}",
+            call.tool_name
+        ),
+    )
+}
+
+/// The error for a call that never ran because the run stopped (`why`: "was canceled", …).
+pub(crate) fn not_run(call: &ToolCall, why: &str) -> Part {
+    tool_error(
+        call,
+        format!(
+            "The call to tool '{}' did not run: the run {why}.",
+            call.tool_name
+        ),
+    )
+}
+
+fn tool_error(call: &ToolCall, message: String) -> Part {
+    Part::ToolError(ToolError {
+        tool_call_id: call.tool_call_id.clone(),
+        tool_name: Some(call.tool_name.clone()),
+        error_type: ToolErrorKind::Execution,
+        message,
+    })
+}
+
+/// A client's output with the tool's name filled in, as the run's own results carry it.
+fn named(part: Part, call: &ToolCall) -> Part {
+    match part {
+        Part::ToolResult(mut result) => {
+            result
+                .tool_name
+                .get_or_insert_with(|| call.tool_name.clone());
+            Part::ToolResult(result)
+        }
+        Part::ToolError(mut error) => {
+            error
+                .tool_name
+                .get_or_insert_with(|| call.tool_name.clone());
+            Part::ToolError(error)
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            args: json!({}).into(),
+        }
+    }
+
+    fn approve(id: &str, approved: bool) -> Part {
+        Part::ApprovalResponse(ApprovalResponse {
+            approval_id: id.into(),
+            approved,
+            reason: (!approved).then(|| "not today".to_owned()),
+        })
+    }
+
+    #[test]
+    fn approvals_come_first_then_outputs() {
+        let mut wait = Wait::default();
+        wait.approval(call("c1", "delete_file"), "apr_1".into());
+        wait.client_call(call("c2", "get_location"));
+        assert_eq!(wait.awaiting(), Some(Awaiting::Approval));
+        assert_eq!(
+            wait.answer(&[approve("apr_9", true)]),
+            Err(Mismatch::Approval("apr_9".into()))
+        );
+        assert_eq!(wait.answer(&[approve("apr_1", false)]), Ok(()));
+        assert_eq!(wait.awaiting(), Some(Awaiting::FunctionOutput));
+        assert_eq!(
+            wait.answer(&[approve("apr_1", true)]),
+            Err(Mismatch::Approval("apr_1".into())),
+            "an approval is answered once"
+        );
+        let output = Part::ToolResult(ToolResult {
+            tool_call_id: "c2".into(),
+            tool_name: None,
+            result: json!({"city": "Paris"}),
+            is_error: None,
+        });
+        assert_eq!(wait.answer(&[output]), Ok(()));
+        assert_eq!(wait.awaiting(), None);
+
+        let resolution = wait.resolve("was canceled");
+        assert!(resolution.approved.is_empty());
+        let types: Vec<_> = resolution.parts.iter().map(Part::type_name).collect();
+        assert_eq!(types, ["approval_response", "tool_error", "tool_result"]);
+        let Part::ToolError(error) = &resolution.parts[1] else {
+            panic!("a denial is a tool error");
+        };
+        assert!(error.message.contains("denied") && error.message.contains("not today"));
+        let Part::ToolResult(result) = &resolution.parts[2] else {
+            panic!("the output is kept");
+        };
+        assert_eq!(result.tool_name.as_deref(), Some("get_location"));
+    }
+}
