@@ -396,8 +396,9 @@ impl RunHandle {
                 machine.check(approvals)?;
             } else {
                 machine.accept(approvals)?;
-                if wait.needs_outputs_only() {
-                    // The server's calls of client tools come due once approvals are answered.
+                if wait.client_calls().next().is_some() {
+                    // The server's calls of client tools come due once approvals are answered
+                    // (outputs sent earlier are refused, so none is answered before this).
                     machine.accept(&schema::function_call(wait.client_calls()))?;
                 }
             }

@@ -105,11 +105,6 @@ impl Wait {
         }
     }
 
-    /// Whether every approval is answered and some client output is still missing.
-    pub(crate) fn needs_outputs_only(&self) -> bool {
-        self.awaiting() == Some(Awaiting::FunctionOutput)
-    }
-
     /// Records the answers a client message carries (approval responses, tool results and
     /// errors; other parts are not answers). On a mismatch nothing is recorded.
     pub(crate) fn answer(&mut self, parts: &[Part]) -> Result<(), Mismatch> {
@@ -186,12 +181,13 @@ fn denied(call: &ToolCall, reason: Option<&str>) -> Part {
     )
 }
 
-/// The error for a call that never ran because the run stopped (`why`: "was canceled", …).
+/// The error for a call that did not run, or did not finish, because the run stopped (`why`:
+/// "was canceled", …).
 pub(crate) fn not_run(call: &ToolCall, why: &str) -> Part {
     tool_error(
         call,
         format!(
-            "The call to tool '{}' did not run: the run {why}.",
+            "The call to tool '{}' was not completed: the run {why}.",
             call.tool_name
         ),
     )
