@@ -44,6 +44,8 @@ struct Queued {
     closed: bool,
     /// The reader is gone: nothing more needs to be kept.
     reader_gone: bool,
+    /// The run waits for the client: once the reader has caught up, the queue's memory goes.
+    idle: bool,
 }
 
 impl EventQueue {
@@ -61,6 +63,7 @@ impl EventQueue {
             if queued.events.len() == before {
                 return;
             }
+            queued.idle = false;
             queued.waker.take()
         };
         if let Some(waker) = waker {
@@ -80,18 +83,26 @@ impl EventQueue {
         }
     }
 
-    /// Gives back the memory of a burst that has been read, so a run that waits for a person
-    /// for hours holds no more than it needs.
-    pub(crate) fn trim(&self) {
+    /// Marks the run as waiting for the client: the queue's memory is given back as soon as
+    /// the reader has read everything, so a run that waits for hours holds no buffer.
+    pub(crate) fn idle(&self) {
         let mut queued = self.lock();
-        let len = queued.events.len();
-        queued.events.shrink_to(len);
+        queued.idle = true;
+        queued.release_if_read();
     }
 
     fn lock(&self) -> MutexGuard<'_, Queued> {
         // The lock is never held across a panic point that could leave the queue half-written;
         // a poisoned lock still guards a consistent queue.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Queued {
+    fn release_if_read(&mut self) {
+        if self.idle && self.events.is_empty() {
+            self.events = VecDeque::new();
+        }
     }
 }
 
@@ -114,6 +125,7 @@ impl RunEvents {
             if !queued.events.is_empty() {
                 let n = queued.events.len();
                 buffer.extend(queued.events.drain(..));
+                queued.release_if_read();
                 return Poll::Ready(n);
             }
             if queued.closed {
@@ -128,6 +140,7 @@ impl RunEvents {
     fn poll_event(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let mut queued = self.queue.lock();
         if let Some(event) = queued.events.pop_front() {
+            queued.release_if_read();
             return Poll::Ready(Some(event));
         }
         if queued.closed {

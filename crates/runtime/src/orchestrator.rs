@@ -345,13 +345,15 @@ impl Orchestrator {
         };
         let refused = {
             let mut state = self.shared.lock();
-            let refused = state.machine.accept(&utterance).err();
-            if refused.is_none() {
-                state.wait = Some(wait.clone());
+            match state.machine.accept(&utterance) {
+                Ok(_) => {
+                    state.wait = Some(wait);
+                    None
+                }
+                Err(refusal) => Some((refusal, wait)),
             }
-            refused
         };
-        if let Some(refusal) = refused {
+        if let Some((refusal, wait)) = refused {
             let halt = Halt::Failed(schema_violation(&refusal));
             self.close_calls(wait, halt.why());
             return Err(halt);
@@ -525,7 +527,7 @@ impl Orchestrator {
     /// A paused run keeps only what it needs: the event buffers' spare room goes back.
     fn release_memory(&mut self) {
         self.out = Emitter::starting_at(self.out.last_seq() + 1);
-        self.queue.trim();
+        self.queue.idle();
         self.shared.lock().messages.shrink_to_fit();
     }
 
