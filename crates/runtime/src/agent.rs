@@ -235,6 +235,12 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds shared tools, e.g. a workspace's file tools
+    /// ([`Workspace::tools`](agentwire_tools::Workspace::tools)); see [`AgentBuilder::tool`].
+    pub fn tools(self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        tools.into_iter().fold(self, Self::tool_arc)
+    }
+
     /// Replaces the tools with a prepared toolbox (its limits included). Default: an empty
     /// toolbox with [`ToolLimits::default`].
     pub fn toolbox(mut self, toolbox: Toolbox) -> Self {

@@ -17,32 +17,22 @@
 //!
 //! ```
 //! use agentwire_brain::ScriptedBrain;
-//! use agentwire_core::{Accumulator, Message, Part, RunStatus, ToolSpec};
+//! use agentwire_core::{Accumulator, Message, Part, RunStatus};
 //! use agentwire_runtime::{Agent, RunStart};
-//! use agentwire_tools::{Tool, ToolContext, ToolFuture};
-//! use serde_json::{Value, json};
+//! use agentwire_tools::{FnTool, JsonSchema};
+//! use serde::Deserialize;
+//! use serde_json::json;
 //!
-//! /// Adds two numbers.
-//! struct Add(ToolSpec);
-//!
-//! impl Tool for Add {
-//!     fn spec(&self) -> &ToolSpec {
-//!         &self.0
-//!     }
-//!     fn call(&self, args: Value, _: ToolContext) -> ToolFuture<'_> {
-//!         // The arguments were checked against the schema before the call.
-//!         let sum = args["a"].as_i64().unwrap_or(0) + args["b"].as_i64().unwrap_or(0);
-//!         Box::pin(async move { Ok(json!(sum)) })
-//!     }
+//! /// The arguments of `add`; the model is shown their JSON Schema.
+//! #[derive(Deserialize, JsonSchema)]
+//! #[schemars(crate = "agentwire_tools::schemars")]
+//! struct Add {
+//!     a: i64,
+//!     b: i64,
 //! }
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
-//! let add = Add(ToolSpec {
-//!     name: "add".into(),
-//!     description: "Adds two integers".into(),
-//!     parameters: json!({"type": "object", "required": ["a", "b"],
-//!         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}),
-//! });
+//! let add = FnTool::new("add", "Adds two integers", |args: Add, _| async move { Ok(args.a + args.b) });
 //! // The model asks for the tool, then answers with its result.
 //! let brain = ScriptedBrain::from_json(r#"{"turns": [
 //!     [{"type": "tool_call_start", "id": "c1", "name": "add"},

@@ -109,6 +109,13 @@ impl Orchestrator {
         self.set_status(RunStatus::InProgress, None);
         let mut opening = Resolution::default();
         let halt = loop {
+            if shared.cancel.is_cancelled() {
+                // Canceled before it began, or as it resumed: no message to write.
+                if !opening.parts.is_empty() || !opening.approved.is_empty() {
+                    self.close_resolution(opening, Halt::Canceled.why());
+                }
+                break Some(Halt::Canceled);
+            }
             match self.message(opening).await {
                 MessageEnd::Answer => break None,
                 MessageEnd::Halt(halt) => break Some(halt),
@@ -165,6 +172,9 @@ impl Orchestrator {
         loop {
             if self.steps >= config.max_steps {
                 return MessageEnd::Halt(Halt::MaxSteps);
+            }
+            if self.shared.cancel.is_cancelled() {
+                return MessageEnd::Halt(Halt::Canceled);
             }
             builder.part(
                 &mut self.out,
@@ -388,10 +398,16 @@ impl Orchestrator {
     /// Answers a stopped wait's calls in a message of their own, so that none is left without
     /// an answer.
     fn close_calls(&mut self, wait: Wait, why: &str) {
+        self.close_resolution(wait.resolve(why), why);
+    }
+
+    /// Writes the answers of a resolved wait in a message of their own, approved calls being
+    /// answered as not run.
+    fn close_resolution(&mut self, resolution: Resolution, why: &str) {
         let Resolution {
             mut parts,
             approved,
-        } = wait.resolve(why);
+        } = resolution;
         parts.extend(approved.iter().map(|call| not_run(call, why)));
         let mut builder = self.start_message();
         for part in parts {
@@ -570,14 +586,15 @@ async fn stop_signal(cancel: CancellationToken, deadline: Option<Instant>) -> Ha
 }
 
 /// Gives every tool call of the message that has no result or error one saying why it did not
-/// run.
+/// run. An answer counts only after its call: some providers reuse call ids from step to step.
 fn answer_unanswered(builder: &mut MessageBuilder, out: &mut Emitter, why: &str) {
     let parts = &builder.message().parts;
     let unanswered: Vec<ToolCall> = parts
         .iter()
-        .filter_map(|part| match part {
+        .enumerate()
+        .filter_map(|(idx, part)| match part {
             Part::ToolCall(call)
-                if !parts.iter().any(|other| match other {
+                if !parts[idx..].iter().any(|other| match other {
                     Part::ToolResult(result) => result.tool_call_id == call.tool_call_id,
                     Part::ToolError(error) => error.tool_call_id == call.tool_call_id,
                     _ => false,

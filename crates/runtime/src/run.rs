@@ -10,8 +10,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use agentwire_core::communication::{Refusal, SchemaMachine, StateName};
-use agentwire_core::{ErrorInfo, Message, Role, RunId, RunStatus, SessionId, ToolSpec, Usage};
+use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
+use agentwire_core::{
+    Awaiting, ErrorInfo, Message, Role, RunId, RunStatus, SessionId, ToolSpec, Usage,
+};
 use thiserror::Error;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -225,11 +227,7 @@ impl Agent {
             });
         }
         if !start.client_tools.is_empty()
-            && !schema::allows_anywhere(
-                &config.schema,
-                agentwire_core::communication::Party::Server,
-                agentwire_core::communication::MessageKind::FUNCTION_CALL,
-            )
+            && !schema::allows_anywhere(&config.schema, Party::Server, MessageKind::FUNCTION_CALL)
         {
             return Err(StartError::ClientToolsNotAllowed);
         }
@@ -392,7 +390,7 @@ impl RunHandle {
             })?;
         let mut machine = state.machine.clone();
         if let Some(approvals) = &incoming.approvals {
-            if wait.awaiting() == Some(agentwire_core::Awaiting::Approval) {
+            if wait.awaiting() == Some(Awaiting::Approval) {
                 machine.check(approvals)?;
             } else {
                 machine.accept(approvals)?;

@@ -200,3 +200,41 @@ async fn an_interruptible_schema_records_the_cancel() {
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&run.handle);
 }
+
+/// Canceled as it resumes: the approval's answer is kept, and the approved call, which never
+/// ran, is answered as canceled.
+#[tokio::test]
+async fn cancel_as_the_run_resumes_answers_the_approved_call() {
+    let brain = Recording::new(json!({"turns": [[
+        {"type": "tool_call_start", "id": "c1", "name": "rm"},
+        {"type": "tool_call_end", "id": "c1"},
+        {"type": "finish", "reason": "tool_calls"}
+    ]]}));
+    let ran = Arc::new(AtomicBool::new(false));
+    let rm = {
+        let ran = Arc::clone(&ran);
+        tool("rm", json!({"type": "object"}), move |_, _| {
+            ran.store(true, Ordering::SeqCst);
+            async { Ok(json!("removed")) }.boxed()
+        })
+    };
+    let agent = agent(&brain).tool(rm).approval(["rm"]).build().unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("rm")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    client.until_settled().await;
+    // On this one-thread runtime the run cannot move between these two calls.
+    run.handle
+        .input(common::approval("apr_1", true, None))
+        .unwrap();
+    run.handle.cancel();
+    assert_eq!(client.until_end().await, RunStatus::Canceled);
+    client.check_agrees_with(&run.handle);
+    assert!(!ran.load(Ordering::SeqCst));
+    assert_eq!(
+        part_types(&run.handle.output()[1]),
+        ["approval_response", "tool_error"]
+    );
+    assert_eq!(brain.requests().len(), 1);
+}
