@@ -312,7 +312,8 @@ impl Orchestrator {
         outcome
     }
 
-    /// Runs the agent's tool calls concurrently; each answer joins the message as it comes.
+    /// Runs the agent's tool calls concurrently; each answer joins the message as it comes. If
+    /// the run stops meanwhile, the calls still running are stopped and answered as such.
     async fn run_tools(
         &mut self,
         builder: &mut MessageBuilder,
@@ -325,24 +326,36 @@ impl Orchestrator {
         let cancel = self.shared.cancel.clone();
         let mut running: FuturesUnordered<_> = calls
             .iter()
-            .map(|call| agent.toolbox.run(call, cancel.child_token()))
+            .enumerate()
+            .map(|(idx, call)| {
+                let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
+                async move { (idx, toolbox.run(call, cancel).await) }
+            })
             .collect();
+        let mut answered = vec![false; calls.len()];
         let stop = stop_signal(cancel.clone(), self.deadline);
         tokio::pin!(stop);
-        loop {
-            // Returning drops `running`, which stops every call still in progress at once.
+        let halt = loop {
             tokio::select! {
                 biased;
-                halt = &mut stop => return Err(halt),
+                halt = &mut stop => break halt,
                 answer = running.next() => match answer {
-                    Some(part) => {
+                    Some((idx, part)) => {
+                        answered[idx] = true;
                         builder.part(&mut self.out, part);
                         self.flush();
                     }
                     None => return Ok(()),
                 },
             }
+        };
+        // Dropping the futures stops every call still in progress at once.
+        drop(running);
+        for (call, _) in calls.iter().zip(answered).filter(|(_, answered)| !answered) {
+            builder.part(&mut self.out, not_run(call, halt.why()));
         }
+        self.flush();
+        Err(halt)
     }
 
     /// Pauses the run until the client has answered everything `wait` asks, and returns what

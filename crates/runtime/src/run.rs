@@ -357,8 +357,9 @@ impl RunHandle {
     /// Sends the run a client message: answers to approval requests (`approval_response`
     /// parts) and outputs of client tools (`tool_result` or `tool_error` parts). It must be
     /// what the agent's schema allows in the run's current state; a refusal names the state
-    /// and what is allowed, and changes nothing. When everything the run waits for is
-    /// answered, the run goes on.
+    /// and what is allowed, and changes nothing. Answers are taken once the run awaits them
+    /// (its status says so: a request is not sent until its message is complete). When
+    /// everything the run waits for is answered, the run goes on.
     pub fn input(&self, message: Message) -> Result<(), InputError> {
         client_role(message.role).map_err(|role| InputError::Role { role })?;
         let mut state = self.shared.lock();

@@ -238,3 +238,47 @@ async fn cancel_as_the_run_resumes_answers_the_approved_call() {
     );
     assert_eq!(brain.requests().len(), 1);
 }
+
+/// Canceled while an approved call runs: the call is stopped and answered in the message that
+/// resumed the run.
+#[tokio::test]
+async fn cancel_while_an_approved_call_runs() {
+    let brain = Recording::new(json!({"turns": [[
+        {"type": "tool_call_start", "id": "c1", "name": "slow_rm"},
+        {"type": "tool_call_end", "id": "c1"},
+        {"type": "finish", "reason": "tool_calls"}
+    ]]}));
+    let (started_tx, started) = tokio::sync::oneshot::channel::<()>();
+    let started_tx = std::sync::Mutex::new(Some(started_tx));
+    let slow_rm = tool("slow_rm", json!({"type": "object"}), move |_, _| {
+        if let Some(started) = started_tx.lock().unwrap().take() {
+            let _ = started.send(());
+        }
+        async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(json!("removed"))
+        }
+        .boxed()
+    });
+    let agent = agent(&brain)
+        .tool(slow_rm)
+        .approval(["slow_rm"])
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("rm")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    client.until_settled().await;
+    run.handle
+        .input(common::approval("apr_1", true, None))
+        .unwrap();
+    started.await.unwrap();
+    run.handle.cancel();
+    assert_eq!(client.until_end().await, RunStatus::Canceled);
+    client.check_agrees_with(&run.handle);
+    let resumed = &run.handle.output()[1];
+    assert_eq!(part_types(resumed), ["approval_response", "tool_error"]);
+    assert!(matches!(&resumed.parts[1], Part::ToolError(error)
+        if error.message == "The call to tool 'slow_rm' was not completed: the run was canceled."));
+}
