@@ -446,3 +446,46 @@ fn agents_that_cannot_work_are_not_built() {
     let error = agentwire_runtime::Agent::builder("a").build().unwrap_err();
     assert!(matches!(error, AgentError::NoBrain { .. }));
 }
+
+/// Many runs at once on a multi-threaded runtime, each answered from its own task as soon as
+/// it waits: every one completes, and its events rebuild its messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_runs_answered_concurrently() {
+    let brain = Recording::new(delete_script());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = deleting_agent(&brain, Arc::clone(&calls));
+    let mut tasks = Vec::new();
+    for n in 0..50 {
+        let agent = agent.clone();
+        tasks.push(tokio::spawn(async move {
+            let run = agent
+                .start(RunStart::new(vec![Message::user(format!(
+                    "Delete {n}.log"
+                ))]))
+                .unwrap();
+            let handle = run.handle.clone();
+            let answer = tokio::spawn(async move {
+                assert_eq!(
+                    handle.settled().await,
+                    RunStatus::Awaiting(Awaiting::Approval)
+                );
+                let Some(Part::ApprovalRequest(request)) = handle.output()[0].parts.last().cloned()
+                else {
+                    panic!("the first message asks for approval");
+                };
+                handle
+                    .input(approval(request.approval_id.as_str(), n % 2 == 0, None))
+                    .unwrap();
+            });
+            let mut client = Client::new(run.events);
+            client.until_settled().await;
+            assert_eq!(client.until_end().await, RunStatus::Completed);
+            answer.await.unwrap();
+            client.check_agrees_with(&run.handle);
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 25, "the approved half ran");
+}
