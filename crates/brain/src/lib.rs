@@ -4,8 +4,9 @@
 //! reason and token usage.
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
-//! (tests, demos, load) here, the provider adapters beside it. It knows nothing of runs, tools'
-//! execution or the event protocol: the runtime turns brain events into message parts.
+//! (tests, demos, load), the offline demo brain of the default agent, and the provider adapters.
+//! It knows nothing of runs, tools' execution or the event protocol: the runtime turns brain
+//! events into message parts.
 //!
 //! Dropping a [`BrainStream`] cancels the model call at once.
 //!
@@ -27,6 +28,7 @@
 //! # }).unwrap();
 //! ```
 
+pub mod demo;
 mod error;
 mod event;
 pub mod openai_chat;
@@ -38,6 +40,7 @@ use std::pin::Pin;
 use futures::Stream;
 
 pub use agentwire_core::ToolSpec;
+pub use demo::DemoBrain;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
 pub use request::BrainRequest;
