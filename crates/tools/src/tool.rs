@@ -2,8 +2,7 @@
 
 use std::fmt;
 
-use agentwire_core::ToolCallId;
-use agentwire_core::ToolSpec;
+use agentwire_core::{ToolCallId, ToolErrorKind, ToolSpec};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -33,19 +32,40 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
 }
 
-/// Why a tool call failed. The message is shown to the model as a `tool_error` EXECUTION, so it
-/// should say what went wrong in words the model can act on.
+/// Why a tool call failed. The message is shown to the model in a `tool_error`, so it should say
+/// what went wrong in words the model can act on.
+///
+/// Most failures are [`ToolErrorKind::Execution`] ([`ToolFailure::new`], or any
+/// `std::error::Error` through `?`). A tool that finds its arguments wrong in a way the schema
+/// cannot express (a path that leaves the workspace) says so with
+/// [`ToolFailure::invalid_arguments`], which the model reads as a `VALIDATION` error.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolFailure {
+    kind: ToolErrorKind,
     message: String,
 }
 
 impl ToolFailure {
-    /// A failure with this message.
+    /// An execution failure with this message.
     pub fn new(message: impl Into<String>) -> Self {
         Self {
+            kind: ToolErrorKind::Execution,
             message: message.into(),
         }
+    }
+
+    /// The arguments were wrong; `message` names the argument and what is wrong with it, e.g.
+    /// `'path' must stay inside the workspace`.
+    pub fn invalid_arguments(message: impl Into<String>) -> Self {
+        Self {
+            kind: ToolErrorKind::Validation,
+            message: message.into(),
+        }
+    }
+
+    /// Whether the arguments were wrong or the execution failed.
+    pub fn kind(&self) -> ToolErrorKind {
+        self.kind
     }
 
     /// What went wrong.
