@@ -47,6 +47,7 @@ pub struct McpServerConfig {
 
 /// How an MCP server is reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum McpTransport {
     /// A child process speaking JSON-RPC on its stdin and stdout (`command = [...]`).
     Stdio {
