@@ -430,8 +430,9 @@ async fn shutdown_ends_the_server_for_its_tools_too() {
     let start = Instant::now();
     server.shutdown().await;
     assert!(!group_alive(group), "alive after shutdown");
+    // Closing stdin ends it (SIGTERM would follow after 3 s, a kill after 6 s).
     assert!(
-        start.elapsed() < Duration::from_secs(3),
+        start.elapsed() < Duration::from_secs(6),
         "{:?}",
         start.elapsed()
     );
@@ -604,7 +605,7 @@ async fn a_server_that_never_answers_times_out_and_is_killed_with_its_children()
     .await
     .unwrap_err();
     assert!(
-        start.elapsed() < Duration::from_secs(3),
+        start.elapsed() < Duration::from_secs(5),
         "{:?}",
         start.elapsed()
     );
