@@ -27,6 +27,7 @@
 //! # }).unwrap();
 //! ```
 
+pub mod anthropic;
 mod error;
 mod event;
 pub mod openai_chat;

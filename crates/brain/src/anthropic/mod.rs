@@ -1,0 +1,6 @@
+//! Anthropic Messages streaming.
+
+pub mod events;
+mod request;
+
+pub use events::EventParser;

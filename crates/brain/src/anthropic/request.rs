@@ -1,0 +1,428 @@
+//! A [`BrainRequest`] as the body of `POST /v1/messages`, without IO.
+//!
+//! The conversation becomes Messages API messages, which must alternate user and assistant
+//! (consecutive messages of one role are merged into one):
+//! - The system prompt and the text of `system` messages join in `system`, in that order.
+//! - A user (or `tool`) message: text → `text` blocks; an image file → an `image` block and a
+//!   PDF → a `document` block (a `data:` URL or inline data as `base64`, any other URL as
+//!   `url`); any other file → a `text` block saying it was not shown, so the model knows it is
+//!   there; tool results (client-executed tools) → `tool_result` blocks, placed first as the
+//!   API requires.
+//! - An assistant message is one turn and may hold several steps: every run of output (thinking,
+//!   text, refusals, tool calls) followed by the tool results and errors it led to becomes an
+//!   assistant message, then a user message of `tool_result` blocks. A result is
+//!   `{"tool_use_id", "content": <text>}` (a string result as it is, any other value as JSON
+//!   text, `"is_error": true` when the result says it failed); a `tool_error` is a result with
+//!   `"is_error": true` whose content names the error type and says what went wrong, e.g.
+//!   `VALIDATION error: Missing required argument 'path'.`, so the model can correct itself.
+//! - Reasoning goes back as a `thinking` block only with the signature that followed it (a
+//!   [`THINKING_SIGNATURE`] data part); Anthropic refuses thinking it did not sign, so reasoning
+//!   without one (e.g. from another provider) is left out. A [`REDACTED_THINKING`] data part
+//!   goes back as a `redacted_thinking` block.
+//! - Tool-call arguments that are not a JSON object (text the model wrote that did not parse)
+//!   are sent as `{}`: the API takes only objects, and the tool error that followed tells the
+//!   model what was wrong.
+//! - A tool call with no result in the history (a run canceled while it ran) gets a `tool_result`
+//!   saying so, because the API refuses a `tool_use` left unanswered.
+//! - Left out, as they mean nothing to the model: `step_start`, approval requests and responses,
+//!   other `data` parts, artifacts, plan updates, sources, empty text, files in assistant
+//!   messages, and `data` messages.
+
+use std::borrow::Cow;
+
+use agentwire_core::part::{FilePart, FileSource, ToolErrorKind};
+use agentwire_core::{Message, Part, Role};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::events::{REDACTED_THINKING, THINKING_SIGNATURE};
+use crate::{BrainError, BrainRequest};
+
+/// What a request is made with besides the conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// The model, e.g. `claude-sonnet-4-5`.
+    pub(crate) model: String,
+    /// The most tokens the answer may take (the API requires it).
+    pub(crate) max_tokens: u32,
+    /// The thinking budget in tokens; `None` leaves extended thinking off.
+    pub(crate) thinking_budget: Option<u32>,
+}
+
+/// The JSON body for this request.
+///
+/// # Errors
+/// [`BrainError::Config`] if the body cannot be written (it always can: every key is a string).
+pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8>, BrainError> {
+    let mut system: Option<Cow<'_, str>> = request.system.as_deref().map(Cow::Borrowed);
+    let mut conversation = Conversation::default();
+    for message in &request.messages {
+        match message.role {
+            Role::System => join_system(&mut system, message),
+            Role::User | Role::Tool => conversation.user_message(message),
+            Role::Assistant => conversation.assistant_message(message),
+            Role::Data => {}
+        }
+    }
+    conversation.answer_open_calls();
+    let body = Body {
+        model: &settings.model,
+        max_tokens: settings.max_tokens,
+        stream: true,
+        system,
+        thinking: settings.thinking_budget.map(|budget_tokens| Thinking {
+            kind: "enabled",
+            budget_tokens,
+        }),
+        tools: request
+            .tools
+            .iter()
+            .map(|tool| Tool {
+                name: &tool.name,
+                description: &tool.description,
+                input_schema: &tool.parameters,
+            })
+            .collect(),
+        messages: conversation.messages,
+    };
+    serde_json::to_vec(&body).map_err(|error| BrainError::Config {
+        message: format!("the request does not serialize: {error}"),
+    })
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: Vec<Tool<'a>>,
+    messages: Vec<WireMessage<'a>>,
+}
+
+#[derive(Serialize)]
+struct Thinking {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    budget_tokens: u32,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: WireRole,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum WireRole {
+    User,
+    Assistant,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: Source<'a>,
+    },
+    Document {
+        source: Source<'a>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Cow<'a, Value>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: Cow<'a, str>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Source<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
+}
+
+/// The messages so far, alternating.
+#[derive(Default)]
+struct Conversation<'a> {
+    messages: Vec<WireMessage<'a>>,
+}
+
+impl<'a> Conversation<'a> {
+    fn user_message(&mut self, message: &'a Message) {
+        let mut content = Vec::new();
+        for part in &message.parts {
+            match part {
+                Part::Text(text) => push_text(&mut content, &text.text),
+                Part::File(file) => content.push(file_block(file)),
+                Part::ToolResult(_) | Part::ToolError(_) => content.extend(result_block(part)),
+                _ => {}
+            }
+        }
+        self.push(WireRole::User, content);
+    }
+
+    /// One assistant turn: an assistant message per step, each followed by a user message of
+    /// the results its calls led to.
+    fn assistant_message(&mut self, message: &'a Message) {
+        let mut output = Vec::new();
+        let mut results = Vec::new();
+        // Reasoning waits for the signature that follows it.
+        let mut unsigned: Option<&'a str> = None;
+        for part in &message.parts {
+            let is_output = matches!(
+                part,
+                Part::Reasoning(_) | Part::Text(_) | Part::Refusal(_) | Part::ToolCall(_)
+            ) || data_named(part, REDACTED_THINKING).is_some();
+            if is_output && !results.is_empty() {
+                // Output after results starts the next step.
+                self.push(WireRole::Assistant, std::mem::take(&mut output));
+                self.push(WireRole::User, std::mem::take(&mut results));
+            }
+            if !matches!(part, Part::Reasoning(_) | Part::Data(_)) {
+                unsigned = None;
+            }
+            match part {
+                Part::Reasoning(reasoning) => unsigned = Some(&reasoning.text),
+                Part::Text(text) => push_text(&mut output, &text.text),
+                Part::Refusal(refusal) => push_text(&mut output, &refusal.text),
+                Part::ToolCall(call) => output.push(Block::ToolUse {
+                    id: call.tool_call_id.as_str(),
+                    name: &call.tool_name,
+                    input: match call.args.as_value() {
+                        object @ Value::Object(_) => Cow::Borrowed(object),
+                        _ => Cow::Owned(Value::Object(serde_json::Map::new())),
+                    },
+                }),
+                Part::ToolResult(_) | Part::ToolError(_) => results.extend(result_block(part)),
+                Part::Data(_) => {
+                    if let Some(signature) = data_named(part, THINKING_SIGNATURE)
+                        .and_then(|data| data.get("signature"))
+                        .and_then(Value::as_str)
+                    {
+                        output.push(Block::Thinking {
+                            thinking: unsigned.take().unwrap_or_default(),
+                            signature,
+                        });
+                    } else if let Some(data) = data_named(part, REDACTED_THINKING)
+                        .and_then(|data| data.get("data"))
+                        .and_then(Value::as_str)
+                    {
+                        output.push(Block::RedactedThinking { data });
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.push(WireRole::Assistant, output);
+        self.push(WireRole::User, results);
+    }
+
+    /// Appends content, merging with the last message when it has the same role. In a user
+    /// message, tool results go before everything else.
+    fn push(&mut self, role: WireRole, content: Vec<Block<'a>>) {
+        if content.is_empty() {
+            return;
+        }
+        if self.messages.last().is_none_or(|last| last.role != role) {
+            self.messages.push(WireMessage {
+                role,
+                content: Vec::with_capacity(content.len()),
+            });
+        }
+        let Some(last) = self.messages.last_mut() else {
+            return;
+        };
+        for block in content {
+            if matches!(block, Block::ToolResult { .. }) {
+                let at = leading_results(&last.content);
+                last.content.insert(at, block);
+            } else {
+                last.content.push(block);
+            }
+        }
+    }
+
+    /// Gives every `tool_use` without a `tool_result` in the next message one saying it has
+    /// none.
+    fn answer_open_calls(&mut self) {
+        let mut at = 0;
+        while at < self.messages.len() {
+            if self.messages[at].role == WireRole::Assistant {
+                let answered: Vec<&str> = self
+                    .messages
+                    .get(at + 1)
+                    .map(|next| next.content.iter().filter_map(result_id).collect())
+                    .unwrap_or_default();
+                let missing: Vec<Block<'a>> = self.messages[at]
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        Block::ToolUse { id, .. } if !answered.contains(id) => {
+                            Some(Block::ToolResult {
+                                tool_use_id: id,
+                                content: Cow::Borrowed(NO_RESULT),
+                                is_error: true,
+                            })
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !missing.is_empty() {
+                    if self.messages.get(at + 1).is_none() {
+                        self.messages.push(WireMessage {
+                            role: WireRole::User,
+                            content: Vec::new(),
+                        });
+                    }
+                    let next = &mut self.messages[at + 1];
+                    let first = leading_results(&next.content);
+                    next.content.splice(first..first, missing);
+                }
+            }
+            at += 1;
+        }
+    }
+}
+
+/// What the model reads for a call whose result is not in the history.
+const NO_RESULT: &str = "the tool call has no result: it did not finish";
+
+fn join_system<'a>(system: &mut Option<Cow<'a, str>>, message: &'a Message) {
+    let text = message.content();
+    if text.is_empty() {
+        return;
+    }
+    match system {
+        Some(system) => {
+            let system = system.to_mut();
+            system.push_str("\n\n");
+            system.push_str(&text);
+        }
+        None => *system = Some(Cow::Owned(text)),
+    }
+}
+
+fn push_text<'a>(content: &mut Vec<Block<'a>>, text: &'a str) {
+    // The API refuses empty text blocks.
+    if !text.is_empty() {
+        content.push(Block::Text {
+            text: Cow::Borrowed(text),
+        });
+    }
+}
+
+fn result_block(part: &Part) -> Option<Block<'_>> {
+    match part {
+        Part::ToolResult(result) => Some(Block::ToolResult {
+            tool_use_id: result.tool_call_id.as_str(),
+            content: match &result.result {
+                Value::String(text) => Cow::Borrowed(text),
+                other => Cow::Owned(other.to_string()),
+            },
+            is_error: result.is_error(),
+        }),
+        Part::ToolError(error) => {
+            let kind = match error.error_type {
+                ToolErrorKind::Validation => "VALIDATION",
+                ToolErrorKind::Execution => "EXECUTION",
+            };
+            Some(Block::ToolResult {
+                tool_use_id: error.tool_call_id.as_str(),
+                content: Cow::Owned(format!("{kind} error: {}", error.message)),
+                is_error: true,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn result_id<'b>(block: &Block<'b>) -> Option<&'b str> {
+    match block {
+        Block::ToolResult { tool_use_id, .. } => Some(tool_use_id),
+        _ => None,
+    }
+}
+
+fn leading_results(content: &[Block<'_>]) -> usize {
+    content
+        .iter()
+        .take_while(|block| matches!(block, Block::ToolResult { .. }))
+        .count()
+}
+
+fn data_named<'p>(part: &'p Part, name: &str) -> Option<&'p Value> {
+    match part {
+        Part::Data(data) if data.name == name => Some(&data.data),
+        _ => None,
+    }
+}
+
+fn file_block(file: &FilePart) -> Block<'_> {
+    let media_type = file.media_type.as_str();
+    let source = match &file.source {
+        FileSource::Data(data) => Source::Base64 { media_type, data },
+        FileSource::Url(url) => match data_url(url) {
+            Some((url_type, data)) => Source::Base64 {
+                media_type: if media_type.is_empty() {
+                    url_type
+                } else {
+                    media_type
+                },
+                data,
+            },
+            None => Source::Url { url },
+        },
+    };
+    if media_type.starts_with("image/") {
+        Block::Image { source }
+    } else if media_type == "application/pdf" {
+        Block::Document { source }
+    } else {
+        let name = file.filename.as_deref().unwrap_or("a file");
+        Block::Text {
+            text: Cow::Owned(format!(
+                "[{name} ({media_type}) is attached but not shown: this model reads images and PDFs only]"
+            )),
+        }
+    }
+}
+
+/// `data:<media type>;base64,<data>` → the media type and the data.
+fn data_url(url: &str) -> Option<(&str, &str)> {
+    let (header, data) = url.strip_prefix("data:")?.split_once(',')?;
+    let media_type = header.strip_suffix(";base64")?;
+    Some((media_type, data))
+}
+
+#[cfg(test)]
+mod tests;
