@@ -4,8 +4,10 @@
 //! reason and token usage.
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
-//! (tests, demos, load) here, the provider adapters beside it. It knows nothing of runs, tools'
-//! execution or the event protocol: the runtime turns brain events into message parts.
+//! (tests, demos, load) here, the provider adapters beside it, over one shared HTTP transport
+//! (retries per [`RetryPolicy`] before any output, SSE read incrementally). It knows nothing of
+//! runs, tools' execution or the event protocol: the runtime turns brain events into message
+//! parts.
 //!
 //! Dropping a [`BrainStream`] cancels the model call at once.
 //!
@@ -30,6 +32,7 @@
 pub mod anthropic;
 mod error;
 mod event;
+mod http;
 pub mod openai_chat;
 mod request;
 pub mod scripted;
@@ -41,6 +44,7 @@ use futures::Stream;
 pub use agentwire_core::ToolSpec;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
+pub use http::RetryPolicy;
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;
 
