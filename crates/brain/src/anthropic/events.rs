@@ -21,8 +21,9 @@
 //!   (with the prompt cache's reads and writes, which Anthropic counts apart, added in), output
 //!   from the last `message_delta` (its counts are cumulative, so the last one wins).
 //! - an `error` event (e.g. `overloaded_error` mid-stream) → [`BrainError::Model`] naming the
-//!   error type. It is terminal and not retried here: output may already have streamed, so only
-//!   the caller can decide to run the step again.
+//!   error type. It is terminal and not retried: the transport retries only HTTP statuses and
+//!   broken connections, and output has usually streamed by then, so only the caller can decide
+//!   to run the step again.
 //!
 //! Skipped, so newer streams keep working: `ping`, event types this parser does not know, and
 //! block and delta types it does not know (server tools, citations). A known event with a bad

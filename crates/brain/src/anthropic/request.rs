@@ -1,20 +1,24 @@
 //! A [`BrainRequest`] as the body of `POST /v1/messages`, without IO.
 //!
-//! The conversation becomes Messages API messages, which must alternate user and assistant
-//! (consecutive messages of one role are merged into one):
-//! - The system prompt and the text of `system` messages join in `system`, in that order.
-//! - A user (or `tool`) message: text → `text` blocks; an image file → an `image` block and a
-//!   PDF → a `document` block (a `data:` URL or inline data as `base64`, any other URL as
-//!   `url`); any other file → a `text` block saying it was not shown, so the model knows it is
-//!   there; tool results (client-executed tools) → `tool_result` blocks, placed first as the
-//!   API requires.
-//! - An assistant message is one turn and may hold several steps: every run of output (thinking,
-//!   text, refusals, tool calls) followed by the tool results and errors it led to becomes an
-//!   assistant message, then a user message of `tool_result` blocks. A result is
-//!   `{"tool_use_id", "content": <text>}` (a string result as it is, any other value as JSON
-//!   text, `"is_error": true` when the result says it failed); a `tool_error` is a result with
-//!   `"is_error": true` whose content names the error type and says what went wrong, e.g.
-//!   `VALIDATION error: Missing required argument 'path'.`, so the model can correct itself.
+//! Our model keeps ONE assistant message per turn, its steps marked by `step_start` parts, with
+//! tool results and errors as parts of that same message. The Messages API wants messages that
+//! alternate user and assistant, each assistant message that calls tools followed by a user
+//! message holding a `tool_result` for each call. So:
+//!
+//! - An assistant message is cut into steps where output (thinking, text, a refusal, a tool call)
+//!   follows a tool result or error. A step becomes an assistant message of `thinking`, `text`
+//!   and `tool_use {id, name, input}` blocks.
+//! - Every call's outcome goes in the user message right after the assistant message that made
+//!   the call, in call order, wherever the history had it: in the assistant message (tools the
+//!   runtime ran) or in a later user or tool message (tools the client ran). A result is
+//!   `{"tool_use_id", "content"}`: a string result as is, any other as JSON text, with
+//!   `"is_error": true` when the result says it failed. A `tool_error` is a result with
+//!   `"is_error": true` and content `{"error": {"type": "VALIDATION" | "EXECUTION", "message":
+//!   "…"}}` (as the OpenAI adapter writes it), which the model reads and corrects itself from
+//!   (seed 000 §3.3).
+//! - A call without an outcome (a turn cut short by a cancel) gets a result saying it did not
+//!   finish, so the model knows; an outcome whose call is nowhere is left out. The API refuses
+//!   both otherwise.
 //! - Reasoning goes back as a `thinking` block only with the signature that followed it (a
 //!   [`THINKING_SIGNATURE`] data part); Anthropic refuses thinking it did not sign, so reasoning
 //!   without one (e.g. from another provider) is left out. A [`REDACTED_THINKING`] data part
@@ -22,18 +26,25 @@
 //! - Tool-call arguments that are not a JSON object (text the model wrote that did not parse)
 //!   are sent as `{}`: the API takes only objects, and the tool error that followed tells the
 //!   model what was wrong.
-//! - A tool call with no result in the history (a run canceled while it ran) gets a `tool_result`
-//!   saying so, because the API refuses a `tool_use` left unanswered.
-//! - Left out, as they mean nothing to the model: `step_start`, approval requests and responses,
-//!   other `data` parts, artifacts, plan updates, sources, empty text, files in assistant
-//!   messages, and `data` messages.
+//! - User (and tool-role) parts: text as `text` blocks; an image file as an `image` block and a
+//!   PDF as a `document` block (a `data:` URL or inline data as `base64`, another URL as
+//!   `url`); any other file as a text line naming it (the API reads no other kind); `data`
+//!   parts as their native JSON text.
+//! - The system prompt and the text of `system` messages join in `system`, in that order.
+//! - Consecutive messages of one role merge into one; empty text is left out (the API refuses
+//!   empty blocks).
+//! - Dropped, because they mean nothing to the model: `step_start`, approval requests and
+//!   responses (the runtime turns a denial into a tool outcome), other `data` parts in assistant
+//!   messages, artifacts, plan updates, sources, files in assistant messages, and `data`-role
+//!   messages.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
-use agentwire_core::part::{FilePart, FileSource, ToolErrorKind};
+use agentwire_core::part::{DataPart, FilePart, FileSource};
 use agentwire_core::{Message, Part, Role};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::events::{REDACTED_THINKING, THINKING_SIGNATURE};
 use crate::{BrainError, BrainRequest};
@@ -64,7 +75,6 @@ pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8
             Role::Data => {}
         }
     }
-    conversation.answer_open_calls();
     let body = Body {
         model: &settings.model,
         max_tokens: settings.max_tokens,
@@ -83,7 +93,7 @@ pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8
                 input_schema: &tool.parameters,
             })
             .collect(),
-        messages: conversation.messages,
+        messages: conversation.place_outcomes(),
     };
     serde_json::to_vec(&body).map_err(|error| BrainError::Config {
         message: format!("the request does not serialize: {error}"),
@@ -132,7 +142,7 @@ enum WireRole {
     Assistant,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
     Text {
@@ -164,7 +174,7 @@ enum Block<'a> {
     },
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Source<'a> {
     Base64 { media_type: &'a str, data: &'a str },
@@ -184,6 +194,9 @@ impl<'a> Conversation<'a> {
             match part {
                 Part::Text(text) => push_text(&mut content, &text.text),
                 Part::File(file) => content.push(file_block(file)),
+                Part::Data(data) => content.push(Block::Text {
+                    text: Cow::Owned(data_text(data)),
+                }),
                 Part::ToolResult(_) | Part::ToolError(_) => content.extend(result_block(part)),
                 _ => {}
             }
@@ -247,8 +260,7 @@ impl<'a> Conversation<'a> {
         self.push(WireRole::User, results);
     }
 
-    /// Appends content, merging with the last message when it has the same role. In a user
-    /// message, tool results go before everything else.
+    /// Appends content, merging with the last message when it has the same role.
     fn push(&mut self, role: WireRole, content: Vec<Block<'a>>) {
         if content.is_empty() {
             return;
@@ -262,55 +274,52 @@ impl<'a> Conversation<'a> {
         let Some(last) = self.messages.last_mut() else {
             return;
         };
-        for block in content {
-            if matches!(block, Block::ToolResult { .. }) {
-                let at = leading_results(&last.content);
-                last.content.insert(at, block);
-            } else {
-                last.content.push(block);
-            }
-        }
+        last.content.extend(content);
     }
 
-    /// Gives every `tool_use` without a `tool_result` in the next message one saying it has
-    /// none.
-    fn answer_open_calls(&mut self) {
-        let mut at = 0;
-        while at < self.messages.len() {
-            if self.messages[at].role == WireRole::Assistant {
-                let answered: Vec<&str> = self
-                    .messages
-                    .get(at + 1)
-                    .map(|next| next.content.iter().filter_map(result_id).collect())
-                    .unwrap_or_default();
-                let missing: Vec<Block<'a>> = self.messages[at]
+    /// Puts every call's outcome in the user message right after the assistant message that
+    /// made the call, in call order, wherever the history had it (the step's own results, or a
+    /// later user message for a tool the client ran). A call without an outcome gets one saying
+    /// so; an outcome whose call is nowhere is left out. The API refuses both otherwise.
+    fn place_outcomes(self) -> Vec<WireMessage<'a>> {
+        let mut outcomes: HashMap<&'a str, Block<'a>> = HashMap::new();
+        let mut messages = Vec::with_capacity(self.messages.len());
+        for mut message in self.messages {
+            message.content.retain(|block| match block {
+                Block::ToolResult { tool_use_id, .. } => {
+                    // The first outcome of a call counts.
+                    if !outcomes.contains_key(tool_use_id) {
+                        outcomes.insert(tool_use_id, block.clone());
+                    }
+                    false
+                }
+                _ => true,
+            });
+            messages.push(message);
+        }
+        let mut placed = Conversation::default();
+        for message in messages {
+            let answers: Vec<Block<'a>> = match message.role {
+                WireRole::Assistant => message
                     .content
                     .iter()
                     .filter_map(|block| match block {
-                        Block::ToolUse { id, .. } if !answered.contains(id) => {
-                            Some(Block::ToolResult {
+                        Block::ToolUse { id, .. } => {
+                            Some(outcomes.remove(id).unwrap_or(Block::ToolResult {
                                 tool_use_id: id,
                                 content: Cow::Borrowed(NO_RESULT),
                                 is_error: true,
-                            })
+                            }))
                         }
                         _ => None,
                     })
-                    .collect();
-                if !missing.is_empty() {
-                    if self.messages.get(at + 1).is_none() {
-                        self.messages.push(WireMessage {
-                            role: WireRole::User,
-                            content: Vec::new(),
-                        });
-                    }
-                    let next = &mut self.messages[at + 1];
-                    let first = leading_results(&next.content);
-                    next.content.splice(first..first, missing);
-                }
-            }
-            at += 1;
+                    .collect(),
+                WireRole::User => Vec::new(),
+            };
+            placed.push(message.role, message.content);
+            placed.push(WireRole::User, answers);
         }
+        placed.messages
     }
 }
 
@@ -351,33 +360,15 @@ fn result_block(part: &Part) -> Option<Block<'_>> {
             },
             is_error: result.is_error(),
         }),
-        Part::ToolError(error) => {
-            let kind = match error.error_type {
-                ToolErrorKind::Validation => "VALIDATION",
-                ToolErrorKind::Execution => "EXECUTION",
-            };
-            Some(Block::ToolResult {
-                tool_use_id: error.tool_call_id.as_str(),
-                content: Cow::Owned(format!("{kind} error: {}", error.message)),
-                is_error: true,
-            })
-        }
+        Part::ToolError(error) => Some(Block::ToolResult {
+            tool_use_id: error.tool_call_id.as_str(),
+            content: Cow::Owned(
+                json!({"error": {"type": error.error_type, "message": error.message}}).to_string(),
+            ),
+            is_error: true,
+        }),
         _ => None,
     }
-}
-
-fn result_id<'b>(block: &Block<'b>) -> Option<&'b str> {
-    match block {
-        Block::ToolResult { tool_use_id, .. } => Some(tool_use_id),
-        _ => None,
-    }
-}
-
-fn leading_results(content: &[Block<'_>]) -> usize {
-    content
-        .iter()
-        .take_while(|block| matches!(block, Block::ToolResult { .. }))
-        .count()
 }
 
 fn data_named<'p>(part: &'p Part, name: &str) -> Option<&'p Value> {
@@ -408,13 +399,23 @@ fn file_block(file: &FilePart) -> Block<'_> {
     } else if media_type == "application/pdf" {
         Block::Document { source }
     } else {
-        let name = file.filename.as_deref().unwrap_or("a file");
+        // The Messages API reads images and PDFs only: name the file for the model.
+        let filename = file.filename.as_deref().unwrap_or("file");
+        let text = match &file.source {
+            FileSource::Url(url) if !url.starts_with("data:") => {
+                format!("[file {filename} ({media_type}): {url}]")
+            }
+            _ => format!("[file {filename} ({media_type}): not shown]"),
+        };
         Block::Text {
-            text: Cow::Owned(format!(
-                "[{name} ({media_type}) is attached but not shown: this model reads images and PDFs only]"
-            )),
+            text: Cow::Owned(text),
         }
     }
+}
+
+/// A data part as the model reads it: its native JSON.
+fn data_text(data: &DataPart) -> String {
+    json!({"type": "data", "name": data.name, "data": data.data}).to_string()
 }
 
 /// `data:<media type>;base64,<data>` → the media type and the data.

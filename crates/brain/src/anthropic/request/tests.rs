@@ -99,7 +99,7 @@ fn each_step_of_a_turn_is_an_assistant_message_and_its_results_a_user_message() 
             ]},
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true,
-                 "content": "VALIDATION error: Validation failed for tool 'write_file': Missing required argument 'path'."}
+                 "content": "{\"error\":{\"type\":\"VALIDATION\",\"message\":\"Validation failed for tool 'write_file': Missing required argument 'path'.\"}}"}
             ]},
             {"role": "assistant", "content": [
                 {"type": "text", "text": "I missed the path."},
@@ -107,8 +107,8 @@ fn each_step_of_a_turn_is_an_assistant_message_and_its_results_a_user_message() 
                 {"type": "tool_use", "id": "toolu_3", "name": "read_file", "input": {"path": "/hello.txt"}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_3", "content": "Hello"},
-                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "{\"status\":\"success\"}"}
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "{\"status\":\"success\"}"},
+                {"type": "tool_result", "tool_use_id": "toolu_3", "content": "Hello"}
             ]},
             {"role": "assistant", "content": [{"type": "text", "text": "Written."}]},
             {"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
@@ -117,7 +117,7 @@ fn each_step_of_a_turn_is_an_assistant_message_and_its_results_a_user_message() 
 }
 
 #[test]
-fn client_results_come_first_in_the_user_message_and_same_roles_merge() {
+fn outcomes_follow_their_call_wherever_they_were_and_same_roles_merge() {
     check_messages(
         vec![
             json!({"role": "user", "parts": [{"type": "text", "text": "Where am I?"}]}),
@@ -132,7 +132,12 @@ fn client_results_come_first_in_the_user_message_and_same_roles_merge() {
                 {"type": "tool_result", "tool_call_id": "toolu_9", "result": {"city": "Paris"}, "is_error": false}
             ]}),
             json!({"role": "data", "parts": [{"type": "data", "name": "weather", "data": {}}]}),
-            json!({"role": "tool", "parts": [{"type": "tool_result", "tool_call_id": "toolu_9b", "result": "late", "is_error": true}]}),
+            json!({"role": "tool", "parts": [{"type": "tool_result", "tool_call_id": "toolu_8", "result": "no call", "is_error": true}]}),
+            json!({"role": "assistant", "parts": [{"type": "text", "text": "You are in Paris."}]}),
+            json!({"role": "user", "parts": [
+                {"type": "data", "name": "location", "data": {"lat": 48.85}},
+                {"type": "tool_result", "tool_call_id": "toolu_9", "result": "a second outcome", "is_error": true}
+            ]}),
         ],
         json!([
             {"role": "user", "content": [
@@ -144,8 +149,11 @@ fn client_results_come_first_in_the_user_message_and_same_roles_merge() {
             ]},
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_9", "content": "{\"city\":\"Paris\"}"},
-                {"type": "tool_result", "tool_use_id": "toolu_9b", "content": "late", "is_error": true},
                 {"type": "text", "text": "There you go."}
+            ]},
+            {"role": "assistant", "content": [{"type": "text", "text": "You are in Paris."}]},
+            {"role": "user", "content": [
+                {"type": "text", "text": "{\"type\":\"data\",\"name\":\"location\",\"data\":{\"lat\":48.85}}"}
             ]}
         ]),
     );
@@ -159,13 +167,15 @@ fn files_become_image_and_document_blocks() {
             {"type": "file", "media_type": "image/jpeg", "url": "https://example.com/cat.jpg"},
             {"type": "file", "media_type": "application/pdf", "url": "data:application/pdf;base64,JVBERi0="},
             {"type": "file", "media_type": "text/csv", "data": "YSxi", "filename": "table.csv"},
+            {"type": "file", "media_type": "audio/mpeg", "url": "https://example.com/a.mp3"},
             {"type": "text", "text": ""}
         ]})],
         json!([{"role": "user", "content": [
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
             {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
             {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBERi0="}},
-            {"type": "text", "text": "[table.csv (text/csv) is attached but not shown: this model reads images and PDFs only]"}
+            {"type": "text", "text": "[file table.csv (text/csv): not shown]"},
+            {"type": "text", "text": "[file file (audio/mpeg): https://example.com/a.mp3]"}
         ]}]),
     );
 }
@@ -220,8 +230,8 @@ fn calls_left_without_a_result_are_answered() {
                 {"type": "tool_use", "id": "toolu_2", "name": "fast", "input": {}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok"},
                 {"type": "tool_result", "tool_use_id": "toolu_1", "content": NO_RESULT, "is_error": true},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok"},
                 {"type": "text", "text": "Again"}
             ]},
             {"role": "assistant", "content": [
