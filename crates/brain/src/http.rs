@@ -21,9 +21,6 @@
 //!
 //! The stream's failure modes are terminal: an `Err` item, then nothing.
 
-// The provider adapters that use this land in the next commits.
-#![allow(dead_code)]
-
 use std::collections::VecDeque;
 use std::time::Duration;
 

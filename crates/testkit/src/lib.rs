@@ -2,10 +2,12 @@
 //! strategies for the core model ([`strategy`]), a driver that streams any message through
 //! the real [`MessageBuilder`](agentwire_core::MessageBuilder) ([`stream`]), the canonical
 //! scenario set every dialect is checked against ([`scenarios`]), golden files
-//! ([`golden`]), and a fake model provider HTTP server ([`fake_provider`]).
+//! ([`golden`]), and a fake model provider HTTP server ([`fake_provider`]) with real-format
+//! provider streams ([`fake_openai`]).
 //!
 //! Only ever a dev-dependency.
 
+pub mod fake_openai;
 pub mod fake_provider;
 pub mod golden;
 pub mod scenarios;
