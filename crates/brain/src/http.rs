@@ -43,8 +43,8 @@ pub(crate) const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// random jitter, so tests and logs are reproducible.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// How many times the request is sent at most, the first time included; 1 means no retry.
-    /// Default 3.
+    /// How many times the request is sent at most, the first time included; 1 (or 0) means no
+    /// retry. Default 3.
     pub max_attempts: u32,
     /// The wait before the first retry. Default 500 ms.
     pub initial_delay: Duration,
