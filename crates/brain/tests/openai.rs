@@ -431,6 +431,30 @@ async fn http_500_forever_fails_after_max_attempts() {
 }
 
 #[tokio::test]
+async fn an_unreachable_server_is_a_connection_error_after_the_retries() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut config = OpenAiConfig::new("m");
+    config.base_url = format!("http://127.0.0.1:{port}/v1");
+    config.retry = RetryPolicy {
+        max_attempts: 2,
+        initial_delay: Duration::ZERO,
+        max_delay: Duration::ZERO,
+    };
+    let items = call(&OpenAiBrain::new(config).unwrap(), hi()).await;
+    assert_eq!(items.len(), 1);
+    assert!(
+        matches!(&items[0], Err(BrainError::Connection { message }) if message.contains("onnect")),
+        "{:?}",
+        items[0]
+    );
+}
+
+#[tokio::test]
 async fn http_400_is_not_retried() {
     let server = FakeProvider::start();
     let body = r#"{"error":{"message":"Invalid 'messages[1].tool_calls'","type":"invalid_request_error"}}"#;
