@@ -9,9 +9,10 @@
 //!
 //! - A non-2xx answer is [`BrainError::ProviderRejected`] with the body (read up to
 //!   [`ERROR_BODY_LIMIT`] bytes).
-//! - HTTP 408, 429 and 5xx, and a connection that fails or breaks, are retried with exponential
-//!   backoff per [`RetryPolicy`] (`retry-after-ms` or `Retry-After` in seconds take precedence),
-//!   but only while nothing has been yielded: once a [`BrainEvent`] went out, a failure is
+//! - HTTP 408, 429 and 5xx, a connection that fails or breaks, and a body that ends before the
+//!   parser saw the model finish are retried with exponential backoff per [`RetryPolicy`]
+//!   (`retry-after-ms` or `Retry-After` in seconds take precedence), but only while nothing has
+//!   been yielded: once a [`BrainEvent`] went out, a failure is
 //!   terminal, because the caller has already acted on the output.
 //! - The body is read incrementally by the workspace's one SSE reader
 //!   ([`agentwire_dialects::sse::SseReader`]): each byte is looked at once, whatever the split.
@@ -19,9 +20,6 @@
 //!   which closes the connection at once.
 //!
 //! The stream's failure modes are terminal: an `Err` item, then nothing.
-
-// The provider adapters that use this land in the next commits.
-#![allow(dead_code)]
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -36,16 +34,17 @@ use crate::{BrainError, BrainEvent, BrainStream};
 /// How much of an error answer's body is kept in [`BrainError::ProviderRejected`].
 pub(crate) const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
-/// When and how often a model call is tried again after a failure that may pass: HTTP 408, 429
-/// or 5xx, or a connection that failed or broke, and only before any output was streamed.
+/// When and how often a model call is tried again after a failure that may pass (HTTP 408, 429
+/// or 5xx, a connection that failed or broke, a stream cut short), and only before any output
+/// was streamed.
 ///
 /// The n-th retry waits `initial_delay * 2^(n-1)`, or what the provider asked for in
 /// `retry-after-ms` / `Retry-After` (seconds), never more than `max_delay`. The delay has no
 /// random jitter, so tests and logs are reproducible.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// How many times the request is sent at most, the first time included; 1 means no retry.
-    /// Default 3.
+    /// How many times the request is sent at most, the first time included; 1 (or 0) means no
+    /// retry. Default 3.
     pub max_attempts: u32,
     /// The wait before the first retry. Default 500 ms.
     pub initial_delay: Duration,
@@ -274,15 +273,17 @@ where
             )
         })?;
         let result = match chunk {
-            Some(bytes) => body.read(&bytes),
+            Some(bytes) => body.read(&bytes).map_err(Failure::terminal),
             None => {
-                self.done = true;
-                body.end()
+                let ended = body.end();
+                self.done = ended.is_ok();
+                // A body that ends before the model finished was cut short: it may pass.
+                ended.map_err(|error| Failure::transient(error, None))
             }
         };
         // Events parsed before a failure still go out, then the failure.
         self.ready.extend(body.events.drain(..));
-        result.map_err(Failure::terminal)
+        result
     }
 }
 
@@ -511,11 +512,16 @@ mod tests {
     async fn transient_failures_before_output_are_retried() {
         let server = FakeProvider::start();
         server.push(FakeResponse::new(503).body("busy"));
-        // Cut before any event came out: retried too.
+        // Cut, or ended without a finish, before any event came out: retried too.
         server.push(FakeResponse::sse("data: end").cut());
+        server.push(FakeResponse::sse(": nothing yet\n\n"));
         server.push(FakeResponse::sse(BODY));
-        assert_eq!(call(&server, quick()).await, ok(&["a:1", "-:2", FINISH]));
-        assert_eq!(server.requests().len(), 3);
+        let policy = RetryPolicy {
+            max_attempts: 4,
+            ..quick()
+        };
+        assert_eq!(call(&server, policy).await, ok(&["a:1", "-:2", FINISH]));
+        assert_eq!(server.requests().len(), 4);
     }
 
     #[tokio::test]
@@ -540,6 +546,16 @@ mod tests {
     #[tokio::test]
     async fn a_failure_after_output_is_terminal() {
         let server = FakeProvider::start();
+        server.push(FakeResponse::sse("data: 1\n\n"));
+        let items = call(&server, quick()).await;
+        assert_eq!(
+            items,
+            [
+                Ok("-:1".into()),
+                Err("the provider's stream is malformed: no end".into())
+            ]
+        );
+
         server.push(FakeResponse::sse("data: 1\n\n").cut());
         let items = call(&server, quick()).await;
         assert_eq!(items[0], Ok("-:1".into()));
@@ -557,7 +573,7 @@ mod tests {
                 Err("the provider's stream is malformed: bad".into())
             ]
         );
-        assert_eq!(server.requests().len(), 2);
+        assert_eq!(server.requests().len(), 3);
     }
 
     #[tokio::test]

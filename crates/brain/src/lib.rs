@@ -33,7 +33,7 @@ pub mod anthropic;
 mod error;
 mod event;
 mod http;
-pub mod openai_chat;
+pub mod openai;
 mod request;
 pub mod scripted;
 
@@ -45,6 +45,7 @@ pub use agentwire_core::ToolSpec;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
 pub use http::RetryPolicy;
+pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;
 

@@ -3,7 +3,8 @@
 //!
 //! Provider-neutral: an answer is a status, headers and a body given as pieces (so a test can
 //! split an SSE stream at any byte, pause between pieces, cut the connection mid-body, or keep
-//! it open forever). The provider-specific SSE bodies are built beside it.
+//! it open forever). The provider-specific SSE bodies are built beside it
+//! ([`crate::fake_openai`]).
 //!
 //! The server runs on its own thread and Tokio runtime: a test on a paused clock
 //! (`#[tokio::test(start_paused = true)]`) does not move the server's timers, and the server's
