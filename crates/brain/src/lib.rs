@@ -42,6 +42,7 @@ use std::pin::Pin;
 use futures::Stream;
 
 pub use agentwire_core::ToolSpec;
+pub use anthropic::{AnthropicBrain, AnthropicConfig};
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
 pub use http::RetryPolicy;

@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use agentwire_brain::anthropic::{AnthropicBrain, THINKING_SIGNATURE};
+use agentwire_brain::anthropic::THINKING_SIGNATURE;
 use agentwire_brain::{
-    Brain, BrainError, BrainEvent, BrainRequest, FinishReason, RetryPolicy, ToolSpec,
+    AnthropicBrain, AnthropicConfig, Brain, BrainError, BrainEvent, BrainRequest, FinishReason,
+    RetryPolicy, ToolSpec,
 };
 use agentwire_core::{Message, Usage};
 use agentwire_testkit::fake_anthropic::{self as fake, INPUT_TOKENS, OUTPUT_TOKENS};
@@ -15,16 +16,20 @@ use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+fn config(server: &FakeProvider) -> AnthropicConfig {
+    let mut config = AnthropicConfig::new("claude-sonnet-4-5");
+    config.base_url = server.url().into();
+    config.api_key = Some("sk-ant-test".into());
+    config.retry = RetryPolicy {
+        max_attempts: 3,
+        initial_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    config
+}
+
 fn brain(server: &FakeProvider) -> AnthropicBrain {
-    AnthropicBrain::new("claude-sonnet-4-5", "sk-ant-test")
-        .unwrap()
-        .with_base_url(server.url())
-        .with_retry(RetryPolicy {
-            max_attempts: 3,
-            initial_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(5),
-        })
-        .unwrap()
+    AnthropicBrain::new(config(server)).unwrap()
 }
 
 /// Every item of one model call for `body`, the error (if any) as the last item.
@@ -360,11 +365,22 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
         )],
         step: 0,
     };
-    let brain = brain(&server).with_max_tokens(8000).with_thinking(2000);
-    let items = collect(&brain, request).await;
+    let mut config = config(&server);
+    config.max_tokens = 8000;
+    config.thinking_budget = Some(2000);
+    config.headers = vec![(
+        "anthropic-beta".into(),
+        "interleaved-thinking-2025-05-14".into(),
+    )];
+    let items = collect(&AnthropicBrain::new(config).unwrap(), request).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let recorded = &server.requests()[0];
     assert_eq!(
-        server.requests()[0].body,
+        recorded.header("anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14")
+    );
+    assert_eq!(
+        recorded.body,
         json!({
             "model": "claude-sonnet-4-5",
             "max_tokens": 8000,
@@ -401,15 +417,43 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
 }
 
 #[tokio::test]
-async fn a_thinking_budget_over_the_limit_is_a_configuration_error() {
+async fn a_configuration_that_cannot_work_is_refused_up_front() {
     let server = FakeProvider::start();
-    let brain = brain(&server).with_max_tokens(1000).with_thinking(1024);
-    let items = collect(&brain, BrainRequest::new(vec![Message::user("Hi")])).await;
+    let refused = |change: fn(&mut AnthropicConfig)| {
+        let mut config = config(&server);
+        change(&mut config);
+        AnthropicBrain::new(config).unwrap_err().to_string()
+    };
     assert_eq!(
-        items,
-        vec![Err(
-            "invalid brain configuration: the thinking budget (1024 tokens) must be less than max_tokens (1000)".into()
-        )]
+        refused(|config| {
+            config.max_tokens = 1000;
+            config.thinking_budget = Some(1024);
+        }),
+        "invalid brain configuration: the thinking budget (1024 tokens) must be less than max_tokens (1000)"
+    );
+    assert!(
+        refused(|config| config.base_url = "ftp://example.com".into())
+            .contains("not http or https")
+    );
+    assert!(
+        refused(|config| config.api_key = Some("key\nwith a newline".into())).contains("API key")
     );
     assert!(server.requests().is_empty());
+
+    let mut config = config(&server);
+    config.base_url = format!("{}/v1/", server.url());
+    assert!(format!("{config:?}").contains("<redacted>"));
+    assert!(!format!("{config:?}").contains("sk-ant-test"));
+    server.push(FakeResponse::sse(fake::text()));
+    let items = collect(
+        &AnthropicBrain::new(config).unwrap(),
+        BrainRequest::new(vec![Message::user("Hi")]),
+    )
+    .await;
+    assert_eq!(items.len(), 3);
+    assert_eq!(
+        server.requests()[0].path,
+        "/v1/messages",
+        "a base ending in /v1"
+    );
 }

@@ -13,19 +13,15 @@
 //!   before any output, and aborts the request when the stream is dropped.
 //!
 //! ```no_run
-//! use agentwire_brain::{Brain, BrainRequest, anthropic::AnthropicBrain};
+//! use agentwire_brain::{AnthropicBrain, AnthropicConfig, Brain, BrainRequest};
 //! use agentwire_core::Message;
-//! use futures::StreamExt;
 //!
-//! # async fn run() -> Result<(), agentwire_brain::BrainError> {
-//! let key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-//! let brain = AnthropicBrain::new("claude-sonnet-4-5", &key)?.with_max_tokens(1024);
-//! let mut stream = brain.stream(BrainRequest::new(vec![Message::user("Hi")]));
-//! while let Some(event) = stream.next().await {
-//!     println!("{:?}", event?);
-//! }
-//! # Ok(())
-//! # }
+//! let mut config = AnthropicConfig::new("claude-sonnet-4-5");
+//! config.api_key = std::env::var("ANTHROPIC_API_KEY").ok();
+//! config.thinking_budget = Some(2048);
+//! let brain = AnthropicBrain::new(config)?;
+//! let stream = brain.stream(BrainRequest::new(vec![Message::user("Hi")]));
+//! # Ok::<(), agentwire_brain::BrainError>(())
 //! ```
 //!
 //! [`BrainEvent::Data`]: crate::BrainEvent::Data
@@ -33,9 +29,8 @@
 pub mod events;
 mod request;
 
-use std::sync::Arc;
+use std::fmt;
 
-use futures::stream;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 pub use events::{EventParser, REDACTED_THINKING, THINKING_SIGNATURE};
@@ -44,103 +39,148 @@ use self::request::Settings;
 use crate::http::{HttpTransport, ProviderRequest, SseParser};
 use crate::{Brain, BrainError, BrainEvent, BrainRequest, BrainStream, RetryPolicy};
 
-/// A brain backed by Anthropic's Messages API.
+/// Anthropic's own endpoint, the default `base_url`.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+
+/// The answer limit in tokens unless the configuration says otherwise (the API requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The API version sent as `anthropic-version`.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// How to reach the Messages API and what to ask it for.
 ///
-/// Defaults: base URL [`AnthropicBrain::DEFAULT_BASE_URL`], `max_tokens`
-/// [`AnthropicBrain::DEFAULT_MAX_TOKENS`], extended thinking off, the transport's default
-/// [`RetryPolicy`]. Cheap to clone.
-#[derive(Clone, Debug)]
+/// Made with [`AnthropicConfig::new`]; every field is public to set. The key is never shown by
+/// `Debug`.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct AnthropicConfig {
+    /// The API's base URL, up to and without `/v1/messages` (a base ending in `/v1` gets
+    /// `/messages`). Default [`DEFAULT_BASE_URL`].
+    pub base_url: String,
+    /// The model, e.g. `claude-sonnet-4-5`.
+    pub model: String,
+    /// Sent as `x-api-key`. `None` (or empty) sends none, for a proxy that adds it.
+    pub api_key: Option<String>,
+    /// Extra headers sent with every request (e.g. `anthropic-beta`); an `anthropic-version`
+    /// here replaces [`API_VERSION`].
+    pub headers: Vec<(String, String)>,
+    /// When failed calls are tried again. Default [`RetryPolicy::default`].
+    pub retry: RetryPolicy,
+    /// `max_tokens`, the longest answer. Default [`DEFAULT_MAX_TOKENS`].
+    pub max_tokens: u32,
+    /// Extended thinking's budget in tokens (the API wants at least 1024, and less than
+    /// `max_tokens`); the thinking streams as reasoning. `None`, the default, leaves it off.
+    pub thinking_budget: Option<u32>,
+}
+
+impl AnthropicConfig {
+    /// A configuration for this model on Anthropic's API, with no key and the defaults.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            base_url: DEFAULT_BASE_URL.into(),
+            model: model.into(),
+            api_key: None,
+            headers: Vec::new(),
+            retry: RetryPolicy::default(),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            thinking_budget: None,
+        }
+    }
+}
+
+impl fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("headers", &self.headers)
+            .field("retry", &self.retry)
+            .field("max_tokens", &self.max_tokens)
+            .field("thinking_budget", &self.thinking_budget)
+            .finish()
+    }
+}
+
+/// A [`Brain`] backed by Anthropic's Messages API. Cheap to share: one connection pool serves
+/// every call.
+#[derive(Debug)]
 pub struct AnthropicBrain {
-    transport: HttpTransport,
+    config: AnthropicConfig,
     url: String,
     headers: HeaderMap,
-    settings: Arc<Settings>,
+    transport: HttpTransport,
 }
 
 impl AnthropicBrain {
-    /// Where the API is unless [`with_base_url`](Self::with_base_url) says otherwise.
-    pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
-    /// The longest answer, in tokens, unless [`with_max_tokens`](Self::with_max_tokens) says
-    /// otherwise (the API requires a limit).
-    pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-    /// The API version sent in `anthropic-version`.
-    pub const API_VERSION: &'static str = "2023-06-01";
-
-    /// A brain for `model` (e.g. `claude-sonnet-4-5`) with this API key.
+    /// A brain with this configuration, checked up front.
     ///
     /// # Errors
-    /// [`BrainError::Config`] when the key cannot be an HTTP header value, or the HTTP client
-    /// cannot be built.
-    pub fn new(model: impl Into<String>, api_key: &str) -> Result<Self, BrainError> {
-        let mut key = HeaderValue::from_str(api_key).map_err(|_| BrainError::Config {
-            message: "the Anthropic API key holds characters a header cannot carry".into(),
+    /// [`BrainError::Config`] for a base URL that is not an `http`/`https` URL, a header or key
+    /// that cannot be sent as a header, a thinking budget not below `max_tokens`, or when the
+    /// HTTP client cannot be built.
+    pub fn new(config: AnthropicConfig) -> Result<Self, BrainError> {
+        let url = messages_url(&config.base_url);
+        let parsed = reqwest::Url::parse(&url).map_err(|error| BrainError::Config {
+            message: format!("the base URL {:?} is not a URL: {error}", config.base_url),
         })?;
-        key.set_sensitive(true);
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(BrainError::Config {
+                message: format!("the base URL {:?} is not http or https", config.base_url),
+            });
+        }
+        if let Some(budget) = config.thinking_budget
+            && budget >= config.max_tokens
+        {
+            return Err(BrainError::Config {
+                message: format!(
+                    "the thinking budget ({budget} tokens) must be less than max_tokens ({})",
+                    config.max_tokens
+                ),
+            });
+        }
         let mut headers = HeaderMap::new();
-        headers.insert(HeaderName::from_static("x-api-key"), key);
         headers.insert(
             HeaderName::from_static("anthropic-version"),
-            HeaderValue::from_static(Self::API_VERSION),
+            HeaderValue::from_static(API_VERSION),
         );
+        for (name, value) in &config.headers {
+            let header = HeaderName::try_from(name.as_str())
+                .ok()
+                .zip(HeaderValue::try_from(value.as_str()).ok());
+            let Some((name, value)) = header else {
+                return Err(BrainError::Config {
+                    message: format!("the header {name:?} cannot be sent as given"),
+                });
+            };
+            headers.insert(name, value);
+        }
+        if let Some(key) = config.api_key.as_deref().filter(|key| !key.is_empty()) {
+            let mut value = HeaderValue::try_from(key).map_err(|_| BrainError::Config {
+                message: "the API key holds characters a header cannot carry".into(),
+            })?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static("x-api-key"), value);
+        }
+        let transport = HttpTransport::new(config.retry.clone())?;
         Ok(Self {
-            transport: HttpTransport::new(RetryPolicy::default())?,
-            url: messages_url(Self::DEFAULT_BASE_URL),
+            config,
+            url,
             headers,
-            settings: Arc::new(Settings {
-                model: model.into(),
-                max_tokens: Self::DEFAULT_MAX_TOKENS,
-                thinking_budget: None,
-            }),
+            transport,
         })
-    }
-
-    /// Sends requests to this server instead (a proxy, a compatible server, a test's fake):
-    /// `<base_url>/v1/messages`; a base URL that already ends in `/v1` gets `/messages`.
-    pub fn with_base_url(mut self, base_url: &str) -> Self {
-        self.url = messages_url(base_url);
-        self
-    }
-
-    /// Limits answers to this many tokens.
-    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
-        Arc::make_mut(&mut self.settings).max_tokens = max_tokens;
-        self
-    }
-
-    /// Turns extended thinking on with this budget in tokens (the API wants at least 1024, and
-    /// less than the `max_tokens`). The model's thinking streams as reasoning.
-    pub fn with_thinking(mut self, budget_tokens: u32) -> Self {
-        Arc::make_mut(&mut self.settings).thinking_budget = Some(budget_tokens);
-        self
-    }
-
-    /// Retries failed requests (HTTP 429, 5xx, broken connections; only before any output) by
-    /// this policy.
-    ///
-    /// # Errors
-    /// [`BrainError::Config`] when the HTTP client cannot be built.
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Result<Self, BrainError> {
-        self.transport = HttpTransport::new(retry)?;
-        Ok(self)
     }
 }
 
 impl Brain for AnthropicBrain {
     fn stream(&self, request: BrainRequest) -> BrainStream {
-        if let Some(budget) = self.settings.thinking_budget
-            && budget >= self.settings.max_tokens
-        {
-            return failed(BrainError::Config {
-                message: format!(
-                    "the thinking budget ({budget} tokens) must be less than max_tokens ({})",
-                    self.settings.max_tokens
-                ),
-            });
-        }
-        let body = match request::body(&self.settings, &request) {
-            Ok(body) => body,
-            Err(error) => return failed(error),
+        let settings = Settings {
+            model: &self.config.model,
+            max_tokens: self.config.max_tokens,
+            thinking_budget: self.config.thinking_budget,
         };
+        let body = request::body(settings, &request);
         let request = ProviderRequest {
             url: self.url.clone(),
             headers: self.headers.clone(),
@@ -150,7 +190,7 @@ impl Brain for AnthropicBrain {
     }
 
     fn describe(&self) -> String {
-        format!("anthropic:{}", self.settings.model)
+        format!("anthropic:{}", self.config.model)
     }
 }
 
@@ -177,8 +217,4 @@ fn messages_url(base_url: &str) -> String {
     } else {
         format!("{base}/v1/messages")
     }
-}
-
-fn failed(error: BrainError) -> BrainStream {
-    Box::pin(stream::once(async move { Err(error) }))
 }

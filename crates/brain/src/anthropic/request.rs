@@ -47,13 +47,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::events::{REDACTED_THINKING, THINKING_SIGNATURE};
-use crate::{BrainError, BrainRequest};
+use crate::BrainRequest;
 
 /// What a request is made with besides the conversation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Settings {
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settings<'a> {
     /// The model, e.g. `claude-sonnet-4-5`.
-    pub(crate) model: String,
+    pub(crate) model: &'a str,
     /// The most tokens the answer may take (the API requires it).
     pub(crate) max_tokens: u32,
     /// The thinking budget in tokens; `None` leaves extended thinking off.
@@ -61,10 +61,7 @@ pub(crate) struct Settings {
 }
 
 /// The JSON body for this request.
-///
-/// # Errors
-/// [`BrainError::Config`] if the body cannot be written (it always can: every key is a string).
-pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8>, BrainError> {
+pub(crate) fn body(settings: Settings<'_>, request: &BrainRequest) -> Vec<u8> {
     let mut system: Option<Cow<'_, str>> = request.system.as_deref().map(Cow::Borrowed);
     let mut conversation = Conversation::default();
     for message in &request.messages {
@@ -76,7 +73,7 @@ pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8
         }
     }
     let body = Body {
-        model: &settings.model,
+        model: settings.model,
         max_tokens: settings.max_tokens,
         stream: true,
         system,
@@ -95,9 +92,8 @@ pub(crate) fn body(settings: &Settings, request: &BrainRequest) -> Result<Vec<u8
             .collect(),
         messages: conversation.place_outcomes(),
     };
-    serde_json::to_vec(&body).map_err(|error| BrainError::Config {
-        message: format!("the request does not serialize: {error}"),
-    })
+    // These types hold only strings, numbers and JSON values: writing them cannot fail.
+    serde_json::to_vec(&body).unwrap_or_default()
 }
 
 #[derive(Serialize)]

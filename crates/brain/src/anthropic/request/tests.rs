@@ -3,9 +3,9 @@ use serde_json::json;
 
 use super::*;
 
-fn settings() -> Settings {
+fn settings() -> Settings<'static> {
     Settings {
-        model: "claude-sonnet-4-5".into(),
+        model: "claude-sonnet-4-5",
         max_tokens: 4096,
         thinking_budget: None,
     }
@@ -18,8 +18,7 @@ fn message(json: Value) -> Message {
 #[track_caller]
 fn check_messages(messages: Vec<Value>, expect: Value) {
     let request = BrainRequest::new(messages.into_iter().map(message).collect());
-    let body: Value =
-        serde_json::from_slice(&body(&settings(), &request).expect("a body")).expect("json");
+    let body: Value = serde_json::from_slice(&body(settings(), &request)).expect("json");
     assert_eq!(body["messages"], expect, "{body:#}");
 }
 
@@ -39,8 +38,7 @@ fn a_first_request_names_model_limits_system_and_tools() {
         thinking_budget: Some(2048),
         ..settings()
     };
-    let written: Value =
-        serde_json::from_slice(&body(&settings, &request).expect("a body")).expect("json");
+    let written: Value = serde_json::from_slice(&body(settings, &request)).expect("json");
     assert_eq!(
         written,
         json!({
@@ -58,10 +56,8 @@ fn a_first_request_names_model_limits_system_and_tools() {
         })
     );
 
-    let bare: Value = serde_json::from_slice(
-        &body(&self::settings(), &BrainRequest::new(vec![])).expect("a body"),
-    )
-    .expect("json");
+    let bare: Value =
+        serde_json::from_slice(&body(self::settings(), &BrainRequest::new(vec![]))).expect("json");
     assert_eq!(bare.get("system"), None);
     assert_eq!(bare.get("tools"), None);
 }
