@@ -138,7 +138,7 @@ enum WireRole {
     Assistant,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Block<'a> {
     Text {
@@ -170,7 +170,7 @@ enum Block<'a> {
     },
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Source<'a> {
     Base64 { media_type: &'a str, data: &'a str },
@@ -281,16 +281,14 @@ impl<'a> Conversation<'a> {
         let mut outcomes: HashMap<&'a str, Block<'a>> = HashMap::new();
         let mut messages = Vec::with_capacity(self.messages.len());
         for mut message in self.messages {
-            message.content.retain(|block| match block {
-                Block::ToolResult { tool_use_id, .. } => {
+            for block in std::mem::take(&mut message.content) {
+                if let Block::ToolResult { tool_use_id, .. } = block {
                     // The first outcome of a call counts.
-                    if !outcomes.contains_key(tool_use_id) {
-                        outcomes.insert(tool_use_id, block.clone());
-                    }
-                    false
+                    outcomes.entry(tool_use_id).or_insert(block);
+                } else {
+                    message.content.push(block);
                 }
-                _ => true,
-            });
+            }
             messages.push(message);
         }
         let mut placed = Conversation::default();
