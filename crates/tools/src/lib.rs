@@ -19,7 +19,8 @@
 //!   `Deserialize` and [`JsonSchema`]; the schema comes from the type ([`parameters_for`]).
 //!
 //! [`Workspace`] gives the built-in file tools `write_file`, `read_file` and `list_files`,
-//! confined to one directory.
+//! confined to one directory. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
+//! as [`Tool`]s.
 //!
 //! ```
 //! use agentwire_core::{Part, ToolCall};
@@ -51,6 +52,7 @@
 
 mod file_tools;
 mod fn_tool;
+pub mod mcp;
 mod output;
 mod schema;
 mod tool;
