@@ -10,7 +10,7 @@
 //! | the client's question | client | `user_message` | every content part |
 //! | answers to approval requests | client | `approval_response` | the `/approval` items, and any other content of the message |
 //! | outputs of client tools | client | `function_output` | the `/function_output` items (and other content, when no approval is answered too) |
-//! | the agent's final answer | server | `agent_message` | its text, refusals, files, data and sources |
+//! | the agent's final answer | server | `agent_message` | its text, refusals, files and sources |
 //! | a turn that asks for approval | server | `approval_request` | the `/approval` items |
 //! | a turn that calls client tools | server | `function_call` | the client calls' `/function` items |
 //!
@@ -164,6 +164,8 @@ pub(crate) fn incoming(message: &Message) -> Incoming {
 }
 
 /// The agent's final answer: its communicative parts, without the tool traffic of its steps.
+/// Its `data` parts are left out too: in an agent's message they hold provider data the model
+/// needs back with the history (`BrainEvent::Data`, e.g. thinking signatures), not content.
 pub(crate) fn agent_message(message: &Message) -> Utterance {
     let contents = message
         .parts
@@ -176,6 +178,7 @@ pub(crate) fn agent_message(message: &Message) -> Utterance {
                     | Part::ToolError(_)
                     | Part::ApprovalRequest(_)
                     | Part::ApprovalResponse(_)
+                    | Part::Data(_)
             )
         })
         .filter_map(ContentItem::from_part)

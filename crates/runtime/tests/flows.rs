@@ -392,3 +392,28 @@ async fn a_dropped_reader_does_not_stop_the_run() {
     assert_eq!(status.unwrap(), RunStatus::Completed);
     assert_eq!(run.handle.output()[0].content(), "still here");
 }
+
+/// Provider data the history needs (a thinking signature) is kept as a `data` part where it
+/// came, and is not content the schema checks.
+#[tokio::test]
+async fn provider_data_is_kept_in_place() {
+    let brain = Recording::new(json!({"turns": [[
+        {"type": "reasoning_delta", "text": "Think."},
+        {"type": "data", "name": "anthropic.thinking_signature", "data": {"signature": "sig"}},
+        {"type": "text_delta", "text": "Answer."},
+        {"type": "finish", "reason": "stop"}
+    ]]}));
+    let agent = agent(&brain).build().unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("?")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    client.check_agrees_with(&run.handle);
+    let message = &run.handle.output()[0];
+    assert_eq!(
+        part_types(message),
+        ["step_start", "reasoning", "data", "text"]
+    );
+    assert_eq!(run.handle.state(), "idle");
+}
