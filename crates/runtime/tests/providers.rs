@@ -72,7 +72,11 @@ async fn waits_resume_into_a_valid_chat_completions_history() {
     ));
     let deleted = Arc::new(AtomicUsize::new(0));
     let agent = openai_agent(&server, Arc::clone(&deleted));
-    let location = ToolSpec::new("get_location", "Where the user is", json!({"type": "object"}));
+    let location = ToolSpec::new(
+        "get_location",
+        "Where the user is",
+        json!({"type": "object"}),
+    );
     let run = agent
         .start(
             RunStart::new(vec![Message::user("Delete old.log and tell me where I am")])
@@ -96,7 +100,9 @@ async fn waits_resume_into_a_valid_chat_completions_history() {
     client.check_agrees_with(&run.handle);
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
     assert_eq!(
-        run.handle.usage().map(|usage| (usage.input_tokens, usage.output_tokens)),
+        run.handle
+            .usage()
+            .map(|usage| (usage.input_tokens, usage.output_tokens)),
         Some((100, 21))
     );
 
