@@ -33,6 +33,7 @@ pub mod anthropic;
 pub mod demo;
 mod error;
 mod event;
+mod history;
 mod http;
 pub mod openai;
 mod request;
