@@ -327,7 +327,10 @@ mod tests {
                 {"type": "tool_result", "tool_call_id": "loc", "result": "a second answer"}
             ]}
         ]));
-        assert_eq!(entries, ["step call:loc", "outcomes loc=Oslo", "user", "user"]);
+        assert_eq!(
+            entries,
+            ["step call:loc", "outcomes loc=Oslo", "user", "user"]
+        );
     }
 
     #[test]

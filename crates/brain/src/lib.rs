@@ -30,6 +30,7 @@
 //! ```
 
 pub mod anthropic;
+mod connection;
 pub mod demo;
 mod error;
 mod event;
@@ -45,10 +46,11 @@ use futures::Stream;
 
 pub use agentwire_core::ToolSpec;
 pub use anthropic::{AnthropicBrain, AnthropicConfig};
+pub use connection::Connection;
 pub use demo::DemoBrain;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
-pub use http::RetryPolicy;
+pub use http::{RetryPolicy, StreamParser};
 pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;

@@ -1,6 +1,6 @@
 //! The Chat Completions stream, as OpenAI and every OpenAI-compatible server (vLLM, Ollama,
 //! llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE `data:`
-//! payload to a [`ChunkParser`] and get brain events.
+//! payload to a [`ChunkParser`] (a [`StreamParser`]) and get brain events.
 //!
 //! Tolerated, because real servers do it: `reasoning_content` (DeepSeek, vLLM) and `reasoning`
 //! (OpenRouter, Ollama) for reasoning; tool-call deltas without `index` (matched by id, else the
@@ -12,8 +12,7 @@
 use agentwire_core::Usage;
 use serde::Deserialize;
 
-use crate::http::SseParser;
-use crate::{BrainError, BrainEvent, FinishReason};
+use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
 /// Turns Chat Completions chunks into brain events, one chunk at a time.
 #[derive(Debug, Default)]
@@ -94,14 +93,15 @@ struct TokenDetails {
     cached_tokens: Option<u64>,
 }
 
-impl ChunkParser {
+/// Chat Completions names no SSE events: every payload is a chunk or `[DONE]`.
+impl StreamParser for ChunkParser {
     /// Reads one SSE `data:` payload (a JSON chunk, or `[DONE]`), appending the events it
     /// completes.
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] for a payload that is not a chunk, and
     /// [`BrainError::Model`] for an error the provider reports in the stream. Both are terminal.
-    pub fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -152,7 +152,7 @@ impl ChunkParser {
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] when neither `[DONE]` nor a finish reason came.
-    pub fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -165,7 +165,9 @@ impl ChunkParser {
         self.end(out);
         Ok(())
     }
+}
 
+impl ChunkParser {
     fn delta(&mut self, delta: Delta, out: &mut Vec<BrainEvent>) {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(text) = reasoning.filter(|text| !text.is_empty()) {
@@ -221,22 +223,6 @@ impl ChunkParser {
             reason: self.finish.take().unwrap_or(FinishReason::Stop),
             usage: self.usage.take(),
         });
-    }
-}
-
-/// Chat Completions names no SSE events: every payload is a chunk or `[DONE]`.
-impl SseParser for ChunkParser {
-    fn event(
-        &mut self,
-        _name: Option<&str>,
-        data: &str,
-        out: &mut Vec<BrainEvent>,
-    ) -> Result<(), BrainError> {
-        self.push(data, out)
-    }
-
-    fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
-        self.finish(out)
     }
 }
 
