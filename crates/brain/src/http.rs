@@ -104,6 +104,20 @@ pub trait StreamParser: Send {
     fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError>;
 }
 
+/// Feeds `payloads` to a fresh parser, then ends the stream: the events, or the first error.
+#[cfg(test)]
+pub(crate) fn parse_all<P: StreamParser + Default>(
+    payloads: &[&str],
+) -> Result<Vec<BrainEvent>, BrainError> {
+    let mut parser = P::default();
+    let mut out = Vec::new();
+    for payload in payloads {
+        parser.push(payload, &mut out)?;
+    }
+    parser.finish(&mut out)?;
+    Ok(out)
+}
+
 /// An HTTP client for streaming model calls to one endpoint, with its headers and retry
 /// policy. Cheap to clone (the connection pool is shared).
 #[derive(Clone, Debug)]

@@ -229,20 +229,11 @@ impl ChunkParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::parse_all;
 
     #[track_caller]
     fn check(chunks: &[&str], expect: &[BrainEvent]) {
-        let mut parser = ChunkParser::default();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            parser.push(chunk, &mut out).expect("chunk");
-        }
-        parser.finish(&mut out).expect("finishes");
-        assert_eq!(out, expect);
-    }
-
-    fn text(text: &str) -> BrainEvent {
-        BrainEvent::TextDelta { text: text.into() }
+        assert_eq!(parse_all::<ChunkParser>(chunks).expect("parses"), expect);
     }
 
     #[test]
@@ -257,8 +248,8 @@ mod tests {
                 "[DONE]",
             ],
             &[
-                text("Hel"),
-                text("lo"),
+                BrainEvent::text_delta("Hel"),
+                BrainEvent::text_delta("lo"),
                 BrainEvent::Finish {
                     reason: FinishReason::Stop,
                     usage: Some(Usage {
@@ -272,15 +263,6 @@ mod tests {
 
     #[test]
     fn parallel_calls_by_index_and_reasoning_spellings() {
-        let start = |id: &str, name: &str| BrainEvent::ToolCallStart {
-            id: id.into(),
-            name: name.into(),
-        };
-        let delta = |id: &str, args: &str| BrainEvent::ToolCallDelta {
-            id: id.into(),
-            args: args.into(),
-        };
-        let end = |id: &str| BrainEvent::ToolCallEnd { id: id.into() };
         check(
             &[
                 r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
@@ -292,19 +274,15 @@ mod tests {
                 r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":null}"#,
             ],
             &[
-                BrainEvent::ReasoningDelta {
-                    text: "think".into(),
-                },
-                BrainEvent::ReasoningDelta {
-                    text: " more".into(),
-                },
-                start("a", "f"),
-                start("b", "g"),
-                delta("b", "{\"x\""),
-                delta("a", "{}"),
-                delta("b", ": 1}"),
-                end("a"),
-                end("b"),
+                BrainEvent::reasoning_delta("think"),
+                BrainEvent::reasoning_delta(" more"),
+                BrainEvent::tool_call_start("a", "f"),
+                BrainEvent::tool_call_start("b", "g"),
+                BrainEvent::tool_call_delta("b", "{\"x\""),
+                BrainEvent::tool_call_delta("a", "{}"),
+                BrainEvent::tool_call_delta("b", ": 1}"),
+                BrainEvent::tool_call_end("a"),
+                BrainEvent::tool_call_end("b"),
                 BrainEvent::Finish {
                     reason: FinishReason::ToolCalls,
                     usage: None,
@@ -322,8 +300,8 @@ mod tests {
                 r#"{"choices":null,"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
             ],
             &[
-                text("a"),
-                text("b"),
+                BrainEvent::text_delta("a"),
+                BrainEvent::text_delta("b"),
                 BrainEvent::Finish {
                     reason: FinishReason::Other("eos".into()),
                     usage: Some(Usage::new(1, 2)),
