@@ -5,9 +5,10 @@
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
 //! (tests, demos, load), the offline demo brain of the default agent, and the provider adapters
-//! over one shared HTTP transport (retries per [`RetryPolicy`] before any output, SSE read
-//! incrementally). It knows nothing of runs, tools' execution or the event protocol: the runtime
-//! turns brain events into message parts.
+//! over one shared HTTP transport (a [`Connection`] checked once; retries per [`RetryPolicy`]
+//! before any output; SSE read incrementally into a provider's [`StreamParser`]) and one
+//! provider-neutral reading of the history. It knows nothing of runs, tools' execution or the
+//! event protocol: the runtime turns brain events into message parts.
 //!
 //! Dropping a [`BrainStream`] cancels the model call at once.
 //!
