@@ -22,7 +22,7 @@ use std::sync::Arc;
 use agentwire_core::{Message, Part, Role, Usage};
 use serde_json::{Value, json};
 
-use crate::scripted::replay;
+use crate::scripted::{pace, replay};
 use crate::{Brain, BrainEvent, BrainRequest, BrainStream, FinishReason};
 
 /// The offline demo brain. See the module docs for what it answers.
@@ -50,11 +50,7 @@ impl DemoBrain {
 
     /// Paces the deltas at this rate; 0 means as fast as possible (tests).
     pub fn with_tokens_per_second(mut self, tokens_per_second: f64) -> Self {
-        self.tokens_per_second = if tokens_per_second.is_finite() {
-            tokens_per_second.max(0.0)
-        } else {
-            0.0
-        };
+        self.tokens_per_second = pace(tokens_per_second);
         self
     }
 }

@@ -68,6 +68,45 @@ pub enum BrainEvent {
     },
 }
 
+/// Short constructors, for brains that make events and tests that expect them.
+impl BrainEvent {
+    /// [`BrainEvent::TextDelta`].
+    pub fn text_delta(text: impl Into<String>) -> Self {
+        Self::TextDelta { text: text.into() }
+    }
+
+    /// [`BrainEvent::ReasoningDelta`].
+    pub fn reasoning_delta(text: impl Into<String>) -> Self {
+        Self::ReasoningDelta { text: text.into() }
+    }
+
+    /// [`BrainEvent::ToolCallStart`].
+    pub fn tool_call_start(id: impl Into<String>, name: impl Into<String>) -> Self {
+        Self::ToolCallStart {
+            id: id.into(),
+            name: name.into(),
+        }
+    }
+
+    /// [`BrainEvent::ToolCallDelta`].
+    pub fn tool_call_delta(id: impl Into<String>, args: impl Into<String>) -> Self {
+        Self::ToolCallDelta {
+            id: id.into(),
+            args: args.into(),
+        }
+    }
+
+    /// [`BrainEvent::ToolCallEnd`].
+    pub fn tool_call_end(id: impl Into<String>) -> Self {
+        Self::ToolCallEnd { id: id.into() }
+    }
+
+    /// [`BrainEvent::Finish`].
+    pub fn finish(reason: FinishReason, usage: Option<Usage>) -> Self {
+        Self::Finish { reason, usage }
+    }
+}
+
 /// Why a model stopped.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", from = "String", into = "String")]

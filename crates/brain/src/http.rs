@@ -1,11 +1,11 @@
 //! The HTTP transport every streaming provider shares: POST a JSON body, retry what may be
-//! retried, then read the answer as server-sent events and hand each event to the provider's
-//! sans-IO parser.
+//! retried, then read the answer as server-sent events and hand each event's data to the
+//! provider's sans-IO [`StreamParser`].
 //!
-//! A provider adapter supplies two things: the [`ProviderRequest`] (URL, headers, body) and an
-//! [`SseParser`] that turns each SSE event (its `event:` name and `data:` payload) into
-//! [`BrainEvent`]s and says at the end of the body whether the model finished. Everything else
-//! is here, once:
+//! A provider adapter supplies the body of each call and a [`StreamParser`] that turns each SSE
+//! `data:` payload into [`BrainEvent`]s and says at the end of the body whether the model
+//! finished; the endpoint and its headers come checked from the provider's [`Connection`].
+//! Everything else is here, once:
 //!
 //! - A non-2xx answer is [`BrainError::ProviderRejected`] with the body (read up to
 //!   [`ERROR_BODY_LIMIT`] bytes).
@@ -20,6 +20,8 @@
 //!   which closes the connection at once.
 //!
 //! The stream's failure modes are terminal: an `Err` item, then nothing.
+//!
+//! [`Connection`]: crate::Connection
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -83,46 +85,49 @@ impl RetryPolicy {
     }
 }
 
-/// One provider call: where to POST, with which headers, and the JSON body. `Content-Type:
-/// application/json` and `Accept: text/event-stream` are added.
-#[derive(Clone, Debug)]
-pub(crate) struct ProviderRequest {
-    /// The endpoint, e.g. `https://api.openai.com/v1/chat/completions`.
-    pub(crate) url: String,
-    /// Authentication and provider headers.
-    pub(crate) headers: HeaderMap,
-    /// The serialized JSON body (sent again as is on a retry).
-    pub(crate) body: Vec<u8>,
-}
-
-/// A provider's stream format, without IO: SSE events in, brain events out.
-pub(crate) trait SseParser: Send {
-    /// Reads one SSE event: its `event:` name (`None` when the frame had none) and its `data:`
-    /// payload; appends the brain events it completes.
+/// A provider's stream format, without IO: the `data:` payload of each server-sent event in,
+/// brain events out. The SSE framing is the transport's; an `event:` name is not passed on,
+/// since the providers' payloads name their own kind.
+pub trait StreamParser: Send {
+    /// Reads one SSE `data:` payload, appending the brain events it completes.
     ///
     /// # Errors
     /// A payload that breaks the format, or an error the provider reports in the stream; it
     /// ends the call.
-    fn event(
-        &mut self,
-        name: Option<&str>,
-        data: &str,
-        out: &mut Vec<BrainEvent>,
-    ) -> Result<(), BrainError>;
+    fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError>;
 
-    /// The body ended: appends what completes the call, or fails when the model had not
+    /// The stream ended: appends what completes the call, or fails when the model had not
     /// finished.
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] when the stream ended too soon.
-    fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError>;
+    fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError>;
 }
 
-/// An HTTP client for streaming model calls, with its retry policy. Cheap to clone (the
-/// connection pool is shared).
+/// Feeds `payloads` to a fresh parser, then ends the stream: the events, or the first error.
+#[cfg(test)]
+pub(crate) fn parse_all<P: StreamParser + Default>(
+    payloads: &[&str],
+) -> Result<Vec<BrainEvent>, BrainError> {
+    let mut parser = P::default();
+    let mut out = Vec::new();
+    for payload in payloads {
+        parser.push(payload, &mut out)?;
+    }
+    parser.finish(&mut out)?;
+    Ok(out)
+}
+
+/// An HTTP client for streaming model calls to one endpoint, with its headers and retry
+/// policy. Cheap to clone (the connection pool is shared).
 #[derive(Clone, Debug)]
 pub(crate) struct HttpTransport {
     client: reqwest::Client,
+    /// The endpoint, e.g. `https://api.openai.com/v1/chat/completions`.
+    url: String,
+    /// Authentication and provider headers; `Content-Type: application/json` and `Accept:
+    /// text/event-stream` are added.
+    headers: HeaderMap,
     retry: RetryPolicy,
 }
 
@@ -131,26 +136,40 @@ impl HttpTransport {
     ///
     /// # Errors
     /// [`BrainError::Config`] when the HTTP client cannot be built (no TLS backend).
-    pub(crate) fn new(retry: RetryPolicy) -> Result<Self, BrainError> {
+    pub(crate) fn new(
+        url: String,
+        headers: HeaderMap,
+        retry: RetryPolicy,
+    ) -> Result<Self, BrainError> {
         let client = reqwest::Client::builder()
             .build()
             .map_err(|error| BrainError::Config {
                 message: format!("the HTTP client cannot be built: {}", describe(&error)),
             })?;
-        Ok(Self { client, retry })
+        Ok(Self {
+            client,
+            url,
+            headers,
+            retry,
+        })
     }
 
-    /// Sends `request` and streams what `new_parser`'s parser makes of the answer. A fresh
+    /// Where the calls go, and with which headers.
+    #[cfg(test)]
+    pub(crate) fn target(&self) -> (&str, &HeaderMap) {
+        (&self.url, &self.headers)
+    }
+
+    /// POSTs `body` (JSON) and streams what `new_parser`'s parser makes of the answer. A fresh
     /// parser is made for each attempt.
-    pub(crate) fn stream<P, F>(&self, request: ProviderRequest, new_parser: F) -> BrainStream
+    pub(crate) fn stream<P, F>(&self, body: Vec<u8>, new_parser: F) -> BrainStream
     where
-        P: SseParser + 'static,
+        P: StreamParser + 'static,
         F: Fn() -> P + Send + 'static,
     {
         let call = Call {
-            client: self.client.clone(),
-            retry: self.retry.clone(),
-            request,
+            transport: self.clone(),
+            request_body: body,
             new_parser,
             attempts: 0,
             body: None,
@@ -168,9 +187,9 @@ impl HttpTransport {
 
 /// One model call in progress.
 struct Call<P, F> {
-    client: reqwest::Client,
-    retry: RetryPolicy,
-    request: ProviderRequest,
+    transport: HttpTransport,
+    /// The JSON body, sent again as is on a retry.
+    request_body: Vec<u8>,
     new_parser: F,
     /// Attempts started so far.
     attempts: u32,
@@ -216,7 +235,7 @@ impl Failure {
 
 impl<P, F> Call<P, F>
 where
-    P: SseParser,
+    P: StreamParser,
     F: Fn() -> P,
 {
     /// The next item of the stream.
@@ -238,9 +257,12 @@ where
             };
             let output_seen = self.yielded || !self.ready.is_empty();
             match failure.retry {
-                Some(asked) if !output_seen && self.attempts < self.retry.max_attempts => {
+                Some(asked)
+                    if !output_seen && self.attempts < self.transport.retry.max_attempts =>
+                {
                     self.body = None;
-                    tokio::time::sleep(self.retry.delay(self.attempts, asked)).await;
+                    let delay = self.transport.retry.delay(self.attempts, asked);
+                    tokio::time::sleep(delay).await;
                 }
                 _ => {
                     self.body = None;
@@ -254,7 +276,7 @@ where
     async fn advance(&mut self) -> Result<(), Failure> {
         let Some(body) = &mut self.body else {
             self.attempts += 1;
-            let response = send(&self.client, &self.request).await?;
+            let response = send(&self.transport, &self.request_body).await?;
             self.body = Some(Body {
                 response,
                 reader: SseReader::default(),
@@ -287,7 +309,7 @@ where
     }
 }
 
-impl<P: SseParser> Body<P> {
+impl<P: StreamParser> Body<P> {
     fn read(&mut self, bytes: &[u8]) -> Result<(), BrainError> {
         self.reader
             .feed(bytes, &mut self.frames)
@@ -295,8 +317,7 @@ impl<P: SseParser> Body<P> {
                 message: error.to_string(),
             })?;
         for frame in self.frames.drain(..) {
-            self.parser
-                .event(frame.event.as_deref(), &frame.data, &mut self.events)?;
+            self.parser.push(&frame.data, &mut self.events)?;
         }
         Ok(())
     }
@@ -307,21 +328,19 @@ impl<P: SseParser> Body<P> {
             .map_err(|error| BrainError::MalformedStream {
                 message: error.to_string(),
             })?;
-        self.parser.end(&mut self.events)
+        self.parser.finish(&mut self.events)
     }
 }
 
 /// Sends the request once; an answer that is not 2xx is a failure.
-async fn send(
-    client: &reqwest::Client,
-    request: &ProviderRequest,
-) -> Result<reqwest::Response, Failure> {
-    let response = client
-        .post(&request.url)
-        .headers(request.headers.clone())
+async fn send(transport: &HttpTransport, body: &[u8]) -> Result<reqwest::Response, Failure> {
+    let response = transport
+        .client
+        .post(&transport.url)
+        .headers(transport.headers.clone())
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
-        .body(request.body.clone())
+        .body(body.to_vec())
         .send()
         .await
         .map_err(|error| {
@@ -410,20 +429,15 @@ mod tests {
     use super::*;
     use crate::FinishReason;
 
-    /// A provider format for these tests: each event becomes a text delta `name:data`, and
-    /// `data: end` finishes.
+    /// A provider format for these tests: each payload becomes a text delta, and `end`
+    /// finishes.
     #[derive(Default)]
     struct Echo {
         finished: bool,
     }
 
-    impl SseParser for Echo {
-        fn event(
-            &mut self,
-            name: Option<&str>,
-            data: &str,
-            out: &mut Vec<BrainEvent>,
-        ) -> Result<(), BrainError> {
+    impl StreamParser for Echo {
+        fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
             match data {
                 "end" => self.finished = true,
                 "bad" => {
@@ -431,14 +445,12 @@ mod tests {
                         message: "bad".into(),
                     });
                 }
-                _ => out.push(BrainEvent::TextDelta {
-                    text: format!("{}:{data}", name.unwrap_or("-")),
-                }),
+                _ => out.push(BrainEvent::TextDelta { text: data.into() }),
             }
             Ok(())
         }
 
-        fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
             if !self.finished {
                 return Err(BrainError::MalformedStream {
                     message: "no end".into(),
@@ -462,21 +474,18 @@ mod tests {
         }
     }
 
-    fn request(server: &FakeProvider) -> ProviderRequest {
+    fn transport(server: &FakeProvider, retry: RetryPolicy) -> HttpTransport {
         let mut headers = HeaderMap::new();
         headers.insert("x-key", HeaderValue::from_static("k"));
-        ProviderRequest {
-            url: format!("{}/call", server.url()),
-            headers,
-            body: br#"{"n":1}"#.to_vec(),
-        }
+        HttpTransport::new(format!("{}/call", server.url()), headers, retry).unwrap()
     }
+
+    const REQUEST_BODY: &[u8] = br#"{"n":1}"#;
 
     /// The stream's items, errors as their message.
     async fn call(server: &FakeProvider, retry: RetryPolicy) -> Vec<Result<String, String>> {
-        let transport = HttpTransport::new(retry).unwrap();
-        transport
-            .stream(request(server), Echo::default)
+        transport(server, retry)
+            .stream(REQUEST_BODY.to_vec(), Echo::default)
             .map(|item| match item {
                 Ok(BrainEvent::TextDelta { text }) => Ok(text),
                 Ok(event) => Ok(format!("{event:?}")),
@@ -498,7 +507,7 @@ mod tests {
         for split in 0..=BODY.len() {
             server.push(FakeResponse::sse_split(BODY.as_bytes(), &[split]));
             let items = call(&server, RetryPolicy::none()).await;
-            assert_eq!(items, ok(&["a:1", "-:2", FINISH]), "split at {split}");
+            assert_eq!(items, ok(&["1", "2", FINISH]), "split at {split}");
         }
         let first = &server.requests()[0];
         assert_eq!(first.path, "/call");
@@ -520,7 +529,7 @@ mod tests {
             max_attempts: 4,
             ..quick()
         };
-        assert_eq!(call(&server, policy).await, ok(&["a:1", "-:2", FINISH]));
+        assert_eq!(call(&server, policy).await, ok(&["1", "2", FINISH]));
         assert_eq!(server.requests().len(), 4);
     }
 
@@ -551,14 +560,14 @@ mod tests {
         assert_eq!(
             items,
             [
-                Ok("-:1".into()),
+                Ok("1".into()),
                 Err("the provider's stream is malformed: no end".into())
             ]
         );
 
         server.push(FakeResponse::sse("data: 1\n\n").cut());
         let items = call(&server, quick()).await;
-        assert_eq!(items[0], Ok("-:1".into()));
+        assert_eq!(items[0], Ok("1".into()));
         let error = items[1].as_ref().unwrap_err();
         assert!(error.contains("the answer broke off"), "{error}");
         assert_eq!(items.len(), 2);
@@ -569,7 +578,7 @@ mod tests {
         assert_eq!(
             items,
             [
-                Ok("-:1".into()),
+                Ok("1".into()),
                 Err("the provider's stream is malformed: bad".into())
             ]
         );
@@ -599,7 +608,7 @@ mod tests {
             ..RetryPolicy::default()
         };
         let start = Instant::now();
-        assert_eq!(call(&server, policy).await, ok(&["a:1", "-:2", FINISH]));
+        assert_eq!(call(&server, policy).await, ok(&["1", "2", FINISH]));
         assert!(
             start.elapsed() >= Duration::from_secs(7),
             "{:?}",
@@ -612,10 +621,9 @@ mod tests {
     async fn dropping_the_stream_closes_the_connection() {
         let server = FakeProvider::start();
         server.push(FakeResponse::sse("data: 1\n\n").hang());
-        let transport = HttpTransport::new(quick()).unwrap();
-        let mut stream = transport.stream(request(&server), Echo::default);
+        let mut stream = transport(&server, quick()).stream(REQUEST_BODY.to_vec(), Echo::default);
         let first = stream.next().await.unwrap().unwrap();
-        assert_eq!(first, BrainEvent::TextDelta { text: "-:1".into() });
+        assert_eq!(first, BrainEvent::TextDelta { text: "1".into() });
         assert_eq!(server.aborted(), 0);
         drop(stream);
         server.wait_aborted(1).await;

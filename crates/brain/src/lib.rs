@@ -5,9 +5,10 @@
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
 //! (tests, demos, load), the offline demo brain of the default agent, and the provider adapters
-//! over one shared HTTP transport (retries per [`RetryPolicy`] before any output, SSE read
-//! incrementally). It knows nothing of runs, tools' execution or the event protocol: the runtime
-//! turns brain events into message parts.
+//! over one shared HTTP transport (a [`Connection`] checked once; retries per [`RetryPolicy`]
+//! before any output; SSE read incrementally into a provider's [`StreamParser`]) and one
+//! provider-neutral reading of the history. It knows nothing of runs, tools' execution or the
+//! event protocol: the runtime turns brain events into message parts.
 //!
 //! Dropping a [`BrainStream`] cancels the model call at once.
 //!
@@ -30,9 +31,11 @@
 //! ```
 
 pub mod anthropic;
+mod connection;
 pub mod demo;
 mod error;
 mod event;
+mod history;
 mod http;
 pub mod openai;
 mod request;
@@ -44,10 +47,11 @@ use futures::Stream;
 
 pub use agentwire_core::ToolSpec;
 pub use anthropic::{AnthropicBrain, AnthropicConfig};
+pub use connection::Connection;
 pub use demo::DemoBrain;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
-pub use http::RetryPolicy;
+pub use http::{RetryPolicy, StreamParser};
 pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;

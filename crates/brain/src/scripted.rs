@@ -59,11 +59,7 @@ impl ScriptedBrain {
     /// Paces the deltas (text, reasoning and argument deltas each count as a token) at this
     /// rate; 0 means as fast as possible.
     pub fn with_tokens_per_second(mut self, tokens_per_second: f64) -> Self {
-        self.tokens_per_second = if tokens_per_second.is_finite() {
-            tokens_per_second.max(0.0)
-        } else {
-            0.0
-        };
+        self.tokens_per_second = pace(tokens_per_second);
         self
     }
 
@@ -90,6 +86,16 @@ impl Brain for ScriptedBrain {
 
     fn describe(&self) -> String {
         "scripted".into()
+    }
+}
+
+/// A token rate as [`replay`] takes it: a negative, NaN or infinite rate is 0, as fast as
+/// possible.
+pub(crate) fn pace(tokens_per_second: f64) -> f64 {
+    if tokens_per_second.is_finite() {
+        tokens_per_second.max(0.0)
+    } else {
+        0.0
     }
 }
 
@@ -192,6 +198,14 @@ mod tests {
         assert_eq!(events.len(), 10);
         // Ten tokens at 100/s: the first at once, the last 90 ms later.
         assert_eq!(start.elapsed(), Duration::from_millis(90));
+    }
+
+    #[test]
+    fn a_rate_that_is_no_pace_means_as_fast_as_possible() {
+        for rate in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(pace(rate), 0.0, "{rate}");
+        }
+        assert_eq!(pace(60.0), 60.0);
     }
 
     #[test]

@@ -3,16 +3,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::time::Duration;
+mod common;
 
 use agentwire_brain::anthropic::THINKING_SIGNATURE;
 use agentwire_brain::{
     AnthropicBrain, AnthropicConfig, Brain, BrainError, BrainEvent, BrainRequest, FinishReason,
-    RetryPolicy, ToolSpec,
+    ToolSpec,
 };
 use agentwire_core::{Message, Usage};
 use agentwire_testkit::fake_anthropic::{self as fake, INPUT_TOKENS, OUTPUT_TOKENS};
 use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
+use common::{call, call_text, dropping_the_stream_aborts, hi, ok, quick_retries};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -20,11 +21,7 @@ fn config(server: &FakeProvider) -> AnthropicConfig {
     let mut config = AnthropicConfig::new("claude-sonnet-4-5");
     config.base_url = server.url().into();
     config.api_key = Some("sk-ant-test".into());
-    config.retry = RetryPolicy {
-        max_attempts: 3,
-        initial_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-    };
+    config.retry = quick_retries();
     config
 }
 
@@ -32,29 +29,13 @@ fn brain(server: &FakeProvider) -> AnthropicBrain {
     AnthropicBrain::new(config(server)).unwrap()
 }
 
-/// Every item of one model call for `body`, the error (if any) as the last item.
+/// Every item of one model call answered with `response`, the error (if any) as the last item.
 async fn call_with(
     server: &FakeProvider,
     response: FakeResponse,
 ) -> Vec<Result<BrainEvent, String>> {
     server.push(response);
-    collect(&brain(server), BrainRequest::new(vec![Message::user("Hi")])).await
-}
-
-async fn collect(brain: &AnthropicBrain, request: BrainRequest) -> Vec<Result<BrainEvent, String>> {
-    brain
-        .stream(request)
-        .map(|item| item.map_err(|error| error.to_string()))
-        .collect()
-        .await
-}
-
-fn ok(events: Vec<BrainEvent>) -> Vec<Result<BrainEvent, String>> {
-    events.into_iter().map(Ok).collect()
-}
-
-fn text(text: &str) -> BrainEvent {
-    BrainEvent::TextDelta { text: text.into() }
+    call_text(&brain(server), hi()).await
 }
 
 fn usage() -> Option<Usage> {
@@ -64,7 +45,7 @@ fn usage() -> Option<Usage> {
 /// The events [`fake::tool_use`] must become, arguments joined into one delta.
 fn tool_use_events() -> Vec<BrainEvent> {
     vec![
-        text("Okay."),
+        BrainEvent::text_delta("Okay."),
         BrainEvent::ToolCallStart {
             id: fake::TOOL_USE_ID.into(),
             name: "write_file".into(),
@@ -114,8 +95,8 @@ async fn text_streams_with_usage_and_the_request_is_anthropic_s() {
     assert_eq!(
         items,
         ok(vec![
-            text("Hello"),
-            text("!"),
+            BrainEvent::text_delta("Hello"),
+            BrainEvent::text_delta("!"),
             BrainEvent::Finish {
                 reason: FinishReason::Stop,
                 usage: usage(),
@@ -161,7 +142,7 @@ async fn thinking_streams_as_reasoning_and_keeps_its_signature() {
                 name: THINKING_SIGNATURE.into(),
                 data: json!({"signature": fake::SIGNATURE}),
             },
-            text("4"),
+            BrainEvent::text_delta("4"),
             BrainEvent::Finish {
                 reason: FinishReason::Stop,
                 usage: usage(),
@@ -196,7 +177,7 @@ async fn a_tool_use_stream_split_at_every_byte_gives_the_same_events() {
     // The answers are alike but for their cuts, so calls may overlap: the test takes a fraction
     // of the time.
     let calls = futures::stream::iter(0..body.len())
-        .map(|_| collect(&brain, BrainRequest::new(vec![Message::user("Hi")])))
+        .map(|_| call_text(&brain, hi()))
         .buffer_unordered(8);
     let mut calls = std::pin::pin!(calls);
     while let Some(items) = calls.next().await {
@@ -242,7 +223,7 @@ async fn an_error_event_mid_stream_fails_the_call_after_what_streamed() {
     assert_eq!(
         items,
         vec![
-            Ok(text("Hel")),
+            Ok(BrainEvent::text_delta("Hel")),
             Err("the model failed: overloaded_error: Overloaded".into())
         ]
     );
@@ -256,14 +237,14 @@ async fn a_stream_without_message_stop_is_malformed() {
     assert_eq!(
         items,
         vec![
-            Ok(text("Hello")),
+            Ok(BrainEvent::text_delta("Hello")),
             Err("the provider's stream is malformed: the stream ended before message_stop".into())
         ]
     );
 
     // A connection cut after output is not retried either.
     let items = call_with(&server, FakeResponse::sse(fake::truncated()).cut()).await;
-    assert_eq!(items[0], Ok(text("Hello")));
+    assert_eq!(items[0], Ok(BrainEvent::text_delta("Hello")));
     assert!(
         matches!(&items[1], Err(message) if message.starts_with("the provider could not be reached")),
         "{items:?}"
@@ -280,7 +261,7 @@ async fn overloaded_and_server_errors_are_retried_before_output() {
         .push(FakeResponse::new(500).body(fake::error_body("api_error", "Internal server error")));
     let items = call_with(&server, FakeResponse::sse(fake::text())).await;
     assert_eq!(items.len(), 3);
-    assert_eq!(items[0], Ok(text("Hello")));
+    assert_eq!(items[0], Ok(BrainEvent::text_delta("Hello")));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(
@@ -295,10 +276,7 @@ async fn a_bad_request_is_not_retried() {
     let answer = fake::error_body("invalid_request_error", "max_tokens: Field required");
     server.push(FakeResponse::new(400).body(answer.clone()));
     server.push(FakeResponse::sse(fake::text()));
-    let items: Vec<_> = brain(&server)
-        .stream(BrainRequest::new(vec![Message::user("Hi")]))
-        .collect()
-        .await;
+    let items = call(&brain(&server), hi()).await;
     assert_eq!(items.len(), 1);
     match &items[0] {
         Err(BrainError::ProviderRejected { status, body }) => {
@@ -317,13 +295,8 @@ async fn dropping_the_stream_aborts_the_request() {
     let mut body = fake::text();
     body.truncate(body.find("event: content_block_stop").unwrap());
     server.push(FakeResponse::sse(body).hang());
-    let mut stream = brain(&server).stream(BrainRequest::new(vec![Message::user("Hi")]));
-    assert_eq!(stream.next().await.unwrap().unwrap(), text("Hello"));
-    assert_eq!(stream.next().await.unwrap().unwrap(), text("!"));
-    drop(stream);
-    tokio::time::timeout(Duration::from_secs(10), server.wait_aborted(1))
-        .await
-        .unwrap();
+    let first = [BrainEvent::text_delta("Hello"), BrainEvent::text_delta("!")];
+    dropping_the_stream_aborts(&server, &brain(&server), &first).await;
 }
 
 #[tokio::test]
@@ -372,7 +345,7 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
         "anthropic-beta".into(),
         "interleaved-thinking-2025-05-14".into(),
     )];
-    let items = collect(&AnthropicBrain::new(config).unwrap(), request).await;
+    let items = call_text(&AnthropicBrain::new(config).unwrap(), request).await;
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     let recorded = &server.requests()[0];
     assert_eq!(
@@ -445,11 +418,7 @@ async fn a_configuration_that_cannot_work_is_refused_up_front() {
     assert!(format!("{config:?}").contains("<redacted>"));
     assert!(!format!("{config:?}").contains("sk-ant-test"));
     server.push(FakeResponse::sse(fake::text()));
-    let items = collect(
-        &AnthropicBrain::new(config).unwrap(),
-        BrainRequest::new(vec![Message::user("Hi")]),
-    )
-    .await;
+    let items = call_text(&AnthropicBrain::new(config).unwrap(), hi()).await;
     assert_eq!(items.len(), 3);
     assert_eq!(
         server.requests()[0].path,

@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Duration;
 
 use agentwire_brain::{
@@ -13,7 +15,7 @@ use agentwire_brain::{
 use agentwire_core::{Message, ToolSpec, Usage};
 use agentwire_testkit::fake_openai::ChatStream;
 use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
-use futures::StreamExt;
+use common::{call, dropping_the_stream_aborts, events, hi, quick_retries};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -26,67 +28,9 @@ fn brain_with(server: &FakeProvider, adjust: impl FnOnce(&mut OpenAiConfig)) -> 
     let mut config = OpenAiConfig::new("gpt-4o-mini");
     config.base_url = format!("{}/v1/", server.url());
     config.api_key = Some("sk-test".into());
-    config.retry = RetryPolicy {
-        max_attempts: 3,
-        initial_delay: Duration::ZERO,
-        max_delay: Duration::ZERO,
-    };
+    config.retry = quick_retries();
     adjust(&mut config);
     OpenAiBrain::new(config).unwrap()
-}
-
-fn hi() -> BrainRequest {
-    BrainRequest::new(vec![Message::user("Hi")])
-}
-
-/// Every item of one call.
-async fn call(brain: &OpenAiBrain, request: BrainRequest) -> Vec<Result<BrainEvent, BrainError>> {
-    brain.stream(request).collect().await
-}
-
-/// The events of a call that must succeed.
-async fn events(brain: &OpenAiBrain, request: BrainRequest) -> Vec<BrainEvent> {
-    call(brain, request)
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()
-        .unwrap()
-}
-
-/// Checks a call's events.
-#[track_caller]
-fn expect(actual: Vec<BrainEvent>, expected: &[BrainEvent]) {
-    assert_eq!(actual, expected);
-}
-
-fn text(text: &str) -> BrainEvent {
-    BrainEvent::TextDelta { text: text.into() }
-}
-
-fn reasoning(text: &str) -> BrainEvent {
-    BrainEvent::ReasoningDelta { text: text.into() }
-}
-
-fn start(id: &str, name: &str) -> BrainEvent {
-    BrainEvent::ToolCallStart {
-        id: id.into(),
-        name: name.into(),
-    }
-}
-
-fn args(id: &str, args: &str) -> BrainEvent {
-    BrainEvent::ToolCallDelta {
-        id: id.into(),
-        args: args.into(),
-    }
-}
-
-fn end(id: &str) -> BrainEvent {
-    BrainEvent::ToolCallEnd { id: id.into() }
-}
-
-fn finish(reason: FinishReason, usage: Option<Usage>) -> BrainEvent {
-    BrainEvent::Finish { reason, usage }
 }
 
 /// The usage [`ChatStream::usage`] reports.
@@ -111,12 +55,12 @@ async fn text_streams_with_its_usage() {
     server.push(FakeResponse::sse(sse.to_sse()));
     let brain = brain(&server);
     assert_eq!(brain.describe(), "openai:gpt-4o-mini");
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
         &[
-            text("Hel"),
-            text("lo!"),
-            finish(FinishReason::Stop, usage(9, 2)),
+            BrainEvent::text_delta("Hel"),
+            BrainEvent::text_delta("lo!"),
+            BrainEvent::finish(FinishReason::Stop, usage(9, 2)),
         ],
     );
     let request = &server.requests()[0];
@@ -156,13 +100,13 @@ async fn tool_call_arguments_split_at_every_byte() {
     let brain = brain(&server);
     let sse = one_call().to_sse();
     let expected = [
-        text("Let me write it. "),
-        start("call_w9sq2", "write_file"),
-        args("call_w9sq2", "{\"pa"),
-        args("call_w9sq2", "th\": \"a.txt\", \"con"),
-        args("call_w9sq2", "tent\": \"h\u{e9}llo \u{1f30d}\"}"),
-        end("call_w9sq2"),
-        finish(FinishReason::ToolCalls, usage(30, 12)),
+        BrainEvent::text_delta("Let me write it. "),
+        BrainEvent::tool_call_start("call_w9sq2", "write_file"),
+        BrainEvent::tool_call_delta("call_w9sq2", "{\"pa"),
+        BrainEvent::tool_call_delta("call_w9sq2", "th\": \"a.txt\", \"con"),
+        BrainEvent::tool_call_delta("call_w9sq2", "tent\": \"h\u{e9}llo \u{1f30d}\"}"),
+        BrainEvent::tool_call_end("call_w9sq2"),
+        BrainEvent::finish(FinishReason::ToolCalls, usage(30, 12)),
     ];
     for split in 0..=sse.len() {
         server.push(FakeResponse::sse_split(&sse, &[split]));
@@ -189,18 +133,18 @@ async fn parallel_calls_interleave_by_index() {
         .usage(20, 8)
         .done();
     server.push(FakeResponse::sse(sse.to_sse()));
-    expect(
+    assert_eq!(
         events(&brain(&server), hi()).await,
         &[
-            start("call_a", "get_weather"),
-            start("call_b", "get_time"),
-            args("call_b", "{\"tz\":"),
-            args("call_a", "{\"city\":"),
-            args("call_a", "\"Oslo\"}"),
-            args("call_b", "\"CET\"}"),
-            end("call_a"),
-            end("call_b"),
-            finish(FinishReason::ToolCalls, usage(20, 8)),
+            BrainEvent::tool_call_start("call_a", "get_weather"),
+            BrainEvent::tool_call_start("call_b", "get_time"),
+            BrainEvent::tool_call_delta("call_b", "{\"tz\":"),
+            BrainEvent::tool_call_delta("call_a", "{\"city\":"),
+            BrainEvent::tool_call_delta("call_a", "\"Oslo\"}"),
+            BrainEvent::tool_call_delta("call_b", "\"CET\"}"),
+            BrainEvent::tool_call_end("call_a"),
+            BrainEvent::tool_call_end("call_b"),
+            BrainEvent::finish(FinishReason::ToolCalls, usage(20, 8)),
         ],
     );
 }
@@ -219,13 +163,13 @@ async fn reasoning_in_either_spelling() {
         .usage(7, 9)
         .done();
     server.push(FakeResponse::sse(deepseek.to_sse()));
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
         &[
-            reasoning("2+2 is "),
-            reasoning("4."),
-            text("4"),
-            finish(FinishReason::Stop, usage(7, 9)),
+            BrainEvent::reasoning_delta("2+2 is "),
+            BrainEvent::reasoning_delta("4."),
+            BrainEvent::text_delta("4"),
+            BrainEvent::finish(FinishReason::Stop, usage(7, 9)),
         ],
     );
     // OpenRouter: reasoning (with reasoning_details beside it).
@@ -235,12 +179,12 @@ async fn reasoning_in_either_spelling() {
         .finish("stop")
         .done();
     server.push(FakeResponse::sse(openrouter.to_sse()));
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
         &[
-            reasoning("Thinking"),
-            text("Done"),
-            finish(FinishReason::Stop, None),
+            BrainEvent::reasoning_delta("Thinking"),
+            BrainEvent::text_delta("Done"),
+            BrainEvent::finish(FinishReason::Stop, None),
         ],
     );
 }
@@ -258,17 +202,17 @@ async fn calls_without_index_and_usage_without_choices() {
         .chunk(json!({"id": "x", "usage": {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}))
         .done();
     server.push(FakeResponse::sse(sse.to_sse()));
-    expect(
+    assert_eq!(
         events(&brain(&server), hi()).await,
         &[
-            start("c1", "f"),
-            args("c1", "{\"a\""),
-            args("c1", ":1}"),
-            start("c2", "g"),
-            args("c2", "{}"),
-            end("c1"),
-            end("c2"),
-            finish(FinishReason::ToolCalls, Some(Usage::new(3, 4))),
+            BrainEvent::tool_call_start("c1", "f"),
+            BrainEvent::tool_call_delta("c1", "{\"a\""),
+            BrainEvent::tool_call_delta("c1", ":1}"),
+            BrainEvent::tool_call_start("c2", "g"),
+            BrainEvent::tool_call_delta("c2", "{}"),
+            BrainEvent::tool_call_end("c1"),
+            BrainEvent::tool_call_end("c2"),
+            BrainEvent::finish(FinishReason::ToolCalls, Some(Usage::new(3, 4))),
         ],
     );
 }
@@ -289,12 +233,12 @@ async fn odd_finish_reasons_and_unknown_fields_are_tolerated() {
         .to_sse();
     // No [DONE] and no usage: a finish reason is enough to end well.
     server.push(FakeResponse::sse(sse));
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
         &[
-            text("a"),
-            text("b"),
-            finish(FinishReason::Other("eos".into()), None),
+            BrainEvent::text_delta("a"),
+            BrainEvent::text_delta("b"),
+            BrainEvent::finish(FinishReason::Other("eos".into()), None),
         ],
     );
     // Anthropic-style and null finish reasons from proxies.
@@ -305,9 +249,12 @@ async fn odd_finish_reasons_and_unknown_fields_are_tolerated() {
         .done()
         .to_sse();
     server.push(FakeResponse::sse(sse));
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
-        &[text("c"), finish(FinishReason::Stop, None)],
+        &[
+            BrainEvent::text_delta("c"),
+            BrainEvent::finish(FinishReason::Stop, None)
+        ],
     );
 }
 
@@ -320,7 +267,7 @@ async fn a_stream_cut_short_after_output_is_malformed() {
     server.push(FakeResponse::sse(sse));
     let items = call(&brain, hi()).await;
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0].as_ref().unwrap(), &text("Hal"));
+    assert_eq!(items[0].as_ref().unwrap(), &BrainEvent::text_delta("Hal"));
     let error = items[1].as_ref().unwrap_err();
     assert!(
         matches!(error, BrainError::MalformedStream { message } if message.contains("ended before the model finished")),
@@ -342,7 +289,10 @@ async fn an_error_chunk_fails_the_call() {
         .to_sse();
     server.push(FakeResponse::sse(sse));
     let items = call(&brain(&server), hi()).await;
-    assert_eq!(items[0].as_ref().unwrap(), &text("partial"));
+    assert_eq!(
+        items[0].as_ref().unwrap(),
+        &BrainEvent::text_delta("partial")
+    );
     assert!(
         matches!(&items[1], Err(BrainError::Model { message }) if message == "upstream overloaded")
     );
@@ -364,9 +314,12 @@ async fn http_500_then_success_is_retried() {
     let server = FakeProvider::start();
     server.push(FakeResponse::new(500).body(r#"{"error":{"message":"boom"}}"#));
     server.push(FakeResponse::sse(hello()));
-    expect(
+    assert_eq!(
         events(&brain(&server), hi()).await,
-        &[text("Hello"), finish(FinishReason::Stop, usage(1, 1))],
+        &[
+            BrainEvent::text_delta("Hello"),
+            BrainEvent::finish(FinishReason::Stop, usage(1, 1))
+        ],
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
@@ -380,9 +333,12 @@ async fn a_stream_cut_before_any_output_is_retried() {
     let role_only = ChatStream::new().role().to_sse();
     server.push(FakeResponse::sse(role_only).cut());
     server.push(FakeResponse::sse(hello()));
-    expect(
+    assert_eq!(
         events(&brain(&server), hi()).await,
-        &[text("Hello"), finish(FinishReason::Stop, usage(1, 1))],
+        &[
+            BrainEvent::text_delta("Hello"),
+            BrainEvent::finish(FinishReason::Stop, usage(1, 1))
+        ],
     );
     assert_eq!(server.requests().len(), 2);
 }
@@ -404,9 +360,12 @@ async fn http_429_waits_as_long_as_retry_after_says() {
         };
     });
     let started = Instant::now();
-    expect(
+    assert_eq!(
         events(&brain, hi()).await,
-        &[text("Hello"), finish(FinishReason::Stop, usage(1, 1))],
+        &[
+            BrainEvent::text_delta("Hello"),
+            BrainEvent::finish(FinishReason::Stop, usage(1, 1))
+        ],
     );
     // The paused clock only moves when the runtime has nothing to do, so it ran at least the
     // 20 s asked for (and the test took no real time).
@@ -476,7 +435,7 @@ async fn a_failure_after_output_is_not_retried() {
     server.push(FakeResponse::sse(hello()));
     let items = call(&brain(&server), hi()).await;
     assert_eq!(items.len(), 2);
-    assert_eq!(items[0].as_ref().unwrap(), &text("Hel"));
+    assert_eq!(items[0].as_ref().unwrap(), &BrainEvent::text_delta("Hel"));
     assert!(
         matches!(&items[1], Err(BrainError::Connection { .. })),
         "{:?}",
@@ -490,16 +449,8 @@ async fn dropping_the_stream_aborts_the_request() {
     let server = FakeProvider::start();
     let sse = ChatStream::new().role().text("Once upon").to_sse();
     server.push(FakeResponse::sse(sse).hang());
-    let brain = brain(&server);
-    let mut stream = brain.stream(hi());
-    assert_eq!(stream.next().await.unwrap().unwrap(), text("Once upon"));
-    assert_eq!(server.aborted(), 0);
-    drop(stream);
-    // The server sees its answer's connection closed: the fake counts the body it could not
-    // finish. Without the drop this would wait forever (the test would time out).
-    tokio::time::timeout(Duration::from_secs(10), server.wait_aborted(1))
-        .await
-        .unwrap();
+    let first = [BrainEvent::text_delta("Once upon")];
+    dropping_the_stream_aborts(&server, &brain(&server), &first).await;
 }
 
 #[tokio::test]

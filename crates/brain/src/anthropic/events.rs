@@ -1,5 +1,5 @@
 //! The Anthropic Messages stream, read without IO: feed each SSE `data:` payload to an
-//! [`EventParser`] and get brain events.
+//! [`EventParser`] (a [`StreamParser`]) and get brain events.
 //!
 //! The stream is `message_start`, then per content block `content_block_start`,
 //! `content_block_delta`* and `content_block_stop` (blocks are numbered by `index`, so parallel
@@ -34,7 +34,7 @@ use agentwire_core::Usage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::{BrainError, BrainEvent, FinishReason};
+use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
 /// The [`BrainEvent::Data`] name of a thinking block's signature: `{"signature": "…"}`. It
 /// follows the reasoning it signs.
@@ -184,14 +184,14 @@ struct WireError {
     message: Option<String>,
 }
 
-impl EventParser {
+impl StreamParser for EventParser {
     /// Reads one SSE `data:` payload, appending the events it completes.
     ///
     /// # Errors
     /// [`BrainError::Model`] for an `error` event; [`BrainError::MalformedStream`] for a payload
     /// that is not JSON, a known event whose fields are wrong, or a block delta or stop for an
     /// index that is not open. All are terminal.
-    pub fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -240,7 +240,7 @@ impl EventParser {
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] when it ended before `message_stop`.
-    pub fn finish(&mut self, _out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn finish(&mut self, _out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -248,7 +248,9 @@ impl EventParser {
             message: "the stream ended before message_stop".into(),
         })
     }
+}
 
+impl EventParser {
     fn start(
         &mut self,
         index: u64,

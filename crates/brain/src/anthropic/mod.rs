@@ -29,15 +29,16 @@
 pub mod events;
 mod request;
 
-use std::fmt;
+use std::ops::{Deref, DerefMut};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 pub use events::{EventParser, REDACTED_THINKING, THINKING_SIGNATURE};
 
 use self::request::Settings;
-use crate::http::{HttpTransport, ProviderRequest, SseParser};
-use crate::{Brain, BrainError, BrainEvent, BrainRequest, BrainStream, RetryPolicy};
+use crate::connection::KeyHeader;
+use crate::http::HttpTransport;
+use crate::{Brain, BrainError, BrainRequest, BrainStream, Connection};
 
 /// Anthropic's own endpoint, the default `base_url`.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -50,23 +51,24 @@ pub const API_VERSION: &str = "2023-06-01";
 
 /// How to reach the Messages API and what to ask it for.
 ///
-/// Made with [`AnthropicConfig::new`]; every field is public to set. The key is never shown by
-/// `Debug`.
-#[derive(Clone)]
+/// Made with [`AnthropicConfig::new`]; every field is public to set. The [`Connection`]'s
+/// fields read and write as the config's own:
+///
+/// - `base_url`: up to and without `/v1/messages` (a base ending in `/v1` gets `/messages`).
+///   Default [`DEFAULT_BASE_URL`].
+/// - `api_key`: sent as `x-api-key`; `None` for a proxy that adds it.
+/// - `headers`: extra headers (e.g. `anthropic-beta`); an `anthropic-version` here replaces
+///   [`API_VERSION`].
+/// - `retry`: when failed calls are tried again.
+///
+/// The key is never shown by `Debug`.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct AnthropicConfig {
-    /// The API's base URL, up to and without `/v1/messages` (a base ending in `/v1` gets
-    /// `/messages`). Default [`DEFAULT_BASE_URL`].
-    pub base_url: String,
+    /// Where the API is and how to call it.
+    pub connection: Connection,
     /// The model, e.g. `claude-sonnet-4-5`.
     pub model: String,
-    /// Sent as `x-api-key`. `None` (or empty) sends none, for a proxy that adds it.
-    pub api_key: Option<String>,
-    /// Extra headers sent with every request (e.g. `anthropic-beta`); an `anthropic-version`
-    /// here replaces [`API_VERSION`].
-    pub headers: Vec<(String, String)>,
-    /// When failed calls are tried again. Default [`RetryPolicy::default`].
-    pub retry: RetryPolicy,
     /// `max_tokens`, the longest answer. Default [`DEFAULT_MAX_TOKENS`].
     pub max_tokens: u32,
     /// Extended thinking's budget in tokens (the API wants at least 1024, and less than
@@ -78,28 +80,26 @@ impl AnthropicConfig {
     /// A configuration for this model on Anthropic's API, with no key and the defaults.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            base_url: DEFAULT_BASE_URL.into(),
+            connection: Connection::new(DEFAULT_BASE_URL),
             model: model.into(),
-            api_key: None,
-            headers: Vec::new(),
-            retry: RetryPolicy::default(),
             max_tokens: DEFAULT_MAX_TOKENS,
             thinking_budget: None,
         }
     }
 }
 
-impl fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .field("max_tokens", &self.max_tokens)
-            .field("thinking_budget", &self.thinking_budget)
-            .finish()
+/// `config.base_url`, `config.api_key`, … are the connection's.
+impl Deref for AnthropicConfig {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+impl DerefMut for AnthropicConfig {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.connection
     }
 }
 
@@ -108,8 +108,6 @@ impl fmt::Debug for AnthropicConfig {
 #[derive(Debug)]
 pub struct AnthropicBrain {
     config: AnthropicConfig,
-    url: String,
-    headers: HeaderMap,
     transport: HttpTransport,
 }
 
@@ -121,15 +119,6 @@ impl AnthropicBrain {
     /// that cannot be sent as a header, a thinking budget not below `max_tokens`, or when the
     /// HTTP client cannot be built.
     pub fn new(config: AnthropicConfig) -> Result<Self, BrainError> {
-        let url = messages_url(&config.base_url);
-        let parsed = reqwest::Url::parse(&url).map_err(|error| BrainError::Config {
-            message: format!("the base URL {:?} is not a URL: {error}", config.base_url),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(BrainError::Config {
-                message: format!("the base URL {:?} is not http or https", config.base_url),
-            });
-        }
         if let Some(budget) = config.thinking_budget
             && budget >= config.max_tokens
         {
@@ -140,36 +129,16 @@ impl AnthropicBrain {
                 ),
             });
         }
-        let mut headers = HeaderMap::new();
-        headers.insert(
+        let mut defaults = HeaderMap::new();
+        defaults.insert(
             HeaderName::from_static("anthropic-version"),
             HeaderValue::from_static(API_VERSION),
         );
-        for (name, value) in &config.headers {
-            let header = HeaderName::try_from(name.as_str())
-                .ok()
-                .zip(HeaderValue::try_from(value.as_str()).ok());
-            let Some((name, value)) = header else {
-                return Err(BrainError::Config {
-                    message: format!("the header {name:?} cannot be sent as given"),
-                });
-            };
-            headers.insert(name, value);
-        }
-        if let Some(key) = config.api_key.as_deref().filter(|key| !key.is_empty()) {
-            let mut value = HeaderValue::try_from(key).map_err(|_| BrainError::Config {
-                message: "the API key holds characters a header cannot carry".into(),
-            })?;
-            value.set_sensitive(true);
-            headers.insert(HeaderName::from_static("x-api-key"), value);
-        }
-        let transport = HttpTransport::new(config.retry.clone())?;
-        Ok(Self {
-            config,
-            url,
-            headers,
-            transport,
-        })
+        let transport =
+            config
+                .connection
+                .transport(messages_url, defaults, KeyHeader::Named("x-api-key"))?;
+        Ok(Self { config, transport })
     }
 }
 
@@ -181,12 +150,7 @@ impl Brain for AnthropicBrain {
             thinking_budget: self.config.thinking_budget,
         };
         let body = request::body(settings, &request);
-        let request = ProviderRequest {
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-            body,
-        };
-        self.transport.stream(request, EventParser::default)
+        self.transport.stream(body, EventParser::default)
     }
 
     fn describe(&self) -> String {
@@ -194,24 +158,8 @@ impl Brain for AnthropicBrain {
     }
 }
 
-impl SseParser for EventParser {
-    /// The `event:` name is not read: each payload names its event in `"type"`.
-    fn event(
-        &mut self,
-        _name: Option<&str>,
-        data: &str,
-        out: &mut Vec<BrainEvent>,
-    ) -> Result<(), BrainError> {
-        self.push(data, out)
-    }
-
-    fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
-        self.finish(out)
-    }
-}
-
-fn messages_url(base_url: &str) -> String {
-    let base = base_url.trim_end_matches('/');
+/// The Messages endpoint for a base URL without its trailing `/`.
+fn messages_url(base: &str) -> String {
     if base.ends_with("/v1") {
         format!("{base}/messages")
     } else {

@@ -1,24 +1,18 @@
 //! A [`BrainRequest`] as the body of `POST /v1/messages`, without IO.
 //!
-//! Our model keeps ONE assistant message per turn, its steps marked by `step_start` parts, with
-//! tool results and errors as parts of that same message. The Messages API wants messages that
-//! alternate user and assistant, each assistant message that calls tools followed by a user
-//! message holding a `tool_result` for each call. So:
+//! The history is read as provider-neutral entries first (`history.rs`: steps, each followed
+//! by its calls' outcomes, found wherever they sit; a call without one answered as unfinished;
+//! an outcome without its call left out). The Messages API wants messages that alternate user
+//! and assistant, each assistant message that calls tools followed by a user message holding a
+//! `tool_result` for each call. So:
 //!
-//! - An assistant message is cut into steps where output (thinking, text, a refusal, a tool call)
-//!   follows a tool result or error. A step becomes an assistant message of `thinking`, `text`
-//!   and `tool_use {id, name, input}` blocks.
-//! - Every call's outcome goes in the user message right after the assistant message that made
-//!   the call, in call order, wherever the history had it: in the assistant message (tools the
-//!   runtime ran) or in a later user or tool message (tools the client ran). A result is
+//! - A step becomes an assistant message of `thinking`, `text` and `tool_use {id, name, input}`
+//!   blocks, its outcomes the user message after it, in call order. A result is
 //!   `{"tool_use_id", "content"}`: a string result as is, any other as JSON text, with
-//!   `"is_error": true` when the result says it failed. A `tool_error` is a result with
+//!   `"is_error": true` when the result says it failed. A tool error is a result with
 //!   `"is_error": true` and content `{"error": {"type": "VALIDATION" | "EXECUTION", "message":
-//!   "…"}}` (as the OpenAI adapter writes it), which the model reads and corrects itself from
-//!   (seed 000 §3.3).
-//! - A call without an outcome (a turn cut short by a cancel) gets a result saying it did not
-//!   finish, so the model knows; an outcome whose call is nowhere is left out. The API refuses
-//!   both otherwise.
+//!   "…"}}` (the text the OpenAI adapter writes too), which the model reads and corrects itself
+//!   from (seed 000 §3.3).
 //! - Reasoning goes back as a `thinking` block only with the signature that followed it (a
 //!   [`THINKING_SIGNATURE`] data part); Anthropic refuses thinking it did not sign, so reasoning
 //!   without one (e.g. from another provider) is left out. A [`REDACTED_THINKING`] data part
@@ -39,15 +33,15 @@
 //!   messages.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
-use agentwire_core::part::{DataPart, FilePart, FileSource};
-use agentwire_core::{Message, Part, Role};
+use agentwire_core::part::{FilePart, FileSource};
+use agentwire_core::{Message, Part};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::events::{REDACTED_THINKING, THINKING_SIGNATURE};
 use crate::BrainRequest;
+use crate::history::{self, Answer, Entry, Outcome, Step, data_text};
 
 /// What a request is made with besides the conversation.
 #[derive(Clone, Copy, Debug)]
@@ -64,12 +58,15 @@ pub(crate) struct Settings<'a> {
 pub(crate) fn body(settings: Settings<'_>, request: &BrainRequest) -> Vec<u8> {
     let mut system: Option<Cow<'_, str>> = request.system.as_deref().map(Cow::Borrowed);
     let mut conversation = Conversation::default();
-    for message in &request.messages {
-        match message.role {
-            Role::System => join_system(&mut system, message),
-            Role::User | Role::Tool => conversation.user_message(message),
-            Role::Assistant => conversation.assistant_message(message),
-            Role::Data => {}
+    for entry in history::entries(&request.messages) {
+        match entry {
+            Entry::System(message) => join_system(&mut system, message),
+            Entry::User(message) => conversation.user_message(message),
+            Entry::Step(step) => conversation.step(&step),
+            Entry::Outcomes(outcomes) => {
+                let results = outcomes.iter().map(|outcome| result_block(*outcome));
+                conversation.push(WireRole::User, results.collect());
+            }
         }
     }
     let body = Body {
@@ -90,7 +87,7 @@ pub(crate) fn body(settings: Settings<'_>, request: &BrainRequest) -> Vec<u8> {
                 input_schema: &tool.parameters,
             })
             .collect(),
-        messages: conversation.place_outcomes(),
+        messages: conversation.messages,
     };
     // These types hold only strings, numbers and JSON values: writing them cannot fail.
     serde_json::to_vec(&body).unwrap_or_default()
@@ -193,30 +190,18 @@ impl<'a> Conversation<'a> {
                 Part::Data(data) => content.push(Block::Text {
                     text: Cow::Owned(data_text(data)),
                 }),
-                Part::ToolResult(_) | Part::ToolError(_) => content.extend(result_block(part)),
                 _ => {}
             }
         }
         self.push(WireRole::User, content);
     }
 
-    /// One assistant turn: an assistant message per step, each followed by a user message of
-    /// the results its calls led to.
-    fn assistant_message(&mut self, message: &'a Message) {
+    /// One step: an assistant message of thinking, text and tool use.
+    fn step(&mut self, step: &Step<'a>) {
         let mut output = Vec::new();
-        let mut results = Vec::new();
         // Reasoning waits for the signature that follows it.
         let mut unsigned: Option<&'a str> = None;
-        for part in &message.parts {
-            let is_output = matches!(
-                part,
-                Part::Reasoning(_) | Part::Text(_) | Part::Refusal(_) | Part::ToolCall(_)
-            ) || data_named(part, REDACTED_THINKING).is_some();
-            if is_output && !results.is_empty() {
-                // Output after results starts the next step.
-                self.push(WireRole::Assistant, std::mem::take(&mut output));
-                self.push(WireRole::User, std::mem::take(&mut results));
-            }
+        for part in step.parts.iter().copied() {
             if !matches!(part, Part::Reasoning(_) | Part::Data(_)) {
                 unsigned = None;
             }
@@ -232,7 +217,6 @@ impl<'a> Conversation<'a> {
                         _ => Cow::Owned(Value::Object(serde_json::Map::new())),
                     },
                 }),
-                Part::ToolResult(_) | Part::ToolError(_) => results.extend(result_block(part)),
                 Part::Data(_) => {
                     if let Some(signature) = data_named(part, THINKING_SIGNATURE)
                         .and_then(|data| data.get("signature"))
@@ -253,7 +237,6 @@ impl<'a> Conversation<'a> {
             }
         }
         self.push(WireRole::Assistant, output);
-        self.push(WireRole::User, results);
     }
 
     /// Appends content, merging with the last message when it has the same role.
@@ -272,53 +255,7 @@ impl<'a> Conversation<'a> {
         };
         last.content.extend(content);
     }
-
-    /// Puts every call's outcome in the user message right after the assistant message that
-    /// made the call, in call order, wherever the history had it (the step's own results, or a
-    /// later user message for a tool the client ran). A call without an outcome gets one saying
-    /// so; an outcome whose call is nowhere is left out. The API refuses both otherwise.
-    fn place_outcomes(self) -> Vec<WireMessage<'a>> {
-        let mut outcomes: HashMap<&'a str, Block<'a>> = HashMap::new();
-        let mut messages = Vec::with_capacity(self.messages.len());
-        for mut message in self.messages {
-            for block in std::mem::take(&mut message.content) {
-                if let Block::ToolResult { tool_use_id, .. } = block {
-                    // The first outcome of a call counts.
-                    outcomes.entry(tool_use_id).or_insert(block);
-                } else {
-                    message.content.push(block);
-                }
-            }
-            messages.push(message);
-        }
-        let mut placed = Conversation::default();
-        for message in messages {
-            let answers: Vec<Block<'a>> = match message.role {
-                WireRole::Assistant => message
-                    .content
-                    .iter()
-                    .filter_map(|block| match block {
-                        Block::ToolUse { id, .. } => {
-                            Some(outcomes.remove(id).unwrap_or(Block::ToolResult {
-                                tool_use_id: id,
-                                content: Cow::Borrowed(NO_RESULT),
-                                is_error: true,
-                            }))
-                        }
-                        _ => None,
-                    })
-                    .collect(),
-                WireRole::User => Vec::new(),
-            };
-            placed.push(message.role, message.content);
-            placed.push(WireRole::User, answers);
-        }
-        placed.messages
-    }
 }
-
-/// What the model reads for a call whose result is not in the history.
-const NO_RESULT: &str = "the tool call has no result: it did not finish";
 
 fn join_system<'a>(system: &mut Option<Cow<'a, str>>, message: &'a Message) {
     let text = message.content();
@@ -344,24 +281,17 @@ fn push_text<'a>(content: &mut Vec<Block<'a>>, text: &'a str) {
     }
 }
 
-fn result_block(part: &Part) -> Option<Block<'_>> {
-    match part {
-        Part::ToolResult(result) => Some(Block::ToolResult {
-            tool_use_id: result.tool_call_id.as_str(),
-            content: match &result.result {
-                Value::String(text) => Cow::Borrowed(text),
-                other => Cow::Owned(other.to_string()),
-            },
-            is_error: result.is_error(),
-        }),
-        Part::ToolError(error) => Some(Block::ToolResult {
-            tool_use_id: error.tool_call_id.as_str(),
-            content: Cow::Owned(
-                json!({"error": {"type": error.error_type, "message": error.message}}).to_string(),
-            ),
-            is_error: true,
-        }),
-        _ => None,
+/// A call's outcome: a result with its content as the model reads it, `is_error` when the
+/// tool said it failed; a tool error with `is_error` always.
+fn result_block(outcome: Outcome<'_>) -> Block<'_> {
+    let is_error = match outcome.answer {
+        Answer::Result(result) => result.is_error(),
+        Answer::Error { .. } => true,
+    };
+    Block::ToolResult {
+        tool_use_id: outcome.call.tool_call_id.as_str(),
+        content: outcome.answer.text(),
+        is_error,
     }
 }
 
@@ -405,11 +335,6 @@ fn file_block(file: &FilePart) -> Block<'_> {
             text: Cow::Owned(text),
         }
     }
-}
-
-/// A data part as the model reads it: its native JSON.
-fn data_text(data: &DataPart) -> String {
-    json!({"type": "data", "name": data.name, "data": data.data}).to_string()
 }
 
 /// `data:<media type>;base64,<data>` → the media type and the data.

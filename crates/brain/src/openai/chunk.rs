@@ -1,6 +1,6 @@
 //! The Chat Completions stream, as OpenAI and every OpenAI-compatible server (vLLM, Ollama,
 //! llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE `data:`
-//! payload to a [`ChunkParser`] and get brain events.
+//! payload to a [`ChunkParser`] (a [`StreamParser`]) and get brain events.
 //!
 //! Tolerated, because real servers do it: `reasoning_content` (DeepSeek, vLLM) and `reasoning`
 //! (OpenRouter, Ollama) for reasoning; tool-call deltas without `index` (matched by id, else the
@@ -12,8 +12,7 @@
 use agentwire_core::Usage;
 use serde::Deserialize;
 
-use crate::http::SseParser;
-use crate::{BrainError, BrainEvent, FinishReason};
+use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
 /// Turns Chat Completions chunks into brain events, one chunk at a time.
 #[derive(Debug, Default)]
@@ -94,14 +93,15 @@ struct TokenDetails {
     cached_tokens: Option<u64>,
 }
 
-impl ChunkParser {
+/// Chat Completions names no SSE events: every payload is a chunk or `[DONE]`.
+impl StreamParser for ChunkParser {
     /// Reads one SSE `data:` payload (a JSON chunk, or `[DONE]`), appending the events it
     /// completes.
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] for a payload that is not a chunk, and
     /// [`BrainError::Model`] for an error the provider reports in the stream. Both are terminal.
-    pub fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -152,7 +152,7 @@ impl ChunkParser {
     ///
     /// # Errors
     /// [`BrainError::MalformedStream`] when neither `[DONE]` nor a finish reason came.
-    pub fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+    fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
         if self.done {
             return Ok(());
         }
@@ -165,7 +165,9 @@ impl ChunkParser {
         self.end(out);
         Ok(())
     }
+}
 
+impl ChunkParser {
     fn delta(&mut self, delta: Delta, out: &mut Vec<BrainEvent>) {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(text) = reasoning.filter(|text| !text.is_empty()) {
@@ -224,39 +226,14 @@ impl ChunkParser {
     }
 }
 
-/// Chat Completions names no SSE events: every payload is a chunk or `[DONE]`.
-impl SseParser for ChunkParser {
-    fn event(
-        &mut self,
-        _name: Option<&str>,
-        data: &str,
-        out: &mut Vec<BrainEvent>,
-    ) -> Result<(), BrainError> {
-        self.push(data, out)
-    }
-
-    fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
-        self.finish(out)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::parse_all;
 
     #[track_caller]
     fn check(chunks: &[&str], expect: &[BrainEvent]) {
-        let mut parser = ChunkParser::default();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            parser.push(chunk, &mut out).expect("chunk");
-        }
-        parser.finish(&mut out).expect("finishes");
-        assert_eq!(out, expect);
-    }
-
-    fn text(text: &str) -> BrainEvent {
-        BrainEvent::TextDelta { text: text.into() }
+        assert_eq!(parse_all::<ChunkParser>(chunks).expect("parses"), expect);
     }
 
     #[test]
@@ -271,8 +248,8 @@ mod tests {
                 "[DONE]",
             ],
             &[
-                text("Hel"),
-                text("lo"),
+                BrainEvent::text_delta("Hel"),
+                BrainEvent::text_delta("lo"),
                 BrainEvent::Finish {
                     reason: FinishReason::Stop,
                     usage: Some(Usage {
@@ -286,15 +263,6 @@ mod tests {
 
     #[test]
     fn parallel_calls_by_index_and_reasoning_spellings() {
-        let start = |id: &str, name: &str| BrainEvent::ToolCallStart {
-            id: id.into(),
-            name: name.into(),
-        };
-        let delta = |id: &str, args: &str| BrainEvent::ToolCallDelta {
-            id: id.into(),
-            args: args.into(),
-        };
-        let end = |id: &str| BrainEvent::ToolCallEnd { id: id.into() };
         check(
             &[
                 r#"{"choices":[{"delta":{"reasoning_content":"think"}}]}"#,
@@ -306,19 +274,15 @@ mod tests {
                 r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":null}"#,
             ],
             &[
-                BrainEvent::ReasoningDelta {
-                    text: "think".into(),
-                },
-                BrainEvent::ReasoningDelta {
-                    text: " more".into(),
-                },
-                start("a", "f"),
-                start("b", "g"),
-                delta("b", "{\"x\""),
-                delta("a", "{}"),
-                delta("b", ": 1}"),
-                end("a"),
-                end("b"),
+                BrainEvent::reasoning_delta("think"),
+                BrainEvent::reasoning_delta(" more"),
+                BrainEvent::tool_call_start("a", "f"),
+                BrainEvent::tool_call_start("b", "g"),
+                BrainEvent::tool_call_delta("b", "{\"x\""),
+                BrainEvent::tool_call_delta("a", "{}"),
+                BrainEvent::tool_call_delta("b", ": 1}"),
+                BrainEvent::tool_call_end("a"),
+                BrainEvent::tool_call_end("b"),
                 BrainEvent::Finish {
                     reason: FinishReason::ToolCalls,
                     usage: None,
@@ -336,8 +300,8 @@ mod tests {
                 r#"{"choices":null,"usage":{"prompt_tokens":1,"completion_tokens":2}}"#,
             ],
             &[
-                text("a"),
-                text("b"),
+                BrainEvent::text_delta("a"),
+                BrainEvent::text_delta("b"),
                 BrainEvent::Finish {
                     reason: FinishReason::Other("eos".into()),
                     usage: Some(Usage::new(1, 2)),

@@ -21,13 +21,14 @@
 pub mod chunk;
 mod request;
 
-use std::fmt;
+use std::ops::{Deref, DerefMut};
 
-use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::{Map, Value};
 
-use crate::http::{HttpTransport, ProviderRequest};
-use crate::{Brain, BrainError, BrainRequest, BrainStream, RetryPolicy};
+use crate::connection::KeyHeader;
+use crate::http::HttpTransport;
+use crate::{Brain, BrainError, BrainRequest, BrainStream, Connection};
 pub use chunk::ChunkParser;
 use request::{Settings, request_body};
 
@@ -36,23 +37,22 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// How to reach a Chat Completions server and what to ask it for.
 ///
-/// Made with [`OpenAiConfig::new`]; every field is public to set. The key is never shown by
-/// `Debug`.
-#[derive(Clone)]
+/// Made with [`OpenAiConfig::new`]; every field is public to set. The [`Connection`]'s fields
+/// read and write as the config's own:
+///
+/// - `base_url`: up to and without `/chat/completions`. Default [`DEFAULT_BASE_URL`].
+/// - `api_key`: sent as `Authorization: Bearer <key>`; `None` for local servers.
+/// - `headers`: extra headers (e.g. OpenRouter's `HTTP-Referer`, an `OpenAI-Organization`).
+/// - `retry`: when failed calls are tried again.
+///
+/// The key is never shown by `Debug`.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct OpenAiConfig {
-    /// The API's base URL, up to and without `/chat/completions`. Default [`DEFAULT_BASE_URL`].
-    pub base_url: String,
+    /// Where the server is and how to call it.
+    pub connection: Connection,
     /// The model, e.g. `gpt-4o-mini`.
     pub model: String,
-    /// Sent as `Authorization: Bearer <key>`. `None` (or empty) sends no `Authorization`:
-    /// local servers need none.
-    pub api_key: Option<String>,
-    /// Extra headers sent with every request (e.g. OpenRouter's `HTTP-Referer`, an
-    /// `OpenAI-Organization`).
-    pub headers: Vec<(String, String)>,
-    /// When failed calls are tried again. Default [`RetryPolicy::default`].
-    pub retry: RetryPolicy,
     /// `temperature`, when set.
     pub temperature: Option<f64>,
     /// `max_tokens`, when set (the spelling every compatible server reads; OpenAI's reasoning
@@ -68,11 +68,8 @@ impl OpenAiConfig {
     /// A configuration for this model on OpenAI, with no key and the defaults.
     pub fn new(model: impl Into<String>) -> Self {
         Self {
-            base_url: DEFAULT_BASE_URL.into(),
+            connection: Connection::new(DEFAULT_BASE_URL),
             model: model.into(),
-            api_key: None,
-            headers: Vec::new(),
-            retry: RetryPolicy::default(),
             temperature: None,
             max_tokens: None,
             extra_body: Map::new(),
@@ -80,18 +77,18 @@ impl OpenAiConfig {
     }
 }
 
-impl fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("headers", &self.headers)
-            .field("retry", &self.retry)
-            .field("temperature", &self.temperature)
-            .field("max_tokens", &self.max_tokens)
-            .field("extra_body", &self.extra_body)
-            .finish()
+/// `config.base_url`, `config.api_key`, … are the connection's.
+impl Deref for OpenAiConfig {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.connection
+    }
+}
+
+impl DerefMut for OpenAiConfig {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.connection
     }
 }
 
@@ -100,8 +97,6 @@ impl fmt::Debug for OpenAiConfig {
 #[derive(Debug)]
 pub struct OpenAiBrain {
     config: OpenAiConfig,
-    url: String,
-    headers: HeaderMap,
     transport: HttpTransport,
 }
 
@@ -112,42 +107,12 @@ impl OpenAiBrain {
     /// [`BrainError::Config`] for a base URL that is not an `http`/`https` URL, a header or key
     /// that cannot be sent as a header, or when the HTTP client cannot be built.
     pub fn new(config: OpenAiConfig) -> Result<Self, BrainError> {
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let parsed = reqwest::Url::parse(&url).map_err(|error| BrainError::Config {
-            message: format!("the base URL {:?} is not a URL: {error}", config.base_url),
-        })?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(BrainError::Config {
-                message: format!("the base URL {:?} is not http or https", config.base_url),
-            });
-        }
-        let mut headers = HeaderMap::new();
-        for (name, value) in &config.headers {
-            let header = HeaderName::try_from(name.as_str())
-                .ok()
-                .zip(HeaderValue::try_from(value.as_str()).ok());
-            let Some((name, value)) = header else {
-                return Err(BrainError::Config {
-                    message: format!("the header {name:?} cannot be sent as given"),
-                });
-            };
-            headers.append(name, value);
-        }
-        if let Some(key) = config.api_key.as_deref().filter(|key| !key.is_empty()) {
-            let mut value =
-                HeaderValue::try_from(format!("Bearer {key}")).map_err(|_| BrainError::Config {
-                    message: "the API key holds characters a header cannot carry".into(),
-                })?;
-            value.set_sensitive(true);
-            headers.insert(AUTHORIZATION, value);
-        }
-        let transport = HttpTransport::new(config.retry.clone())?;
-        Ok(Self {
-            config,
-            url,
-            headers,
-            transport,
-        })
+        let transport = config.connection.transport(
+            |base| format!("{base}/chat/completions"),
+            HeaderMap::new(),
+            KeyHeader::Bearer,
+        )?;
+        Ok(Self { config, transport })
     }
 }
 
@@ -160,12 +125,7 @@ impl Brain for OpenAiBrain {
             extra_body: &self.config.extra_body,
         };
         let body = request_body(settings, &request).to_string().into_bytes();
-        let request = ProviderRequest {
-            url: self.url.clone(),
-            headers: self.headers.clone(),
-            body,
-        };
-        self.transport.stream(request, ChunkParser::default)
+        self.transport.stream(body, ChunkParser::default)
     }
 
     fn describe(&self) -> String {

@@ -1,24 +1,17 @@
 //! The Chat Completions request for a [`BrainRequest`]: our conversation mapped to the
 //! provider's `messages`, pure and exact.
 //!
-//! Our model keeps ONE assistant message per turn, its steps marked by `step_start` parts, with
-//! tool results and errors as parts of that same message. Chat Completions wants one `assistant`
-//! message per model call, each followed by one `tool` message per call it made. So:
+//! The history is read as provider-neutral entries first (`history.rs`: steps, each followed
+//! by its calls' outcomes, found wherever they sit; a call without one answered as unfinished;
+//! an outcome without its call left out). Chat Completions wants one `assistant` message per
+//! model call, each followed by one `tool` message per call it made. So:
 //!
-//! - An assistant message is cut into steps: at each `step_start`, and where text or a tool call
-//!   follows a tool result or error (a history written without `step_start`s). A step becomes
-//!   one `assistant` message (`content`: its text and refusals, or `null`; `tool_calls` with the
-//!   arguments as JSON text), then one `tool` message per call, in call order.
-//! - A tool outcome is found wherever it is: in the assistant message (server tools) or in a
-//!   later user or tool message (tools the client ran). Its `tool` message goes right after the
-//!   assistant message holding its call. `content` is a string result as is, any other result as
-//!   JSON text, a result marked `is_error` as `{"error": <result>}`, and a `tool_error` as
-//!   `{"error": {"type": "VALIDATION" | "EXECUTION", "message": "…"}}`, which the model reads
-//!   and corrects itself from (seed 000 §3.3).
-//! - A tool call with no outcome in the history is left out of its assistant message: the API
-//!   rejects a call without its answer, and such a history only happens when a turn was cut
-//!   short (a canceled run); the runtime never calls the brain while a call is pending. An
-//!   outcome whose call is nowhere is left out for the same reason.
+//! - A step becomes one `assistant` message (`content`: its text and refusals, or `null`;
+//!   `tool_calls` with the arguments as JSON text), its outcomes one `tool` message each, in
+//!   call order. `content` is a string result as is, any other result as JSON text, a result
+//!   marked `is_error` as `{"error": <result>}`, and a tool error as `{"error": {"type":
+//!   "VALIDATION" | "EXECUTION", "message": "…"}}`, which the model reads and corrects itself
+//!   from (seed 000 §3.3).
 //! - User (and other tool-role) parts: text as a `content` string (parts joined by `\n`); with a
 //!   file, `content` parts: images as `image_url` (the URL, or a `data:` URL of inline data),
 //!   WAV and MP3 data as `input_audio`, other inline data as `file` (`file_data`), a file only
@@ -29,14 +22,13 @@
 //!   (the runtime turns a denial into a tool outcome), artifacts, plan updates, sources, and
 //!   files and data in assistant messages; `data`-role messages entirely.
 
-use std::collections::HashMap;
-
-use agentwire_core::part::{DataPart, FilePart, FileSource};
-use agentwire_core::{Message, Part, Role, ToolCall, ToolError, ToolResult, ToolSpec};
+use agentwire_core::part::{FilePart, FileSource};
+use agentwire_core::{Message, Part, ToolSpec};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::BrainRequest;
+use crate::history::{self, Answer, Entry, Step, data_text};
 
 /// What a request needs besides the conversation.
 #[derive(Clone, Copy, Debug)]
@@ -146,135 +138,76 @@ struct FunctionCall<'a> {
     arguments: String,
 }
 
-/// A tool's outcome, wherever in the history it was found.
-#[derive(Clone, Copy)]
-enum Outcome<'a> {
-    Result(&'a ToolResult),
-    Error(&'a ToolError),
-}
-
 /// The conversation as Chat Completions messages.
 fn messages<'a>(system: Option<&str>, history: &'a [Message]) -> Vec<ChatMessage<'a>> {
-    let outcomes = outcomes(history);
     let mut out = Vec::new();
     if let Some(system) = system.filter(|system| !system.is_empty()) {
         out.push(ChatMessage::System {
             content: system.to_owned(),
         });
     }
-    for message in history {
-        match message.role {
-            Role::System => {
-                let content = joined_text(&message.parts);
+    for entry in history::entries(history) {
+        match entry {
+            Entry::System(message) => {
+                let content = message.content();
                 if !content.is_empty() {
                     out.push(ChatMessage::System { content });
                 }
             }
-            Role::User | Role::Tool => {
+            Entry::User(message) => {
                 if let Some(content) = user_content(&message.parts) {
                     out.push(ChatMessage::User { content });
                 }
             }
-            Role::Assistant => assistant(&message.parts, &outcomes, &mut out),
-            Role::Data => {}
+            Entry::Step(step) => out.extend(assistant(&step)),
+            Entry::Outcomes(outcomes) => {
+                out.extend(outcomes.iter().map(|outcome| ChatMessage::Tool {
+                    tool_call_id: outcome.call.tool_call_id.as_str(),
+                    content: outcome_text(outcome.answer),
+                }));
+            }
         }
     }
     out
 }
 
-/// Every tool outcome in the history, by call id; the first one wins.
-fn outcomes(history: &[Message]) -> HashMap<&str, Outcome<'_>> {
-    let mut outcomes = HashMap::new();
-    for part in history.iter().flat_map(|message| &message.parts) {
-        let (id, outcome) = match part {
-            Part::ToolResult(result) => (result.tool_call_id.as_str(), Outcome::Result(result)),
-            Part::ToolError(error) => (error.tool_call_id.as_str(), Outcome::Error(error)),
-            _ => continue,
-        };
-        outcomes.entry(id).or_insert(outcome);
-    }
-    outcomes
-}
-
-/// An assistant message, step by step.
-fn assistant<'a>(
-    parts: &'a [Part],
-    outcomes: &HashMap<&str, Outcome<'a>>,
-    out: &mut Vec<ChatMessage<'a>>,
-) {
-    let mut text = String::new();
-    let mut calls: Vec<&ToolCall> = Vec::new();
-    let mut after_outcome = false;
-    for part in parts {
-        let starts_step = match part {
-            Part::StepStart(_) => true,
-            Part::Text(_) | Part::Refusal(_) | Part::ToolCall(_) => after_outcome,
-            _ => false,
-        };
-        if starts_step {
-            step(&mut text, &mut calls, outcomes, out);
-            after_outcome = false;
-        }
+/// A step's `assistant` message: its text and refusals, and its calls; `None` when it has
+/// neither (reasoning and data are not sent).
+fn assistant<'a>(step: &Step<'a>) -> Option<ChatMessage<'a>> {
+    let mut content = String::new();
+    for part in &step.parts {
         match part {
-            Part::Text(part) => text.push_str(&part.text),
-            Part::Refusal(part) => text.push_str(&part.text),
-            Part::ToolCall(call) => calls.push(call),
-            Part::ToolResult(_) | Part::ToolError(_) => after_outcome = true,
+            Part::Text(part) => content.push_str(&part.text),
+            Part::Refusal(part) => content.push_str(&part.text),
             _ => {}
         }
     }
-    step(&mut text, &mut calls, outcomes, out);
-}
-
-/// Writes one step (an assistant message and its tool messages) and empties it.
-fn step<'a>(
-    text: &mut String,
-    calls: &mut Vec<&'a ToolCall>,
-    outcomes: &HashMap<&str, Outcome<'a>>,
-    out: &mut Vec<ChatMessage<'a>>,
-) {
-    let answered: Vec<(&ToolCall, Outcome<'_>)> = calls
-        .drain(..)
-        .filter_map(|call| Some((call, *outcomes.get(call.tool_call_id.as_str())?)))
+    let tool_calls: Vec<ChatToolCall<'a>> = step
+        .calls()
+        .map(|call| ChatToolCall {
+            id: call.tool_call_id.as_str(),
+            kind: "function",
+            function: FunctionCall {
+                name: &call.tool_name,
+                arguments: call.args.to_json_text(),
+            },
+        })
         .collect();
-    let content = std::mem::take(text);
-    if content.is_empty() && answered.is_empty() {
-        return;
+    if content.is_empty() && tool_calls.is_empty() {
+        return None;
     }
-    out.push(ChatMessage::Assistant {
+    Some(ChatMessage::Assistant {
         content: (!content.is_empty()).then_some(content),
-        tool_calls: answered
-            .iter()
-            .map(|(call, _)| ChatToolCall {
-                id: call.tool_call_id.as_str(),
-                kind: "function",
-                function: FunctionCall {
-                    name: &call.tool_name,
-                    arguments: call.args.to_json_text(),
-                },
-            })
-            .collect(),
-    });
-    for (call, outcome) in answered {
-        out.push(ChatMessage::Tool {
-            tool_call_id: call.tool_call_id.as_str(),
-            content: outcome_text(outcome),
-        });
-    }
+        tool_calls,
+    })
 }
 
-/// What the model reads as a tool's answer.
-fn outcome_text(outcome: Outcome<'_>) -> String {
-    match outcome {
-        Outcome::Result(result) if result.is_error() => json!({"error": result.result}).to_string(),
-        Outcome::Result(ToolResult {
-            result: Value::String(text),
-            ..
-        }) => text.clone(),
-        Outcome::Result(result) => result.result.to_string(),
-        Outcome::Error(error) => {
-            json!({"error": {"type": error.error_type, "message": error.message}}).to_string()
-        }
+/// What the model reads as a tool's answer; a result the tool marked `is_error` is wrapped as
+/// `{"error": <result>}`, since a `tool` message has no error flag.
+fn outcome_text(answer: Answer<'_>) -> String {
+    match answer {
+        Answer::Result(result) if result.is_error() => json!({"error": result.result}).to_string(),
+        answer => answer.text().into_owned(),
     }
 }
 
@@ -349,24 +282,6 @@ fn file_part(file: &FilePart) -> ContentPart<'_> {
             text: format!("[file {filename} ({media_type}): {url}]"),
         }
     }
-}
-
-/// A data part as the model reads it: its native JSON.
-fn data_text(data: &DataPart) -> String {
-    json!({"type": "data", "name": data.name, "data": data.data}).to_string()
-}
-
-/// The text of a message's text and refusal parts, one a line.
-fn joined_text(parts: &[Part]) -> String {
-    let texts: Vec<&str> = parts
-        .iter()
-        .filter_map(|part| match part {
-            Part::Text(part) => Some(part.text.as_str()),
-            Part::Refusal(part) => Some(part.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    texts.join("\n")
 }
 
 fn tool(spec: &ToolSpec) -> Value {

@@ -1,56 +1,15 @@
 use super::*;
+use crate::http::parse_all;
 
 #[track_caller]
 fn check(payloads: &[&str], expect: &[BrainEvent]) {
-    let mut parser = EventParser::default();
-    let mut out = Vec::new();
-    for payload in payloads {
-        parser.push(payload, &mut out).expect("payload");
-    }
-    parser.finish(&mut out).expect("finishes");
-    assert_eq!(out, expect);
+    assert_eq!(parse_all::<EventParser>(payloads).expect("parses"), expect);
 }
 
 #[track_caller]
 fn check_error(payloads: &[&str], expect: &str) {
-    let mut parser = EventParser::default();
-    let mut out = Vec::new();
-    let error = payloads
-        .iter()
-        .try_for_each(|payload| parser.push(payload, &mut out))
-        .and_then(|()| parser.finish(&mut out))
-        .expect_err("fails");
+    let error = parse_all::<EventParser>(payloads).expect_err("fails");
     assert_eq!(error.to_string(), expect);
-}
-
-fn text(text: &str) -> BrainEvent {
-    BrainEvent::TextDelta { text: text.into() }
-}
-
-fn reasoning(text: &str) -> BrainEvent {
-    BrainEvent::ReasoningDelta { text: text.into() }
-}
-
-fn start(id: &str, name: &str) -> BrainEvent {
-    BrainEvent::ToolCallStart {
-        id: id.into(),
-        name: name.into(),
-    }
-}
-
-fn args(id: &str, args: &str) -> BrainEvent {
-    BrainEvent::ToolCallDelta {
-        id: id.into(),
-        args: args.into(),
-    }
-}
-
-fn end(id: &str) -> BrainEvent {
-    BrainEvent::ToolCallEnd { id: id.into() }
-}
-
-fn finish(reason: FinishReason, usage: Option<Usage>) -> BrainEvent {
-    BrainEvent::Finish { reason, usage }
 }
 
 const MESSAGE_START: &str = r#"{"type": "message_start", "message": {"id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 25, "output_tokens": 1}}}"#;
@@ -69,9 +28,9 @@ fn text_with_pings_and_usage() {
             r#"{"type": "message_stop"}"#,
         ],
         &[
-            text("Hello"),
-            text("!"),
-            finish(FinishReason::Stop, Some(Usage::new(25, 15))),
+            BrainEvent::text_delta("Hello"),
+            BrainEvent::text_delta("!"),
+            BrainEvent::finish(FinishReason::Stop, Some(Usage::new(25, 15))),
         ],
     );
 }
@@ -96,8 +55,8 @@ fn thinking_is_signed_where_it_ends() {
             r#"{"type":"message_stop"}"#,
         ],
         &[
-            reasoning("Let me add"),
-            reasoning(" 2 and 2."),
+            BrainEvent::reasoning_delta("Let me add"),
+            BrainEvent::reasoning_delta(" 2 and 2."),
             BrainEvent::Data {
                 name: THINKING_SIGNATURE.into(),
                 data: json!({"signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgwYvNrTHnVN0ZaLTWQ="}),
@@ -106,8 +65,8 @@ fn thinking_is_signed_where_it_ends() {
                 name: REDACTED_THINKING.into(),
                 data: json!({"data": "EmwKAhgBEgy3va3pzix"}),
             },
-            text("4"),
-            finish(FinishReason::Stop, Some(Usage::new(25, 30))),
+            BrainEvent::text_delta("4"),
+            BrainEvent::finish(FinishReason::Stop, Some(Usage::new(25, 30))),
         ],
     );
 }
@@ -129,12 +88,15 @@ fn tool_use_arguments_stream_and_cache_counts_join_the_input() {
             r#"{"type":"message_stop"}"#,
         ],
         &[
-            text("Okay"),
-            start("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather"),
-            args("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "{\"location\":"),
-            args("toolu_01T1x1fJ34qAmk2tNTrN7Up6", " \"San Francisco, CA\"}"),
-            end("toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
-            finish(
+            BrainEvent::text_delta("Okay"),
+            BrainEvent::tool_call_start("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather"),
+            BrainEvent::tool_call_delta("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "{\"location\":"),
+            BrainEvent::tool_call_delta(
+                "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                " \"San Francisco, CA\"}",
+            ),
+            BrainEvent::tool_call_end("toolu_01T1x1fJ34qAmk2tNTrN7Up6"),
+            BrainEvent::finish(
                 FinishReason::ToolCalls,
                 Some(Usage {
                     cached_input_tokens: Some(2000),
@@ -160,14 +122,14 @@ fn parallel_blocks_are_told_apart_by_index() {
             r#"{"type":"message_stop"}"#,
         ],
         &[
-            start("a", "f"),
-            start("b", "g"),
-            args("b", "{\"y\":"),
-            args("a", "{}"),
-            end("a"),
-            args("b", "2}"),
-            end("b"),
-            finish(FinishReason::ToolCalls, Some(Usage::new(9, 4))),
+            BrainEvent::tool_call_start("a", "f"),
+            BrainEvent::tool_call_start("b", "g"),
+            BrainEvent::tool_call_delta("b", "{\"y\":"),
+            BrainEvent::tool_call_delta("a", "{}"),
+            BrainEvent::tool_call_end("a"),
+            BrainEvent::tool_call_delta("b", "2}"),
+            BrainEvent::tool_call_end("b"),
+            BrainEvent::finish(FinishReason::ToolCalls, Some(Usage::new(9, 4))),
         ],
     );
 }
@@ -188,8 +150,8 @@ fn unknown_events_blocks_and_deltas_are_skipped() {
             r#"{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":"after the end"}}"#,
         ],
         &[
-            text("Hi"),
-            finish(FinishReason::Other("pause_turn".into()), None),
+            BrainEvent::text_delta("Hi"),
+            BrainEvent::finish(FinishReason::Other("pause_turn".into()), None),
         ],
     );
 }
@@ -204,10 +166,10 @@ fn tool_input_sent_whole_at_the_start_is_kept() {
             r#"{"type":"message_stop"}"#,
         ],
         &[
-            start("a", "f"),
-            args("a", r#"{"x":1}"#),
-            end("a"),
-            finish(FinishReason::Length, None),
+            BrainEvent::tool_call_start("a", "f"),
+            BrainEvent::tool_call_delta("a", r#"{"x":1}"#),
+            BrainEvent::tool_call_end("a"),
+            BrainEvent::finish(FinishReason::Length, None),
         ],
     );
     check(
@@ -215,7 +177,7 @@ fn tool_input_sent_whole_at_the_start_is_kept() {
             r#"{"type":"message_delta","delta":{"stop_reason":"refusal"}}"#,
             r#"{"type":"message_stop"}"#,
         ],
-        &[finish(FinishReason::ContentFilter, None)],
+        &[BrainEvent::finish(FinishReason::ContentFilter, None)],
     );
 }
 

@@ -205,7 +205,8 @@ fn reasoning_goes_back_only_with_its_signature() {
 }
 
 #[test]
-fn calls_left_without_a_result_are_answered() {
+fn calls_left_without_a_result_are_answered_as_unfinished() {
+    const UNFINISHED: &str = r#"{"error":{"type":"EXECUTION","message":"The call did not finish (the run was canceled or interrupted before it returned)."}}"#;
     check_messages(
         vec![
             json!({"role": "user", "parts": [{"type": "text", "text": "Go"}]}),
@@ -226,7 +227,7 @@ fn calls_left_without_a_result_are_answered() {
                 {"type": "tool_use", "id": "toolu_2", "name": "fast", "input": {}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": NO_RESULT, "is_error": true},
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": UNFINISHED, "is_error": true},
                 {"type": "tool_result", "tool_use_id": "toolu_2", "content": "ok"},
                 {"type": "text", "text": "Again"}
             ]},
@@ -234,7 +235,7 @@ fn calls_left_without_a_result_are_answered() {
                 {"type": "tool_use", "id": "toolu_3", "name": "slow", "input": {}}
             ]},
             {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_3", "content": NO_RESULT, "is_error": true}
+                {"type": "tool_result", "tool_use_id": "toolu_3", "content": UNFINISHED, "is_error": true}
             ]}
         ]),
     );

@@ -192,7 +192,8 @@ fn client_tool_outputs_follow_their_call() {
 }
 
 #[test]
-fn a_call_without_an_outcome_is_not_sent() {
+fn a_call_without_an_outcome_is_answered_as_unfinished() {
+    let unfinished = "{\"error\":{\"type\":\"EXECUTION\",\"message\":\"The call did not finish (the run was canceled or interrupted before it returned).\"}}";
     check(
         json!([
             {"role": "user", "parts": [{"type": "text", "text": "Go"}]},
@@ -208,9 +209,16 @@ fn a_call_without_an_outcome_is_not_sent() {
         ]),
         json!([
             {"role": "user", "content": "Go"},
-            {"role": "assistant", "content": null, "tool_calls": [{"id": "c2", "type": "function",
-                "function": {"name": "fast", "arguments": "{}"}}]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "slow", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "fast", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "c1", "content": unfinished},
             {"role": "tool", "tool_call_id": "c2", "content": "ok"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c3", "type": "function", "function": {"name": "never", "arguments": "{}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "c3", "content": unfinished},
             {"role": "user", "content": "Stop"}
         ]),
     );
