@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The JSON form is the scripted brain's (DESIGN §11):
 /// `{"type": "text_delta", "text": "Hi"}`, `{"type": "tool_call_start", "id": "c1", "name":
 /// "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,
-/// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "finish", "reason": "stop", "usage": {…}}`,
-/// `{"type": "error", "message": "…"}`.
+/// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "data", "name": "…", "data": {…}}`,
+/// `{"type": "finish", "reason": "stop", "usage": {…}}`, `{"type": "error", "message": "…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BrainEvent {
@@ -42,6 +42,16 @@ pub enum BrainEvent {
     ToolCallEnd {
         /// The call.
         id: String,
+    },
+    /// Provider data that has no other place in the message but must be kept where it came,
+    /// because the provider needs it back with the history (Anthropic's thinking signatures and
+    /// redacted thinking, see [`crate::anthropic`]). The runtime adds it as a whole
+    /// `data` part, which also completes the reasoning or text streaming before it.
+    Data {
+        /// What the data is, namespaced by provider, e.g. `anthropic.thinking_signature`.
+        name: String,
+        /// The payload.
+        data: serde_json::Value,
     },
     /// The model call ended normally; nothing follows.
     Finish {
@@ -111,6 +121,7 @@ mod tests {
             {"type": "tool_call_start", "id": "c1", "name": "write_file"},
             {"type": "tool_call_delta", "id": "c1", "args": "{\"path\": \"a.txt\", "},
             {"type": "tool_call_end", "id": "c1"},
+            {"type": "data", "name": "anthropic.thinking_signature", "data": {"signature": "c2ln"}},
             {"type": "finish", "reason": "tool_calls"},
             {"type": "reasoning_delta", "text": "Done."},
             {"type": "finish", "reason": "stop", "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}},

@@ -4,8 +4,10 @@
 //! reason and token usage.
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
-//! (tests, demos, load) here, the provider adapters beside it. It knows nothing of runs, tools'
-//! execution or the event protocol: the runtime turns brain events into message parts.
+//! (tests, demos, load), the offline demo brain of the default agent, and the provider adapters
+//! over one shared HTTP transport (retries per [`RetryPolicy`] before any output, SSE read
+//! incrementally). It knows nothing of runs, tools' execution or the event protocol: the runtime
+//! turns brain events into message parts.
 //!
 //! Dropping a [`BrainStream`] cancels the model call at once.
 //!
@@ -27,9 +29,12 @@
 //! # }).unwrap();
 //! ```
 
+pub mod anthropic;
+pub mod demo;
 mod error;
 mod event;
-pub mod openai_chat;
+mod http;
+pub mod openai;
 mod request;
 pub mod scripted;
 
@@ -38,8 +43,12 @@ use std::pin::Pin;
 use futures::Stream;
 
 pub use agentwire_core::ToolSpec;
+pub use anthropic::{AnthropicBrain, AnthropicConfig};
+pub use demo::DemoBrain;
 pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
+pub use http::RetryPolicy;
+pub use openai::{OpenAiBrain, OpenAiConfig};
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;
 

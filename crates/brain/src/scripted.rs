@@ -85,47 +85,53 @@ struct Replay {
 
 impl Brain for ScriptedBrain {
     fn stream(&self, request: BrainRequest) -> BrainStream {
-        let clock = (self.tokens_per_second > 0.0).then(|| {
-            (
-                Instant::now(),
-                Duration::from_secs_f64(1.0 / self.tokens_per_second),
-            )
-        });
-        let replay = Replay {
-            turn: self.turn(request.step),
-            next: 0,
-            clock,
-            tokens: 0,
-        };
-        Box::pin(stream::unfold(replay, |mut replay| async move {
-            let event = replay.turn.get(replay.next)?.clone();
-            replay.next += 1;
-            let is_token = matches!(
-                event,
-                BrainEvent::TextDelta { .. }
-                    | BrainEvent::ReasoningDelta { .. }
-                    | BrainEvent::ToolCallDelta { .. }
-            );
-            if let (true, Some((start, gap))) = (is_token, replay.clock) {
-                // Sleep until this token's slot on a fixed schedule, so the rate does not drift
-                // with the time spent between polls.
-                tokio::time::sleep_until(start + gap * replay.tokens).await;
-                replay.tokens += 1;
-            }
-            match event {
-                BrainEvent::Error { message } => {
-                    // Nothing follows an error.
-                    replay.next = replay.turn.len();
-                    Some((Err(BrainError::Model { message }), replay))
-                }
-                event => Some((Ok(event), replay)),
-            }
-        }))
+        replay(self.turn(request.step), self.tokens_per_second)
     }
 
     fn describe(&self) -> String {
         "scripted".into()
     }
+}
+
+/// Plays one turn: its events in order, the deltas paced at `tokens_per_second` (0 = at once).
+/// An `error` event ends the stream as an `Err`.
+pub(crate) fn replay(turn: Arc<[BrainEvent]>, tokens_per_second: f64) -> BrainStream {
+    let clock = (tokens_per_second > 0.0).then(|| {
+        (
+            Instant::now(),
+            Duration::from_secs_f64(1.0 / tokens_per_second),
+        )
+    });
+    let replay = Replay {
+        turn,
+        next: 0,
+        clock,
+        tokens: 0,
+    };
+    Box::pin(stream::unfold(replay, |mut replay| async move {
+        let event = replay.turn.get(replay.next)?.clone();
+        replay.next += 1;
+        let is_token = matches!(
+            event,
+            BrainEvent::TextDelta { .. }
+                | BrainEvent::ReasoningDelta { .. }
+                | BrainEvent::ToolCallDelta { .. }
+        );
+        if let (true, Some((start, gap))) = (is_token, replay.clock) {
+            // Sleep until this token's slot on a fixed schedule, so the rate does not drift
+            // with the time spent between polls.
+            tokio::time::sleep_until(start + gap * replay.tokens).await;
+            replay.tokens += 1;
+        }
+        match event {
+            BrainEvent::Error { message } => {
+                // Nothing follows an error.
+                replay.next = replay.turn.len();
+                Some((Err(BrainError::Model { message }), replay))
+            }
+            event => Some((Ok(event), replay)),
+        }
+    }))
 }
 
 #[cfg(test)]

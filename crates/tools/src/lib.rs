@@ -1,14 +1,69 @@
 //! Tools for agentwire agents: what a model may call, and how a call is run.
 //!
-//! A [`Tool`] has a [`ToolSpec`] (name, description, the JSON Schema of its arguments) and an
-//! async [`Tool::call`] that gets the arguments as JSON and a [`ToolContext`] whose
-//! cancellation token fires when the run is canceled.
+//! This crate defines tools and runs single calls. It does not decide when to call them (the
+//! runtime's orchestrator does), ask for approvals, or run tools the client declared.
+//!
+//! The three types to learn first:
+//! - [`Tool`]: something a model may call. It has a [`ToolSpec`] (name, description, the JSON
+//!   Schema of its arguments, as the model is shown them) and an async [`Tool::call`] that gets
+//!   the arguments as JSON and a [`ToolContext`] whose cancellation token fires when the call
+//!   is stopped. It answers with a JSON value or a [`ToolFailure`].
+//! - [`Toolbox`]: an agent's tools by name. It offers their specs to the model and runs each
+//!   call: arguments are checked against the tool's schema (compiled once, when the tool is
+//!   added) before the tool runs, the tool runs as its own task under [`ToolLimits`] (a
+//!   timeout and a cap on the output's size), and the answer is always a part: a
+//!   `tool_result`, or a `tool_error` the model can read and act on, `VALIDATION` ("Validation
+//!   failed for tool 'write_file': missing required argument 'path'.") or `EXECUTION` (a
+//!   failure, a panic, a timeout, output over the cap, a canceled call).
+//! - [`FnTool`]: a tool in a few lines, from an async function whose argument type derives
+//!   `Deserialize` and [`JsonSchema`]; the schema comes from the type ([`parameters_for`]).
+//!
+//! [`Workspace`] gives the built-in file tools `write_file`, `read_file` and `list_files`,
+//! confined to one directory. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
+//! as [`Tool`]s.
+//!
+//! ```
+//! use agentwire_core::{Part, ToolCall};
+//! use agentwire_tools::{FnTool, JsonSchema, Toolbox};
+//! use serde::Deserialize;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Add { a: f64, b: f64 }
+//!
+//! let mut toolbox = Toolbox::default();
+//! toolbox.add(FnTool::new("add", "Adds two numbers", |args: Add, _| async move { Ok(args.a + args.b) }))?;
+//! # tokio::runtime::Runtime::new()?.block_on(async {
+//! let call: ToolCall = serde_json::from_str(r#"{"tool_call_id": "tc_1", "tool_name": "add", "args": {"a": 1, "b": 2}}"#)?;
+//! let Part::ToolResult(result) = toolbox.run(&call, CancellationToken::new()).await else { panic!() };
+//! assert_eq!(result.result, 3.0);
+//!
+//! let call: ToolCall = serde_json::from_str(r#"{"tool_call_id": "tc_2", "tool_name": "add", "args": {"a": "1"}}"#)?;
+//! let Part::ToolError(error) = toolbox.run(&call, CancellationToken::new()).await else { panic!() };
+//! assert_eq!(error.message, "Validation failed for tool 'add': missing required argument 'b'; 'a' must be a number, got \"1\".");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `#[derive(JsonSchema)]` expands to paths in the `schemars` crate, so a crate that defines
+//! tools depends on `schemars` 1.x itself (or names this crate's re-export with
+//! `#[schemars(crate = "agentwire_tools::schemars")]`).
 
+mod file_tools;
+mod fn_tool;
+pub mod mcp;
 mod output;
+mod schema;
 mod tool;
 mod toolbox;
 mod validation;
+mod workspace;
 
 pub use agentwire_core::ToolSpec;
+pub use fn_tool::FnTool;
+pub use schema::parameters_for;
+pub use schemars::{self, JsonSchema};
 pub use tool::{Tool, ToolContext, ToolFailure, ToolFuture};
 pub use toolbox::{ToolLimits, Toolbox, ToolboxError};
+pub use workspace::Workspace;

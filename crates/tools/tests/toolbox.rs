@@ -468,3 +468,53 @@ fn adding_rejects_duplicates_bad_names_and_bad_schemas() {
     );
     assert!(toolbox.contains("echo") && !toolbox.contains("s"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_run_in_parallel_even_when_a_tool_blocks_its_thread() {
+    // Each call blocks its thread until the other one has started too (or ten seconds pass):
+    // both meet only if the two run at the same time on different threads.
+    let started = Arc::new(AtomicUsize::new(0));
+    let mut toolbox = Toolbox::default();
+    toolbox
+        .add(TestTool::new(
+            "meet",
+            json!({"type": "object"}),
+            move |_, _| {
+                let started = Arc::clone(&started);
+                async move {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+                    while started.load(Ordering::SeqCst) < 2 && std::time::Instant::now() < deadline
+                    {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Ok(json!(started.load(Ordering::SeqCst) == 2))
+                }
+                .boxed()
+            },
+        ))
+        .unwrap();
+    let calls = [call("meet", json!({})), call("meet", json!({}))];
+    let parts = futures::future::join_all(
+        calls
+            .iter()
+            .map(|call| toolbox.run(call, CancellationToken::new())),
+    )
+    .await;
+    assert_eq!(
+        expect_result(&parts[0]),
+        &json!(true),
+        "the first call never met the second"
+    );
+    assert_eq!(expect_result(&parts[1]), &json!(true));
+}
+
+#[test]
+fn a_toolbox_and_its_calls_can_cross_threads() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let toolbox = toolbox(ToolLimits::default());
+    send_sync(&toolbox);
+    let call = call("echo", json!({}));
+    send(&toolbox.run(&call, CancellationToken::new()));
+}

@@ -1,6 +1,6 @@
-//! The OpenAI Chat Completions stream, as OpenAI and every OpenAI-compatible server (vLLM,
-//! Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE
-//! `data:` payload to a [`ChunkParser`] and get brain events.
+//! The Chat Completions stream, as OpenAI and every OpenAI-compatible server (vLLM, Ollama,
+//! llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE `data:`
+//! payload to a [`ChunkParser`] and get brain events.
 //!
 //! Tolerated, because real servers do it: `reasoning_content` (DeepSeek, vLLM) and `reasoning`
 //! (OpenRouter, Ollama) for reasoning; tool-call deltas without `index` (matched by id, else the
@@ -12,6 +12,7 @@
 use agentwire_core::Usage;
 use serde::Deserialize;
 
+use crate::http::SseParser;
 use crate::{BrainError, BrainEvent, FinishReason};
 
 /// Turns Chat Completions chunks into brain events, one chunk at a time.
@@ -220,6 +221,22 @@ impl ChunkParser {
             reason: self.finish.take().unwrap_or(FinishReason::Stop),
             usage: self.usage.take(),
         });
+    }
+}
+
+/// Chat Completions names no SSE events: every payload is a chunk or `[DONE]`.
+impl SseParser for ChunkParser {
+    fn event(
+        &mut self,
+        _name: Option<&str>,
+        data: &str,
+        out: &mut Vec<BrainEvent>,
+    ) -> Result<(), BrainError> {
+        self.push(data, out)
+    }
+
+    fn end(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        self.finish(out)
     }
 }
 

@@ -1,0 +1,438 @@
+//! The Anthropic Messages stream, read without IO: feed each SSE `data:` payload to an
+//! [`EventParser`] and get brain events.
+//!
+//! The stream is `message_start`, then per content block `content_block_start`,
+//! `content_block_delta`* and `content_block_stop` (blocks are numbered by `index`, so parallel
+//! `tool_use` blocks are told apart by it), then `message_delta` (stop reason, cumulative usage)
+//! and `message_stop`; `ping` may come anywhere. Each payload names its event in `"type"`, which
+//! is what is read (the SSE `event:` line repeats it).
+//!
+//! What becomes what:
+//! - `text_delta` → [`BrainEvent::TextDelta`]; `thinking_delta` → [`BrainEvent::ReasoningDelta`].
+//! - a `tool_use` block → [`BrainEvent::ToolCallStart`], each `input_json_delta` →
+//!   [`BrainEvent::ToolCallDelta`], its `content_block_stop` → [`BrainEvent::ToolCallEnd`].
+//! - a thinking block's signature (`signature_delta`) → at the block's stop, a
+//!   [`BrainEvent::Data`] named [`THINKING_SIGNATURE`]; a `redacted_thinking` block → one named
+//!   [`REDACTED_THINKING`]. Anthropic refuses a tool-use turn whose thinking comes back without
+//!   them, so they are kept in the message right after the reasoning they sign.
+//! - `message_stop` → [`BrainEvent::Finish`] with the stop reason (`end_turn` and
+//!   `stop_sequence` → stop, `tool_use` → tool calls, `max_tokens` → length, `refusal` →
+//!   content filter, anything else kept as it came) and the usage: input from `message_start`
+//!   (with the prompt cache's reads and writes, which Anthropic counts apart, added in), output
+//!   from the last `message_delta` (its counts are cumulative, so the last one wins).
+//! - an `error` event (e.g. `overloaded_error` mid-stream) → [`BrainError::Model`] naming the
+//!   error type. It is terminal and not retried: the transport retries only HTTP statuses and
+//!   broken connections, and output has usually streamed by then, so only the caller can decide
+//!   to run the step again.
+//!
+//! Skipped, so newer streams keep working: `ping`, event types this parser does not know, and
+//! block and delta types it does not know (server tools, citations). A known event with a bad
+//! payload, a delta for a block that never started, and a stream that ends before
+//! `message_stop` are [`BrainError::MalformedStream`].
+
+use agentwire_core::Usage;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::{BrainError, BrainEvent, FinishReason};
+
+/// The [`BrainEvent::Data`] name of a thinking block's signature: `{"signature": "…"}`. It
+/// follows the reasoning it signs.
+pub const THINKING_SIGNATURE: &str = "anthropic.thinking_signature";
+
+/// The [`BrainEvent::Data`] name of a `redacted_thinking` block (thinking the provider
+/// encrypted): `{"data": "…"}`, opaque, sent back as it came.
+pub const REDACTED_THINKING: &str = "anthropic.redacted_thinking";
+
+/// Turns the payloads of an Anthropic Messages stream into brain events, one at a time.
+#[derive(Debug, Default)]
+pub struct EventParser {
+    /// Content blocks started and not yet stopped, by index.
+    open: Vec<(u64, Block)>,
+    usage: Counts,
+    stop_reason: Option<String>,
+    done: bool,
+    n_events: u64,
+}
+
+/// A content block in progress.
+#[derive(Debug)]
+enum Block {
+    /// Text (or redacted thinking, which has no deltas): nothing to do at its stop.
+    Plain,
+    /// A block type this parser does not know: its deltas are skipped too.
+    Skipped,
+    Thinking {
+        signature: String,
+    },
+    ToolUse {
+        id: String,
+        /// The `input` the start carried, when it was not the usual `{}`: sent as the arguments
+        /// at the stop if no `input_json_delta` came (some compatible servers send it whole).
+        whole_input: Option<String>,
+        streamed: bool,
+    },
+}
+
+/// Token counts as Anthropic reports them; `None` when not (yet) reported.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+struct Counts {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StreamEvent {
+    MessageStart {
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: u64,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: u64,
+        delta: Delta,
+    },
+    ContentBlockStop {
+        index: u64,
+    },
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: Option<Counts>,
+    },
+    MessageStop,
+    Error {
+        error: WireError,
+    },
+    /// `ping`, and event types added after this parser was written.
+    #[serde(other)]
+    Skipped,
+}
+
+#[derive(Deserialize)]
+struct MessageStart {
+    #[serde(default)]
+    usage: Option<Counts>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ContentBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Option<Value>,
+    },
+    #[serde(other)]
+    Skipped,
+}
+
+/// A `content_block_delta`'s `delta`; the wire names end in `_delta`.
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+enum Delta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson {
+        #[serde(default)]
+        partial_json: String,
+    },
+    #[serde(other)]
+    Skipped,
+}
+
+#[derive(Default, Deserialize)]
+struct MessageDelta {
+    #[serde(default)]
+    stop_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireError {
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+impl EventParser {
+    /// Reads one SSE `data:` payload, appending the events it completes.
+    ///
+    /// # Errors
+    /// [`BrainError::Model`] for an `error` event; [`BrainError::MalformedStream`] for a payload
+    /// that is not JSON, a known event whose fields are wrong, or a block delta or stop for an
+    /// index that is not open. All are terminal.
+    pub fn push(&mut self, data: &str, out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        if self.done {
+            return Ok(());
+        }
+        self.n_events += 1;
+        let event: StreamEvent = serde_json::from_str(data)
+            .map_err(|error| self.malformed(format!("does not parse: {error}")))?;
+        match event {
+            StreamEvent::MessageStart { message } => {
+                if let Some(usage) = message.usage {
+                    self.usage.update(usage);
+                }
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => self.start(index, content_block, out)?,
+            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta, out)?,
+            StreamEvent::ContentBlockStop { index } => {
+                let position = self.position(index)?;
+                let (_, block) = self.open.remove(position);
+                Self::stop(block, out);
+            }
+            StreamEvent::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
+                }
+                if let Some(usage) = usage {
+                    self.usage.update(usage);
+                }
+            }
+            StreamEvent::MessageStop => self.end(out),
+            StreamEvent::Error { error } => {
+                let kind = error.kind.unwrap_or_else(|| "error".into());
+                let message = match error.message {
+                    Some(message) => format!("{kind}: {message}"),
+                    None => kind,
+                };
+                return Err(BrainError::Model { message });
+            }
+            StreamEvent::Skipped => {}
+        }
+        Ok(())
+    }
+
+    /// The stream ended.
+    ///
+    /// # Errors
+    /// [`BrainError::MalformedStream`] when it ended before `message_stop`.
+    pub fn finish(&mut self, _out: &mut Vec<BrainEvent>) -> Result<(), BrainError> {
+        if self.done {
+            return Ok(());
+        }
+        Err(BrainError::MalformedStream {
+            message: "the stream ended before message_stop".into(),
+        })
+    }
+
+    fn start(
+        &mut self,
+        index: u64,
+        content_block: ContentBlock,
+        out: &mut Vec<BrainEvent>,
+    ) -> Result<(), BrainError> {
+        if self.open.iter().any(|(open, _)| *open == index) {
+            return Err(self.malformed(format!("block {index} starts twice")));
+        }
+        let block = match content_block {
+            ContentBlock::Text { text } => {
+                push_text(out, text);
+                Block::Plain
+            }
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => {
+                push_reasoning(out, thinking);
+                Block::Thinking { signature }
+            }
+            ContentBlock::RedactedThinking { data } => {
+                out.push(BrainEvent::Data {
+                    name: REDACTED_THINKING.into(),
+                    data: json!({ "data": data }),
+                });
+                Block::Plain
+            }
+            ContentBlock::ToolUse { id, name, input } => {
+                out.push(BrainEvent::ToolCallStart {
+                    id: id.clone(),
+                    name,
+                });
+                let whole_input = input
+                    .filter(|input| input.as_object().is_none_or(|object| !object.is_empty()))
+                    .map(|input| input.to_string());
+                Block::ToolUse {
+                    id,
+                    whole_input,
+                    streamed: false,
+                }
+            }
+            ContentBlock::Skipped => Block::Skipped,
+        };
+        self.open.push((index, block));
+        Ok(())
+    }
+
+    fn delta(
+        &mut self,
+        index: u64,
+        delta: Delta,
+        out: &mut Vec<BrainEvent>,
+    ) -> Result<(), BrainError> {
+        let position = self.position(index)?;
+        match (delta, &mut self.open[position].1) {
+            (_, Block::Skipped) | (Delta::Skipped, _) => {}
+            (Delta::Text { text }, _) => push_text(out, text),
+            (Delta::Thinking { thinking }, _) => push_reasoning(out, thinking),
+            (Delta::Signature { signature: more }, Block::Thinking { signature }) => {
+                signature.push_str(&more);
+            }
+            (Delta::InputJson { partial_json }, Block::ToolUse { id, streamed, .. }) => {
+                if !partial_json.is_empty() {
+                    *streamed = true;
+                    out.push(BrainEvent::ToolCallDelta {
+                        id: id.clone(),
+                        args: partial_json,
+                    });
+                }
+            }
+            (Delta::Signature { .. } | Delta::InputJson { .. }, _) => {
+                return Err(
+                    self.malformed(format!("block {index} got a delta of another block type"))
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn stop(block: Block, out: &mut Vec<BrainEvent>) {
+        match block {
+            Block::Plain | Block::Skipped => {}
+            Block::Thinking { signature } => {
+                if !signature.is_empty() {
+                    out.push(BrainEvent::Data {
+                        name: THINKING_SIGNATURE.into(),
+                        data: json!({ "signature": signature }),
+                    });
+                }
+            }
+            Block::ToolUse {
+                id,
+                whole_input,
+                streamed,
+            } => {
+                if let (Some(args), false) = (whole_input, streamed) {
+                    out.push(BrainEvent::ToolCallDelta {
+                        id: id.clone(),
+                        args,
+                    });
+                }
+                out.push(BrainEvent::ToolCallEnd { id });
+            }
+        }
+    }
+
+    /// `message_stop`: ends what is still open (tolerated, though Anthropic stops every block)
+    /// and finishes.
+    fn end(&mut self, out: &mut Vec<BrainEvent>) {
+        self.done = true;
+        for (_, block) in std::mem::take(&mut self.open) {
+            Self::stop(block, out);
+        }
+        out.push(BrainEvent::Finish {
+            reason: self
+                .stop_reason
+                .take()
+                .map_or(FinishReason::Stop, FinishReason::from),
+            usage: self.usage.total(),
+        });
+    }
+
+    fn position(&self, index: u64) -> Result<usize, BrainError> {
+        self.open
+            .iter()
+            .position(|(open, _)| *open == index)
+            .ok_or_else(|| self.malformed(format!("block {index} is not open")))
+    }
+
+    fn malformed(&self, what: String) -> BrainError {
+        BrainError::MalformedStream {
+            message: format!("event {}: {what}", self.n_events),
+        }
+    }
+}
+
+impl Counts {
+    /// Takes the counts `newer` reports; they are cumulative, so a later count replaces an
+    /// earlier one.
+    fn update(&mut self, newer: Counts) {
+        self.input_tokens = newer.input_tokens.or(self.input_tokens);
+        self.output_tokens = newer.output_tokens.or(self.output_tokens);
+        self.cache_creation_input_tokens = newer
+            .cache_creation_input_tokens
+            .or(self.cache_creation_input_tokens);
+        self.cache_read_input_tokens = newer
+            .cache_read_input_tokens
+            .or(self.cache_read_input_tokens);
+    }
+
+    /// Our usage: the whole prompt as input (Anthropic's `input_tokens` leaves out the tokens
+    /// read from and written to its cache), the cache reads as the cached part.
+    fn total(&self) -> Option<Usage> {
+        let Counts {
+            input_tokens,
+            output_tokens,
+            cache_creation_input_tokens,
+            cache_read_input_tokens,
+        } = *self;
+        if input_tokens.is_none() && output_tokens.is_none() {
+            return None;
+        }
+        let input = input_tokens.unwrap_or(0)
+            + cache_creation_input_tokens.unwrap_or(0)
+            + cache_read_input_tokens.unwrap_or(0);
+        Some(Usage {
+            cached_input_tokens: cache_read_input_tokens,
+            ..Usage::new(input, output_tokens.unwrap_or(0))
+        })
+    }
+}
+
+fn push_text(out: &mut Vec<BrainEvent>, text: String) {
+    if !text.is_empty() {
+        out.push(BrainEvent::TextDelta { text });
+    }
+}
+
+fn push_reasoning(out: &mut Vec<BrainEvent>, text: String) {
+    if !text.is_empty() {
+        out.push(BrainEvent::ReasoningDelta { text });
+    }
+}
+
+#[cfg(test)]
+mod tests;

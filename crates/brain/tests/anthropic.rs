@@ -1,0 +1,459 @@
+//! The Anthropic brain against a fake Anthropic server on port 0 streaming real-format SSE:
+//! what each stream becomes, the request it sends, retries, and cancellation.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use agentwire_brain::anthropic::THINKING_SIGNATURE;
+use agentwire_brain::{
+    AnthropicBrain, AnthropicConfig, Brain, BrainError, BrainEvent, BrainRequest, FinishReason,
+    RetryPolicy, ToolSpec,
+};
+use agentwire_core::{Message, Usage};
+use agentwire_testkit::fake_anthropic::{self as fake, INPUT_TOKENS, OUTPUT_TOKENS};
+use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+fn config(server: &FakeProvider) -> AnthropicConfig {
+    let mut config = AnthropicConfig::new("claude-sonnet-4-5");
+    config.base_url = server.url().into();
+    config.api_key = Some("sk-ant-test".into());
+    config.retry = RetryPolicy {
+        max_attempts: 3,
+        initial_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    config
+}
+
+fn brain(server: &FakeProvider) -> AnthropicBrain {
+    AnthropicBrain::new(config(server)).unwrap()
+}
+
+/// Every item of one model call for `body`, the error (if any) as the last item.
+async fn call_with(
+    server: &FakeProvider,
+    response: FakeResponse,
+) -> Vec<Result<BrainEvent, String>> {
+    server.push(response);
+    collect(&brain(server), BrainRequest::new(vec![Message::user("Hi")])).await
+}
+
+async fn collect(brain: &AnthropicBrain, request: BrainRequest) -> Vec<Result<BrainEvent, String>> {
+    brain
+        .stream(request)
+        .map(|item| item.map_err(|error| error.to_string()))
+        .collect()
+        .await
+}
+
+fn ok(events: Vec<BrainEvent>) -> Vec<Result<BrainEvent, String>> {
+    events.into_iter().map(Ok).collect()
+}
+
+fn text(text: &str) -> BrainEvent {
+    BrainEvent::TextDelta { text: text.into() }
+}
+
+fn usage() -> Option<Usage> {
+    Some(Usage::new(INPUT_TOKENS, OUTPUT_TOKENS))
+}
+
+/// The events [`fake::tool_use`] must become, arguments joined into one delta.
+fn tool_use_events() -> Vec<BrainEvent> {
+    vec![
+        text("Okay."),
+        BrainEvent::ToolCallStart {
+            id: fake::TOOL_USE_ID.into(),
+            name: "write_file".into(),
+        },
+        BrainEvent::ToolCallDelta {
+            id: fake::TOOL_USE_ID.into(),
+            args: fake::TOOL_ARGS.into(),
+        },
+        BrainEvent::ToolCallEnd {
+            id: fake::TOOL_USE_ID.into(),
+        },
+        BrainEvent::Finish {
+            reason: FinishReason::ToolCalls,
+            usage: Some(Usage {
+                cached_input_tokens: Some(fake::CACHE_READ_TOKENS),
+                ..Usage::new(INPUT_TOKENS + fake::CACHE_READ_TOKENS, OUTPUT_TOKENS)
+            }),
+        },
+    ]
+}
+
+/// Joins consecutive argument deltas of one call, so streams cut differently compare equal.
+fn join_args(items: Vec<Result<BrainEvent, String>>) -> Vec<Result<BrainEvent, String>> {
+    let mut joined: Vec<Result<BrainEvent, String>> = Vec::new();
+    for item in items {
+        if let (
+            Ok(BrainEvent::ToolCallDelta { id, args }),
+            Some(Ok(BrainEvent::ToolCallDelta {
+                id: last_id,
+                args: last_args,
+            })),
+        ) = (&item, joined.last_mut())
+            && id == last_id
+        {
+            last_args.push_str(args);
+            continue;
+        }
+        joined.push(item);
+    }
+    joined
+}
+
+#[tokio::test]
+async fn text_streams_with_usage_and_the_request_is_anthropic_s() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::text())).await;
+    assert_eq!(
+        items,
+        ok(vec![
+            text("Hello"),
+            text("!"),
+            BrainEvent::Finish {
+                reason: FinishReason::Stop,
+                usage: usage(),
+            },
+        ])
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let request = &requests[0];
+    assert_eq!(
+        (request.method.as_str(), request.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
+    assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(request.header("content-type"), Some("application/json"));
+    assert_eq!(
+        request.body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 4096,
+            "stream": true,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+        })
+    );
+    assert_eq!(brain(&server).describe(), "anthropic:claude-sonnet-4-5");
+}
+
+#[tokio::test]
+async fn thinking_streams_as_reasoning_and_keeps_its_signature() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::thinking())).await;
+    assert_eq!(
+        items,
+        ok(vec![
+            BrainEvent::ReasoningDelta {
+                text: "Let me".into()
+            },
+            BrainEvent::ReasoningDelta {
+                text: " think.".into()
+            },
+            BrainEvent::Data {
+                name: THINKING_SIGNATURE.into(),
+                data: json!({"signature": fake::SIGNATURE}),
+            },
+            text("4"),
+            BrainEvent::Finish {
+                reason: FinishReason::Stop,
+                usage: usage(),
+            },
+        ])
+    );
+}
+
+#[tokio::test]
+async fn tool_use_arguments_arrive_in_pieces() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::tool_use(3))).await;
+    let deltas = items
+        .iter()
+        .filter(|item| matches!(item, Ok(BrainEvent::ToolCallDelta { .. })))
+        .count();
+    assert!(deltas > 20, "{deltas} argument deltas");
+    assert_eq!(join_args(items), ok(tool_use_events()));
+}
+
+#[tokio::test]
+async fn a_tool_use_stream_split_at_every_byte_gives_the_same_events() {
+    let server = FakeProvider::start();
+    let body = fake::tool_use(7);
+    let brain = brain(&server);
+    // Every cut point once, then every byte apart.
+    for at in 1..body.len() {
+        server.push(FakeResponse::sse_split(body.as_bytes(), &[at]));
+    }
+    let every_byte: Vec<usize> = (1..body.len()).collect();
+    server.push(FakeResponse::sse_split(body.as_bytes(), &every_byte));
+    // The answers are alike but for their cuts, so calls may overlap: the test takes a fraction
+    // of the time.
+    let calls = futures::stream::iter(0..body.len())
+        .map(|_| collect(&brain, BrainRequest::new(vec![Message::user("Hi")])))
+        .buffer_unordered(8);
+    let mut calls = std::pin::pin!(calls);
+    while let Some(items) = calls.next().await {
+        assert_eq!(join_args(items), ok(tool_use_events()));
+    }
+    assert_eq!(server.pending(), 0);
+}
+
+#[tokio::test]
+async fn parallel_tool_use_blocks_stay_apart() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::parallel_tool_use())).await;
+    let call = |id: &str, name: &str, args: &str| {
+        vec![
+            Ok(BrainEvent::ToolCallStart {
+                id: id.into(),
+                name: name.into(),
+            }),
+            Ok(BrainEvent::ToolCallDelta {
+                id: id.into(),
+                args: args.into(),
+            }),
+            Ok(BrainEvent::ToolCallEnd { id: id.into() }),
+        ]
+    };
+    let mut expect = call(fake::TOOL_USE_ID, "read_file", r#"{"path": "a.txt"}"#);
+    expect.extend(call(
+        fake::SECOND_TOOL_USE_ID,
+        "list_files",
+        r#"{"dir": "/"}"#,
+    ));
+    expect.push(Ok(BrainEvent::Finish {
+        reason: FinishReason::ToolCalls,
+        usage: usage(),
+    }));
+    assert_eq!(join_args(items), expect);
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_fails_the_call_after_what_streamed() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::error_mid_stream())).await;
+    assert_eq!(
+        items,
+        vec![
+            Ok(text("Hel")),
+            Err("the model failed: overloaded_error: Overloaded".into())
+        ]
+    );
+    assert_eq!(server.requests().len(), 1, "not retried after output");
+}
+
+#[tokio::test]
+async fn a_stream_without_message_stop_is_malformed() {
+    let server = FakeProvider::start();
+    let items = call_with(&server, FakeResponse::sse(fake::truncated())).await;
+    assert_eq!(
+        items,
+        vec![
+            Ok(text("Hello")),
+            Err("the provider's stream is malformed: the stream ended before message_stop".into())
+        ]
+    );
+
+    // A connection cut after output is not retried either.
+    let items = call_with(&server, FakeResponse::sse(fake::truncated()).cut()).await;
+    assert_eq!(items[0], Ok(text("Hello")));
+    assert!(
+        matches!(&items[1], Err(message) if message.starts_with("the provider could not be reached")),
+        "{items:?}"
+    );
+    assert_eq!(items.len(), 2);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn overloaded_and_server_errors_are_retried_before_output() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::new(529).body(fake::error_body("overloaded_error", "Overloaded")));
+    server
+        .push(FakeResponse::new(500).body(fake::error_body("api_error", "Internal server error")));
+    let items = call_with(&server, FakeResponse::sse(fake::text())).await;
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0], Ok(text("Hello")));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[0].body, requests[2].body,
+        "the same request each time"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_request_is_not_retried() {
+    let server = FakeProvider::start();
+    let answer = fake::error_body("invalid_request_error", "max_tokens: Field required");
+    server.push(FakeResponse::new(400).body(answer.clone()));
+    server.push(FakeResponse::sse(fake::text()));
+    let items: Vec<_> = brain(&server)
+        .stream(BrainRequest::new(vec![Message::user("Hi")]))
+        .collect()
+        .await;
+    assert_eq!(items.len(), 1);
+    match &items[0] {
+        Err(BrainError::ProviderRejected { status, body }) => {
+            assert_eq!(*status, 400);
+            assert_eq!(body, &answer);
+        }
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.pending(), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_stream_aborts_the_request() {
+    let server = FakeProvider::start();
+    let mut body = fake::text();
+    body.truncate(body.find("event: content_block_stop").unwrap());
+    server.push(FakeResponse::sse(body).hang());
+    let mut stream = brain(&server).stream(BrainRequest::new(vec![Message::user("Hi")]));
+    assert_eq!(stream.next().await.unwrap().unwrap(), text("Hello"));
+    assert_eq!(stream.next().await.unwrap().unwrap(), text("!"));
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(10), server.wait_aborted(1))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_multi_step_history_is_sent_as_alternating_messages() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(fake::text()));
+    let message = |json: Value| -> Message { serde_json::from_value(json).unwrap() };
+    let request = BrainRequest {
+        system: Some("You write files.".into()),
+        messages: vec![
+            message(
+                json!({"role": "user", "parts": [{"type": "text", "text": "Write hello.txt"}]}),
+            ),
+            message(json!({"role": "assistant", "parts": [
+                {"type": "step_start", "step_id": "s1"},
+                {"type": "reasoning", "text": "A file."},
+                {"type": "data", "name": THINKING_SIGNATURE, "data": {"signature": "c2ln"}},
+                {"type": "tool_call", "tool_call_id": "toolu_1", "tool_name": "write_file", "args": {"content": "Hi"}},
+                {"type": "tool_error", "tool_call_id": "toolu_1", "tool_name": "write_file",
+                 "error_type": "VALIDATION", "message": "Missing required argument 'path'."},
+                {"type": "step_start", "step_id": "s2"},
+                {"type": "text", "text": "Fixed."},
+                {"type": "tool_call", "tool_call_id": "toolu_2", "tool_name": "write_file",
+                 "args": {"path": "hello.txt", "content": "Hi"}},
+                {"type": "tool_call", "tool_call_id": "toolu_3", "tool_name": "read_file", "args": {"path": "x"}},
+                {"type": "tool_error", "tool_call_id": "toolu_3", "tool_name": "read_file",
+                 "error_type": "EXECUTION", "message": "no such file: x"},
+                {"type": "tool_result", "tool_call_id": "toolu_2", "tool_name": "write_file",
+                 "result": {"status": "success"}},
+                {"type": "step_start", "step_id": "s3"},
+                {"type": "text", "text": "Done."}
+            ]})),
+            message(json!({"role": "user", "parts": [{"type": "text", "text": "Thanks"}]})),
+        ],
+        tools: vec![ToolSpec::new(
+            "write_file",
+            "Write a file",
+            json!({"type": "object", "required": ["path", "content"]}),
+        )],
+        step: 0,
+    };
+    let mut config = config(&server);
+    config.max_tokens = 8000;
+    config.thinking_budget = Some(2000);
+    config.headers = vec![(
+        "anthropic-beta".into(),
+        "interleaved-thinking-2025-05-14".into(),
+    )];
+    let items = collect(&AnthropicBrain::new(config).unwrap(), request).await;
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    let recorded = &server.requests()[0];
+    assert_eq!(
+        recorded.header("anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14")
+    );
+    assert_eq!(
+        recorded.body,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 8000,
+            "stream": true,
+            "system": "You write files.",
+            "thinking": {"type": "enabled", "budget_tokens": 2000},
+            "tools": [{"name": "write_file", "description": "Write a file",
+                       "input_schema": {"type": "object", "required": ["path", "content"]}}],
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Write hello.txt"}]},
+                {"role": "assistant", "content": [
+                    {"type": "thinking", "thinking": "A file.", "signature": "c2ln"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "write_file", "input": {"content": "Hi"}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true,
+                     "content": r#"{"error":{"type":"VALIDATION","message":"Missing required argument 'path'."}}"#}
+                ]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Fixed."},
+                    {"type": "tool_use", "id": "toolu_2", "name": "write_file", "input": {"path": "hello.txt", "content": "Hi"}},
+                    {"type": "tool_use", "id": "toolu_3", "name": "read_file", "input": {"path": "x"}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": r#"{"status":"success"}"#},
+                    {"type": "tool_result", "tool_use_id": "toolu_3", "is_error": true,
+                     "content": r#"{"error":{"type":"EXECUTION","message":"no such file: x"}}"#}
+                ]},
+                {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+                {"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
+            ]
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_configuration_that_cannot_work_is_refused_up_front() {
+    let server = FakeProvider::start();
+    let refused = |change: fn(&mut AnthropicConfig)| {
+        let mut config = config(&server);
+        change(&mut config);
+        AnthropicBrain::new(config).unwrap_err().to_string()
+    };
+    assert_eq!(
+        refused(|config| {
+            config.max_tokens = 1000;
+            config.thinking_budget = Some(1024);
+        }),
+        "invalid brain configuration: the thinking budget (1024 tokens) must be less than max_tokens (1000)"
+    );
+    assert!(
+        refused(|config| config.base_url = "ftp://example.com".into())
+            .contains("not http or https")
+    );
+    assert!(
+        refused(|config| config.api_key = Some("key\nwith a newline".into())).contains("API key")
+    );
+    assert!(server.requests().is_empty());
+
+    let mut config = config(&server);
+    config.base_url = format!("{}/v1/", server.url());
+    assert!(format!("{config:?}").contains("<redacted>"));
+    assert!(!format!("{config:?}").contains("sk-ant-test"));
+    server.push(FakeResponse::sse(fake::text()));
+    let items = collect(
+        &AnthropicBrain::new(config).unwrap(),
+        BrainRequest::new(vec![Message::user("Hi")]),
+    )
+    .await;
+    assert_eq!(items.len(), 3);
+    assert_eq!(
+        server.requests()[0].path,
+        "/v1/messages",
+        "a base ending in /v1"
+    );
+}
