@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
 use agentwire_core::ids::ApprovalId;
-use agentwire_core::part::{ApprovalRequest, StepStart};
+use agentwire_core::part::{ApprovalRequest, DataPart, StepStart};
 use agentwire_core::{
     Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder, MessageStart, Part, Role,
     RunStatus, ToolCall, ToolSpec, Usage,
@@ -276,6 +276,12 @@ impl Orchestrator {
                     .tool_call_end(&mut self.out, &id)
                     .map(|()| open_calls.retain(|open| *open != id))
                     .map_err(|error| error.to_string()),
+                // Provider data the history needs back (a thinking signature) is kept as a
+                // whole part where it came.
+                BrainEvent::Data { name, data } => {
+                    builder.part(&mut self.out, Part::Data(DataPart { name, data }));
+                    Ok(())
+                }
                 BrainEvent::Finish { reason, usage } => {
                     if let Some(usage) = usage {
                         *self.usage.get_or_insert_default() += usage;
