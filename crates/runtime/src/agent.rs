@@ -38,11 +38,11 @@ use crate::schema::{allows_anywhere, default_schema};
 /// ```
 #[derive(Clone)]
 pub struct Agent {
-    pub(crate) inner: Arc<AgentConfig>,
+    pub(crate) inner: Arc<AgentParts>,
 }
 
 /// An agent's configuration, shared by its runs.
-pub(crate) struct AgentConfig {
+pub(crate) struct AgentParts {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) brain: Arc<dyn Brain>,
@@ -322,7 +322,7 @@ impl AgentBuilder {
         }
         let tool_specs = self.toolbox.specs().cloned().collect();
         Ok(Agent {
-            inner: Arc::new(AgentConfig {
+            inner: Arc::new(AgentParts {
                 name: agent,
                 description: self.description,
                 brain,

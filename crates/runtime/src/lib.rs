@@ -60,6 +60,7 @@
 
 mod agent;
 mod clock;
+pub mod config;
 mod events;
 mod ids;
 mod orchestrator;
@@ -69,6 +70,7 @@ mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
 pub use clock::{Clock, FixedClock, SystemClock};
+pub use config::{AgentConfig, AgentsFile, ConfigError, Provider};
 pub use events::RunEvents;
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
 pub use run::{InputError, Run, RunHandle, RunStart, StartError};

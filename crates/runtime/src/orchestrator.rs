@@ -286,6 +286,8 @@ impl Orchestrator {
                     .tool_call_end(&mut self.out, &id)
                     .map(|()| open_calls.retain(|open| *open != id))
                     .map_err(|error| error.to_string()),
+                // Provider data the history needs back (a thinking signature) is kept as a
+                // whole part where it came.
                 BrainEvent::Data { name, data } => {
                     builder.part(&mut self.out, Part::Data(DataPart { name, data }));
                     Ok(())

@@ -1,7 +1,8 @@
-//! Runs on a real provider brain: the OpenAI adapter over HTTP against the fake provider server
-//! of the test kit. The conversation a run writes (one assistant message per turn, answers to
-//! waits at the start of the next) reaches the provider as a valid Chat Completions history,
-//! and a cancel aborts the HTTP request at once.
+//! Runs on real provider brains: the OpenAI and Anthropic adapters over HTTP against the fake
+//! provider server of the test kit, streaming each provider's own SSE format, with real tools.
+//! The conversation a run writes (one assistant message per turn, answers to waits at the start
+//! of the next) reaches the provider as a valid history: tool results, validation errors the
+//! model corrects itself from, signed thinking. A cancel aborts the HTTP request at once.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -10,14 +11,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use agentwire_brain::{OpenAiBrain, OpenAiConfig};
-use agentwire_core::{Awaiting, Message, RunStatus, Timestamp, ToolSpec};
+use agentwire_brain::{AnthropicBrain, AnthropicConfig, OpenAiBrain, OpenAiConfig, RetryPolicy};
+use agentwire_core::{Accumulator, Awaiting, Message, Part, RunStatus, Timestamp, ToolSpec, Usage};
 use agentwire_runtime::{Agent, FixedClock, RunStart, SequentialIds};
+use agentwire_testkit::fake_anthropic;
 use agentwire_testkit::fake_openai::ChatStream;
 use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
+use agentwire_tools::Workspace;
 use common::{Client, approval, output, tool};
 use futures::FutureExt;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn openai_agent(server: &FakeProvider, deleted: Arc<AtomicUsize>) -> Agent {
     let mut config = OpenAiConfig::new("gpt-test");
@@ -160,4 +163,219 @@ async fn cancel_aborts_the_provider_request() {
         .await
         .expect("the provider saw the request aborted");
     assert_eq!(run.handle.output()[0].content(), "Thinking about it");
+}
+
+/// Runs one turn to its end: the status, and the messages as a client rebuilt them.
+async fn run(agent: &Agent, start: RunStart) -> (RunStatus, Option<Usage>, Vec<Message>) {
+    let mut run = agent.start(start).unwrap();
+    let mut client = Accumulator::default();
+    while let Some(event) = run.events.recv().await {
+        client.push(&event).unwrap();
+    }
+    (
+        client.status().unwrap(),
+        client.usage(),
+        client.messages().to_vec(),
+    )
+}
+
+fn with_files(agent: agentwire_runtime::AgentBuilder, root: &std::path::Path) -> Agent {
+    let mut agent = agent;
+    for tool in Workspace::open(root).unwrap().tools() {
+        agent = agent.tool_arc(tool);
+    }
+    agent.build().unwrap()
+}
+
+/// The tool messages of a recorded Chat Completions request: call id → content.
+fn tool_messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| {
+            (
+                message["tool_call_id"].as_str().unwrap().to_owned(),
+                message["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn openai_the_model_corrects_its_call_after_a_validation_error() {
+    let server = FakeProvider::start();
+    // Call 1 forgets the path; its arguments arrive in pieces.
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .role()
+            .text("I will write it.")
+            .tool_call(0, "call_1", "write_file")
+            .arguments(0, r#"{"cont"#)
+            .arguments(0, r#"ent": "Hello, world!"}"#)
+            .finish("tool_calls")
+            .usage(100, 20)
+            .done()
+            .to_sse(),
+    ));
+    // Call 2 corrects it.
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .role()
+            .text("I missed the path.")
+            .tool_call(0, "call_2", "write_file")
+            .arguments(0, r#"{"path": "/hello.txt", "content": "Hello, world!"}"#)
+            .finish("tool_calls")
+            .usage(150, 25)
+            .done()
+            .to_sse(),
+    ));
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .role()
+            .text("Written to /hello.txt.")
+            .finish("stop")
+            .usage(200, 8)
+            .done()
+            .to_sse(),
+    ));
+    let mut config = OpenAiConfig::new("gpt-4o-mini");
+    config.base_url = format!("{}/v1", server.url());
+    config.api_key = Some("sk-test".into());
+    let brain = OpenAiBrain::new(config).unwrap();
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = with_files(
+        Agent::builder("writer").brain(brain).system("Write files."),
+        workspace.path(),
+    );
+
+    let (status, usage, messages) = run(
+        &agent,
+        RunStart::new(vec![Message::user("Write hello.txt")]),
+    )
+    .await;
+    assert_eq!(status, RunStatus::Completed);
+    let usage = usage.unwrap();
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (450, 53),
+        "summed over the 3 calls"
+    );
+    let written = std::fs::read_to_string(workspace.path().join("hello.txt")).unwrap();
+    assert_eq!(written, "Hello, world!");
+
+    let answer = messages.last().unwrap();
+    let kinds: Vec<&str> = answer.parts.iter().map(Part::type_name).collect();
+    assert_eq!(
+        kinds,
+        [
+            "step_start",
+            "text",
+            "tool_call",
+            "tool_error",
+            "step_start",
+            "text",
+            "tool_call",
+            "tool_result",
+            "step_start",
+            "text"
+        ]
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The second call sees the validation error as a tool message naming the missing field.
+    let second = tool_messages(&requests[1].body);
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].0, "call_1");
+    let error: Value = serde_json::from_str(&second[0].1).unwrap();
+    assert_eq!(error["error"]["type"], "VALIDATION");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("'path'"), "{message}");
+    // The third sees both outcomes, in order, the second a success.
+    let third = tool_messages(&requests[2].body);
+    assert_eq!(third.len(), 2);
+    assert_eq!(third[1].0, "call_2");
+    let result: Value = serde_json::from_str(&third[1].1).unwrap();
+    assert_eq!(result["bytes_written"], 13);
+    assert_eq!(requests[2].body["messages"][0]["content"], "Write files.");
+}
+
+fn anthropic_agent(server: &FakeProvider, workspace: &std::path::Path) -> Agent {
+    let mut config = AnthropicConfig::new(fake_anthropic::MODEL);
+    config.base_url = server.url().to_owned();
+    config.api_key = Some("sk-ant-test".into());
+    config.retry = RetryPolicy {
+        max_attempts: 1,
+        ..RetryPolicy::default()
+    };
+    let brain = AnthropicBrain::new(config).unwrap();
+    with_files(Agent::builder("claude").brain(brain), workspace)
+}
+
+#[tokio::test]
+async fn anthropic_a_tool_call_runs_and_its_result_goes_back() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(fake_anthropic::tool_use(7)));
+    server.push(FakeResponse::sse(fake_anthropic::text()));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = anthropic_agent(&server, workspace.path());
+
+    let (status, _, messages) = run(
+        &agent,
+        RunStart::new(vec![Message::user("Write hello.txt")]),
+    )
+    .await;
+    assert_eq!(status, RunStatus::Completed);
+    let expected: Value = serde_json::from_str(fake_anthropic::TOOL_ARGS).unwrap();
+    let written = std::fs::read_to_string(workspace.path().join("hello.txt")).unwrap();
+    assert_eq!(written, expected["content"].as_str().unwrap());
+    assert_eq!(messages.last().unwrap().content(), "Okay.\nHello!");
+
+    // The second request carries the call and, in the next user message, its result.
+    let body = &server.requests()[1].body;
+    let turns = body["messages"].as_array().unwrap();
+    let call = &turns[1]["content"].as_array().unwrap()[1];
+    assert_eq!(call["type"], "tool_use");
+    assert_eq!(call["id"], fake_anthropic::TOOL_USE_ID);
+    assert_eq!(call["input"], expected);
+    let result = &turns[2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], fake_anthropic::TOOL_USE_ID);
+    assert!(result.get("is_error").is_none_or(|error| error == false));
+}
+
+#[tokio::test]
+async fn anthropic_signed_thinking_is_kept_and_sent_back_with_the_history() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(fake_anthropic::thinking()));
+    server.push(FakeResponse::sse(fake_anthropic::text()));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = anthropic_agent(&server, workspace.path());
+
+    let question = Message::user("What is 2 + 2?");
+    let (_, _, first) = run(&agent, RunStart::new(vec![question.clone()])).await;
+    let answer = first.last().unwrap().clone();
+    assert!(answer.parts.iter().any(|part| matches!(
+        part,
+        Part::Data(data) if data.data["signature"] == fake_anthropic::SIGNATURE
+    )));
+
+    // The next turn sends the signed thinking back before the answer's text.
+    let mut next = RunStart::new(vec![Message::user("And 3 + 3?")]);
+    next.history = vec![question, answer];
+    let (status, _, _) = run(&agent, next).await;
+    assert_eq!(status, RunStatus::Completed);
+    let body = &server.requests()[1].body;
+    let assistant = &body["messages"][1];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(
+        assistant["content"][0],
+        json!({"type": "thinking", "thinking": "Let me think.", "signature": fake_anthropic::SIGNATURE})
+    );
+    assert_eq!(
+        assistant["content"][1],
+        json!({"type": "text", "text": "4"})
+    );
 }

@@ -1,0 +1,462 @@
+//! Agents from configuration: the `[[agents]]` entries of `agentwire.toml` (DESIGN §11), and the
+//! default agent that `agentwire serve` runs with no file.
+//!
+//! ```toml
+//! [[agents]]
+//! name = "assistant"
+//! description = "General assistant"
+//! provider = "openai"               # openai (any OpenAI-compatible server) | anthropic | scripted | demo
+//! model = "gpt-4o-mini"
+//! base_url = "https://api.openai.com/v1"
+//! api_key_env = "OPENAI_API_KEY"    # the key is read from this env var, never stored in the file
+//! system = "You are a helpful assistant."
+//! tools = ["write_file", "read_file", "list_files"]
+//! workspace = ".agentwire/workspace"
+//! approval = []
+//! schema = "chat"                   # a built-in name or the path of a JSON schema file
+//! max_steps = 8
+//!
+//! [[agents.mcp]]
+//! name = "fs"
+//! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+//! ```
+//!
+//! Reading a file ([`AgentsFile::from_toml`]) only parses and checks what can be checked without
+//! the outside world, so a typo is reported with its line. Building ([`AgentConfig::build`]) reads
+//! the key from the environment, loads the script and schema files, opens the workspace and
+//! connects to the MCP servers. Relative paths (`script`, `schema`, `workspace`) are resolved
+//! against the directory of the configuration file.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use agentwire_brain::{
+    AnthropicBrain, AnthropicConfig, Brain, BrainError, DemoBrain, OpenAiBrain, OpenAiConfig,
+    ScriptedBrain,
+};
+use agentwire_core::communication::CommunicationSchema;
+use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
+use agentwire_tools::{Tool, Workspace};
+use serde::Deserialize;
+use thiserror::Error;
+
+use crate::agent::{Agent, AgentError};
+
+/// The agents of a configuration file. Other tables (`[server]`) belong to other readers and
+/// are left alone.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct AgentsFile {
+    /// The `[[agents]]` entries, in the file's order.
+    #[serde(default)]
+    pub agents: Vec<AgentConfig>,
+}
+
+impl AgentsFile {
+    /// Parses the agents of a configuration file, and checks that their names are unique.
+    ///
+    /// # Errors
+    /// [`ConfigError::Toml`] with the line and column of what does not parse, or
+    /// [`ConfigError::DuplicateAgent`].
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let file: AgentsFile =
+            toml::from_str(text).map_err(|error| ConfigError::Toml(error.to_string()))?;
+        let mut names = BTreeSet::new();
+        for agent in &file.agents {
+            if !names.insert(agent.name.as_str()) {
+                return Err(ConfigError::DuplicateAgent(agent.name.clone()));
+            }
+        }
+        Ok(file)
+    }
+}
+
+/// One `[[agents]]` entry. Only `name` is required; everything else has the default described
+/// on its field.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The agent's name, used in URLs (`/agents/{name}/…`) and in run requests.
+    pub name: String,
+    /// What the agent is for, shown in its card.
+    #[serde(default)]
+    pub description: String,
+    /// Which brain runs it (default `demo`).
+    #[serde(default)]
+    pub provider: Provider,
+    /// The model; each provider has a default.
+    pub model: Option<String>,
+    /// The provider's base URL, for any OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM
+    /// Studio, OpenRouter, DeepSeek) or a proxy.
+    pub base_url: Option<String>,
+    /// The environment variable that holds the key (default `OPENAI_API_KEY` or
+    /// `ANTHROPIC_API_KEY`). The key itself never appears in the file.
+    pub api_key_env: Option<String>,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// The built-in tools the agent may use (default: the three workspace file tools).
+    /// Every tool of the MCP servers is added besides.
+    pub tools: Option<Vec<String>>,
+    /// The root of the file tools (default `.agentwire/workspace`).
+    pub workspace: Option<PathBuf>,
+    /// Tools that need a person's approval before they run.
+    #[serde(default)]
+    pub approval: Vec<String>,
+    /// The communication schema: a built-in name (`chat`, `one_shot`, `function_calling`,
+    /// `interruptible`, `approval`, `long_running`) or the path of a JSON schema file. By
+    /// default the runtime picks one that fits the agent's tools.
+    pub schema: Option<String>,
+    /// The most model calls in one run (default 8).
+    pub max_steps: Option<u32>,
+    /// MCP servers whose tools the agent may use.
+    #[serde(default)]
+    pub mcp: Vec<McpServerConfig>,
+    /// For `scripted`: the script file, `{"turns": [[event, …], …]}`.
+    pub script: Option<PathBuf>,
+    /// For `scripted` and `demo`: the pace of the deltas; 0 is as fast as possible.
+    pub tokens_per_second: Option<f64>,
+    /// The sampling temperature, where the provider takes one.
+    pub temperature: Option<f64>,
+    /// The most tokens one model call may produce.
+    pub max_tokens: Option<u32>,
+}
+
+/// Which brain runs an agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Provider {
+    /// OpenAI Chat Completions, or any server that speaks it.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// A script of brain events (tests, demos, load).
+    Scripted,
+    /// The offline demo brain.
+    #[default]
+    Demo,
+}
+
+/// Why an agent could not be read or built. Each message names the agent and the setting.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file does not parse, or a setting has the wrong type or an unknown name.
+    #[error("the configuration does not parse: {0}")]
+    Toml(String),
+    /// Two agents share a name.
+    #[error("two agents are named '{0}'")]
+    DuplicateAgent(String),
+    /// A setting is missing or wrong; the message says which and why.
+    #[error("agent '{agent}': {message}")]
+    Invalid {
+        /// The agent.
+        agent: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The brain could not be made (a bad URL or header, a script that does not parse).
+    #[error("agent '{agent}': {source}")]
+    Brain {
+        /// The agent.
+        agent: String,
+        /// Why.
+        #[source]
+        source: BrainError,
+    },
+    /// An MCP server could not be reached, or its tools not listed.
+    #[error("agent '{agent}': MCP server '{server}': {source}")]
+    Mcp {
+        /// The agent.
+        agent: String,
+        /// The server's name.
+        server: String,
+        /// Why (boxed: MCP errors carry the server's stderr, and this error travels far).
+        #[source]
+        source: Box<McpError>,
+    },
+    /// The parts did not make an agent (a tool name twice, approval for a missing tool, …).
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// The default models, when the configuration names none.
+const OPENAI_MODEL: &str = "gpt-4o-mini";
+const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
+const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+const DEFAULT_WORKSPACE: &str = ".agentwire/workspace";
+
+impl AgentConfig {
+    /// An entry with this name and every default: the demo brain with the file tools.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: String::new(),
+            provider: Provider::Demo,
+            model: None,
+            base_url: None,
+            api_key_env: None,
+            system: None,
+            tools: None,
+            workspace: None,
+            approval: Vec::new(),
+            schema: None,
+            max_steps: None,
+            mcp: Vec::new(),
+            script: None,
+            tokens_per_second: None,
+            temperature: None,
+            max_tokens: None,
+        }
+    }
+
+    /// The agent `agentwire serve` runs without a configuration file (DESIGN §11): `assistant`,
+    /// on OpenAI when `OPENAI_API_KEY` is set, else on Anthropic when `ANTHROPIC_API_KEY` is,
+    /// else on the offline demo brain; with the workspace file tools.
+    pub fn default_assistant(env: impl Fn(&str) -> Option<String>) -> Self {
+        let provider = if env(OPENAI_KEY_ENV).is_some() {
+            Provider::Openai
+        } else if env(ANTHROPIC_KEY_ENV).is_some() {
+            Provider::Anthropic
+        } else {
+            Provider::Demo
+        };
+        Self {
+            description: "General assistant".into(),
+            provider,
+            system: Some(
+                "You are a helpful assistant. You can read and write files in your workspace."
+                    .into(),
+            ),
+            ..Self::named("assistant")
+        }
+    }
+
+    /// Builds the agent: makes its brain (reading the key from `env`), opens its workspace,
+    /// connects to its MCP servers, and loads its schema. `base_dir` is the directory relative
+    /// paths are resolved against (the configuration file's).
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming the agent and what is wrong.
+    pub async fn build(
+        &self,
+        base_dir: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Agent, ConfigError> {
+        let brain = self.brain(base_dir, &env)?;
+        let mut builder = Agent::builder(&self.name)
+            .description(&self.description)
+            .brain_arc(brain)
+            .approval(self.approval.iter().cloned());
+        if let Some(system) = &self.system {
+            builder = builder.system(system);
+        }
+        if let Some(max_steps) = self.max_steps {
+            builder = builder.max_steps(max_steps);
+        }
+        if let Some(schema) = &self.schema {
+            builder = builder.schema(self.load_schema(schema, base_dir)?);
+        }
+        for tool in self.builtin_tools(base_dir)? {
+            builder = builder.tool_arc(tool);
+        }
+        for server in &self.mcp {
+            let connected =
+                McpServer::connect(server.clone())
+                    .await
+                    .map_err(|source| ConfigError::Mcp {
+                        agent: self.name.clone(),
+                        server: server.name.clone(),
+                        source: Box::new(source),
+                    })?;
+            for tool in connected.tools() {
+                builder = builder.tool_arc(tool);
+            }
+        }
+        Ok(builder.build()?)
+    }
+
+    fn invalid(&self, message: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            agent: self.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn brain(
+        &self,
+        base_dir: &Path,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn Brain>, ConfigError> {
+        let brain_error = |source| ConfigError::Brain {
+            agent: self.name.clone(),
+            source,
+        };
+        self.check_settings_fit_provider()?;
+        Ok(match self.provider {
+            Provider::Openai => {
+                let mut config = OpenAiConfig::new(self.model.as_deref().unwrap_or(OPENAI_MODEL));
+                let custom_server = self.base_url.is_some();
+                if let Some(base_url) = &self.base_url {
+                    config.base_url.clone_from(base_url);
+                }
+                // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) needs no key; the
+                // real API does, so its absence is said here rather than as a 401 later.
+                config.api_key = self.api_key(OPENAI_KEY_ENV, !custom_server, env)?;
+                config.temperature = self.temperature;
+                config.max_tokens = self.max_tokens;
+                Arc::new(OpenAiBrain::new(config).map_err(brain_error)?)
+            }
+            Provider::Anthropic => {
+                let mut config =
+                    AnthropicConfig::new(self.model.as_deref().unwrap_or(ANTHROPIC_MODEL));
+                if let Some(base_url) = &self.base_url {
+                    config.base_url.clone_from(base_url);
+                }
+                config.api_key = self.api_key(ANTHROPIC_KEY_ENV, self.base_url.is_none(), env)?;
+                if let Some(max_tokens) = self.max_tokens {
+                    config.max_tokens = max_tokens;
+                }
+                Arc::new(AnthropicBrain::new(config).map_err(brain_error)?)
+            }
+            Provider::Scripted => {
+                let Some(script) = &self.script else {
+                    return Err(
+                        self.invalid("provider 'scripted' needs `script`, a JSON file of turns")
+                    );
+                };
+                let path = base_dir.join(script);
+                let text = std::fs::read_to_string(&path).map_err(|error| {
+                    self.invalid(format!(
+                        "cannot read the script {}: {error}",
+                        path.display()
+                    ))
+                })?;
+                let brain = ScriptedBrain::from_json(&text).map_err(brain_error)?;
+                Arc::new(brain.with_tokens_per_second(self.tokens_per_second.unwrap_or(0.0)))
+            }
+            Provider::Demo => {
+                let brain = DemoBrain::new();
+                Arc::new(match self.tokens_per_second {
+                    Some(rate) => brain.with_tokens_per_second(rate),
+                    None => brain,
+                })
+            }
+        })
+    }
+
+    /// Settings that one provider reads and this agent's provider would silently ignore are
+    /// refused, so a misplaced line does not go unnoticed.
+    fn check_settings_fit_provider(&self) -> Result<(), ConfigError> {
+        let remote = matches!(self.provider, Provider::Openai | Provider::Anthropic);
+        let misplaced = [
+            ("model", self.model.is_some() && !remote),
+            ("base_url", self.base_url.is_some() && !remote),
+            ("api_key_env", self.api_key_env.is_some() && !remote),
+            ("temperature", self.temperature.is_some() && !remote),
+            ("max_tokens", self.max_tokens.is_some() && !remote),
+            (
+                "script",
+                self.script.is_some() && self.provider != Provider::Scripted,
+            ),
+            (
+                "tokens_per_second",
+                self.tokens_per_second.is_some() && remote,
+            ),
+        ];
+        match misplaced.iter().find(|(_, misplaced)| *misplaced) {
+            Some((setting, _)) => Err(self.invalid(format!(
+                "`{setting}` has no meaning for provider '{}'",
+                self.provider.name()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The key from the environment. When `api_key_env` is set, the variable must be; when it
+    /// is not, the provider's usual variable is read, and required only for the provider's own
+    /// API (`required`).
+    fn api_key(
+        &self,
+        default_env: &str,
+        required: bool,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<String>, ConfigError> {
+        let name = self.api_key_env.as_deref().unwrap_or(default_env);
+        match env(name).filter(|key| !key.is_empty()) {
+            Some(key) => Ok(Some(key)),
+            None if required || self.api_key_env.is_some() => Err(self.invalid(format!(
+                "the API key is read from the environment variable {name}, which is not set"
+            ))),
+            None => Ok(None),
+        }
+    }
+
+    fn builtin_tools(&self, base_dir: &Path) -> Result<Vec<Arc<dyn Tool>>, ConfigError> {
+        let wanted: Vec<&str> = match &self.tools {
+            Some(tools) => tools.iter().map(String::as_str).collect(),
+            None => Workspace::TOOL_NAMES.to_vec(),
+        };
+        if let Some(unknown) = wanted
+            .iter()
+            .find(|name| !Workspace::TOOL_NAMES.contains(name))
+        {
+            return Err(self.invalid(format!(
+                "no built-in tool is called '{unknown}'; the built-ins are {} (MCP tools come \
+                 from `[[agents.mcp]]`)",
+                Workspace::TOOL_NAMES.join(", ")
+            )));
+        }
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let root = base_dir.join(
+            self.workspace
+                .as_deref()
+                .unwrap_or(Path::new(DEFAULT_WORKSPACE)),
+        );
+        let workspace = Workspace::open(&root).map_err(|error| {
+            self.invalid(format!(
+                "cannot open the workspace {}: {error}",
+                root.display()
+            ))
+        })?;
+        Ok(workspace
+            .tools()
+            .into_iter()
+            .filter(|tool| wanted.contains(&tool.spec().name.as_str()))
+            .collect())
+    }
+
+    fn load_schema(
+        &self,
+        schema: &str,
+        base_dir: &Path,
+    ) -> Result<CommunicationSchema, ConfigError> {
+        if let Some(builtin) = CommunicationSchema::builtin(schema) {
+            return Ok(builtin);
+        }
+        let path = base_dir.join(schema);
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            self.invalid(format!(
+                "schema '{schema}' is neither a built-in ({}) nor a readable file: {error}",
+                CommunicationSchema::BUILTIN_NAMES.join(", ")
+            ))
+        })?;
+        CommunicationSchema::from_json(&text).map_err(|error| {
+            self.invalid(format!("the schema {} is invalid: {error}", path.display()))
+        })
+    }
+}
+
+impl Provider {
+    /// The provider as the file spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Openai => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Scripted => "scripted",
+            Provider::Demo => "demo",
+        }
+    }
+}
