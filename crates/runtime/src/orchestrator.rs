@@ -205,7 +205,10 @@ impl Orchestrator {
             let mut wait = Wait::default();
             let mut server_calls = Vec::with_capacity(calls.len());
             for call in calls {
-                if config.approval.contains(&call.tool_name) {
+                // A call that cannot run is not put to a person: it runs now and comes back to
+                // the model as a validation error.
+                if config.approval.contains(&call.tool_name) && config.toolbox.check(&call).is_ok()
+                {
                     let approval_id: ApprovalId = config.ids.next_id(IdKind::Approval).into();
                     builder.part(
                         &mut self.out,

@@ -143,6 +143,76 @@ async fn a_denied_call_does_not_run_and_the_model_is_told_why() {
     );
 }
 
+/// A call that needs approval but cannot run is not put to a person: the model hears of its
+/// bad arguments at once, and asks again properly.
+#[tokio::test]
+async fn an_invalid_call_is_refused_before_anyone_is_asked_to_approve_it() {
+    let mut bad = vec![json!({"type": "text_delta", "text": "Deleting."})];
+    bad.extend(call("call_1", "delete_file", json!({"file": "old.log"})));
+    let mut good = Vec::new();
+    good.extend(call("call_2", "delete_file", json!({"path": "old.log"})));
+    let brain = Recording::new(json!({"turns": [
+        finish(bad, "tool_calls"),
+        finish(good, "tool_calls"),
+        answer("Done.")
+    ]}));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let strict = tool(
+        "delete_file",
+        json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}),
+        {
+            let calls = Arc::clone(&calls);
+            move |_, _| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                async move { Ok(json!({"deleted": true})) }.boxed()
+            }
+        },
+    );
+    let agent = agent(&brain)
+        .tool(strict)
+        .approval(["delete_file"])
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("Delete old.log")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(
+        client.until_settled().await,
+        RunStatus::Awaiting(Awaiting::Approval)
+    );
+    let first = &run.handle.output()[0];
+    assert_eq!(
+        part_types(first),
+        [
+            "step_start",
+            "text",
+            "tool_call",
+            "tool_error",
+            "step_start",
+            "tool_call",
+            "approval_request"
+        ]
+    );
+    let Some(Part::ToolError(error)) = first.parts.get(3) else {
+        panic!("{first:?}");
+    };
+    assert_eq!(error.error_type, ToolErrorKind::Validation);
+    assert!(error.message.contains("'path'"), "{}", error.message);
+    let Some(Part::ApprovalRequest(request)) = first.parts.last() else {
+        panic!("{first:?}");
+    };
+    assert_eq!(request.tool_call_id, "call_2");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    run.handle
+        .input(approval(request.approval_id.as_str(), true, None))
+        .unwrap();
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    client.check_agrees_with(&run.handle);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
 #[tokio::test]
 async fn a_client_tool_waits_for_its_output() {
     let brain = Recording::new(json!({"turns": [

@@ -183,6 +183,28 @@ impl Toolbox {
         }
     }
 
+    /// Checks a call without running it: the tool exists and the arguments fit its schema. The
+    /// error is the `VALIDATION` failure [`run`](Self::run) would answer with. A call that needs
+    /// a person's approval is checked first, so nobody is asked to approve a call that cannot
+    /// run.
+    ///
+    /// # Errors
+    /// The failure, naming each bad or missing argument, or the unknown tool.
+    pub fn check(&self, call: &ToolCall) -> Result<(), ToolFailure> {
+        self.checked(call).map(drop)
+    }
+
+    fn checked(&self, call: &ToolCall) -> Result<&Entry, ToolFailure> {
+        let name = &call.tool_name;
+        let Some(entry) = self.tools.get(name) else {
+            return Err(self.unknown_tool(name));
+        };
+        if let Err(problems) = entry.schema.check(call.args.as_value()) {
+            return Err(invalid(name, &problems.join("; ")));
+        }
+        Ok(entry)
+    }
+
     /// The call's result, or its failure with the message the model reads.
     async fn outcome(
         &self,
@@ -190,13 +212,8 @@ impl Toolbox {
         cancel: CancellationToken,
     ) -> Result<Value, ToolFailure> {
         let name = &call.tool_name;
-        let Some(entry) = self.tools.get(name) else {
-            return Err(self.unknown_tool(name));
-        };
+        let entry = self.checked(call)?;
         let args = call.args.as_value();
-        if let Err(problems) = entry.schema.check(args) {
-            return Err(invalid(name, &problems.join("; ")));
-        }
 
         // The tool's token is a child of the run's, cancelled whenever this call ends, so work
         // the tool started elsewhere stops with it (on timeout too).
