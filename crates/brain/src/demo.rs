@@ -231,7 +231,7 @@ impl<'a> Turn<'a> {
                     &json!({"path": path, "content": content}),
                 );
             }
-            Some(outcome) => out.text(&format!("The tool answered {}.", describe_outcome(outcome))),
+            Some(outcome) => out.text(&format!("Done: {}.", describe_outcome(outcome))),
         }
     }
 
@@ -281,6 +281,12 @@ impl<'a> Turn<'a> {
 fn describe_outcome(outcome: &Value) -> String {
     if let Some(error) = outcome.get("error").and_then(Value::as_str) {
         return format!("an error: {error}");
+    }
+    if let (Some(bytes), Some(path)) = (
+        outcome.get("bytes_written").and_then(Value::as_u64),
+        outcome.get("path").and_then(Value::as_str),
+    ) {
+        return format!("{bytes} bytes written to `{path}`");
     }
     if let Some(content) = outcome.get("content").and_then(Value::as_str) {
         return format!("“{content}”");
