@@ -7,20 +7,11 @@ mod common;
 use agentwire_core::{Message, Part, RunStatus, ToolErrorKind};
 use agentwire_runtime::RunStart;
 use agentwire_tools::Workspace;
-use common::{Client, Recording, agent, part_types};
+use common::{Client, Recording, agent, answer, call, finish, part_types};
 use serde_json::{Value, json};
 
-fn write_call(id: &str, args: Value) -> Vec<Value> {
-    vec![
-        json!({"type": "tool_call_start", "id": id, "name": "write_file"}),
-        json!({"type": "tool_call_delta", "id": id, "args": args.to_string()}),
-        json!({"type": "tool_call_end", "id": id}),
-        json!({"type": "finish", "reason": "tool_calls"}),
-    ]
-}
-
-fn answer(text: &str) -> Value {
-    json!([{"type": "text_delta", "text": text}, {"type": "finish", "reason": "stop"}])
+fn write_call(id: &str, args: Value) -> Value {
+    finish(call(id, "write_file", args), "tool_calls")
 }
 
 /// Seed 000 §3.2: the assistant explains and calls `write_file`; the file is written, the
@@ -32,12 +23,13 @@ async fn the_write_file_flow_of_seed_000() {
     let mut turn1 = vec![
         json!({"type": "text_delta", "text": "Sure, I can write that file for you. I will now call the tool."}),
     ];
-    turn1.extend(write_call(
+    turn1.extend(call(
         "tc_123",
+        "write_file",
         json!({"path": "/hello.txt", "content": "Hello, world!"}),
     ));
     let brain = Recording::new(json!({"turns": [
-        turn1,
+        finish(turn1, "tool_calls"),
         answer("I have successfully written the file to `/hello.txt`."),
     ]}));
     let agent = agent(&brain).tools(workspace.tools()).build().unwrap();

@@ -11,26 +11,9 @@ use std::time::Duration;
 
 use agentwire_core::{ErrorInfo, Message, Part, RunStatus, ToolErrorKind};
 use agentwire_runtime::RunStart;
-use common::{Client, Recording, agent, part_types, tool};
+use common::{Client, Recording, agent, answer, call, finish, part_types, tool};
 use futures::FutureExt;
-use serde_json::{Value, json};
-
-fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![
-        json!({"type": "tool_call_start", "id": id, "name": name}),
-        json!({"type": "tool_call_delta", "id": id, "args": args.to_string()}),
-        json!({"type": "tool_call_end", "id": id}),
-    ]
-}
-
-fn finish(mut events: Vec<Value>, reason: &str) -> Value {
-    events.push(json!({"type": "finish", "reason": reason, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}));
-    Value::Array(events)
-}
-
-fn answer(text: &str) -> Value {
-    finish(vec![json!({"type": "text_delta", "text": text})], "stop")
-}
+use serde_json::json;
 
 fn write_file_tool(written: Arc<AtomicUsize>) -> common::FnTool {
     tool(

@@ -10,26 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agentwire_core::communication::CommunicationSchema;
 use agentwire_core::{Awaiting, Message, Part, Role, RunStatus, ToolErrorKind, ToolSpec};
 use agentwire_runtime::{AgentError, InputError, RunStart, StartError};
-use common::{Client, Recording, agent, approval, output, part_types, tool};
+use common::{Client, Recording, agent, answer, approval, call, finish, output, part_types, tool};
 use futures::FutureExt;
 use serde_json::{Value, json};
-
-fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
-    vec![
-        json!({"type": "tool_call_start", "id": id, "name": name}),
-        json!({"type": "tool_call_delta", "id": id, "args": args.to_string()}),
-        json!({"type": "tool_call_end", "id": id}),
-    ]
-}
-
-fn finish(mut events: Vec<Value>, reason: &str) -> Value {
-    events.push(json!({"type": "finish", "reason": reason}));
-    Value::Array(events)
-}
-
-fn answer(text: &str) -> Value {
-    finish(vec![json!({"type": "text_delta", "text": text})], "stop")
-}
 
 /// A `delete_file` tool that counts its calls.
 fn delete_file(calls: Arc<AtomicUsize>) -> common::FnTool {

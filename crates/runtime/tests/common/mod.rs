@@ -9,7 +9,7 @@ use agentwire_brain::{Brain, BrainRequest, BrainStream, ScriptedBrain};
 use agentwire_core::{Accumulator, Event, EventKind, Message, Part, RunStatus, Timestamp};
 use agentwire_runtime::{Agent, AgentBuilder, FixedClock, RunEvents, RunHandle, SequentialIds};
 use agentwire_tools::{Tool, ToolContext, ToolFuture, ToolSpec};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A scripted brain that keeps every request it is sent.
 #[derive(Clone)]
@@ -217,4 +217,24 @@ pub fn output(tool_call_id: &str, result: Value) -> Message {
             is_error: None,
         })],
     )
+}
+
+/// A scripted tool call: start, its arguments in one delta, end.
+pub fn call(id: &str, name: &str, args: Value) -> Vec<Value> {
+    vec![
+        json!({"type": "tool_call_start", "id": id, "name": name}),
+        json!({"type": "tool_call_delta", "id": id, "args": args.to_string()}),
+        json!({"type": "tool_call_end", "id": id}),
+    ]
+}
+
+/// A scripted turn: these events, then a finish for `reason` using 10 tokens in and 5 out.
+pub fn finish(mut events: Vec<Value>, reason: &str) -> Value {
+    events.push(json!({"type": "finish", "reason": reason, "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}}));
+    Value::Array(events)
+}
+
+/// A scripted final answer: this text, then a `stop` finish.
+pub fn answer(text: &str) -> Value {
+    finish(vec![json!({"type": "text_delta", "text": text})], "stop")
 }
