@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 fn openai_agent(server: &FakeProvider, deleted: Arc<AtomicUsize>) -> Agent {
     let mut config = OpenAiConfig::new("gpt-test");
-    config.base_url = format!("{}/v1", server.url());
+    config.connection.base_url = format!("{}/v1", server.url());
     let delete_file = tool(
         "delete_file",
         json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}),
@@ -241,8 +241,8 @@ async fn openai_the_model_corrects_its_call_after_a_validation_error() {
             .to_sse(),
     ));
     let mut config = OpenAiConfig::new("gpt-4o-mini");
-    config.base_url = format!("{}/v1", server.url());
-    config.api_key = Some("sk-test".into());
+    config.connection.base_url = format!("{}/v1", server.url());
+    config.connection.api_key = Some("sk-test".into());
     let brain = OpenAiBrain::new(config).unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let agent = with_files(
@@ -304,9 +304,9 @@ async fn openai_the_model_corrects_its_call_after_a_validation_error() {
 
 fn anthropic_agent(server: &FakeProvider, workspace: &std::path::Path) -> Agent {
     let mut config = AnthropicConfig::new(fake_anthropic::MODEL);
-    config.base_url = server.url().to_owned();
-    config.api_key = Some("sk-ant-test".into());
-    config.retry = RetryPolicy {
+    config.connection.base_url = server.url().to_owned();
+    config.connection.api_key = Some("sk-ant-test".into());
+    config.connection.retry = RetryPolicy {
         max_attempts: 1,
         ..RetryPolicy::default()
     };
