@@ -31,7 +31,7 @@ mod request;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-pub use events::{EventParser, REDACTED_THINKING, THINKING_SIGNATURE};
+pub use events::{EventParser, REDACTED_THINKING, STOP_DETAILS, THINKING_SIGNATURE};
 
 use self::request::Settings;
 use crate::connection::KeyHeader;
