@@ -8,8 +8,8 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName, HeaderValue};
 use crate::http::HttpTransport;
 use crate::{BrainError, RetryPolicy};
 
-/// How to reach a provider's API. Each provider configuration holds one and reads its fields as
-/// its own (`config.base_url`, `config.api_key`, …).
+/// How to reach a provider's API. Each provider configuration holds one as its `connection`
+/// (`config.connection.base_url`, `config.connection.api_key`, …).
 ///
 /// Made with [`Connection::new`]; every field is public to set. The key is never shown by
 /// `Debug`.

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 /// can interleave.
 ///
 /// The JSON form is the scripted brain's (DESIGN §11):
-/// `{"type": "text_delta", "text": "Hi"}`, `{"type": "tool_call_start", "id": "c1", "name":
-/// "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,
+/// `{"type": "text_delta", "text": "Hi"}`, `{"type": "reasoning_delta", "text": "…"}`,
+/// `{"type": "refusal_delta", "text": "I can't help with that."}`, `{"type": "tool_call_start",
+/// "id": "c1", "name": "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,
 /// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "data", "name": "…", "data": {…}}`,
 /// `{"type": "finish", "reason": "stop", "usage": {…}}`, `{"type": "error", "message": "…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +22,13 @@ pub enum BrainEvent {
     },
     /// More of the model's reasoning.
     ReasoningDelta {
+        /// The text to append.
+        text: String,
+    },
+    /// More of the model's refusal: it declined to answer, in words meant for the person
+    /// (OpenAI's `refusal`, e.g. when a structured output would break its policies). It
+    /// becomes a `refusal` part.
+    RefusalDelta {
         /// The text to append.
         text: String,
     },
@@ -43,10 +51,13 @@ pub enum BrainEvent {
         /// The call.
         id: String,
     },
-    /// Provider data that has no other place in the message but must be kept where it came,
-    /// because the provider needs it back with the history (Anthropic's thinking signatures and
-    /// redacted thinking, see [`crate::anthropic`]). The runtime adds it as a whole
-    /// `data` part, which also completes the reasoning or text streaming before it.
+    /// Provider output that has no other place in the message, kept where it came: data the
+    /// provider needs back with the history (Anthropic's thinking signatures and redacted
+    /// thinking), and output no other event can carry (an unknown content block, a server tool's
+    /// call and result, citations), so that nothing the provider sends is dropped; see
+    /// [`crate::anthropic`]. The runtime adds it as a whole `data` part, which also completes
+    /// the reasoning or text streaming before it. The adapters send back only the data they
+    /// know the provider wants.
     Data {
         /// What the data is, namespaced by provider, e.g. `anthropic.thinking_signature`.
         name: String,
@@ -78,6 +89,11 @@ impl BrainEvent {
     /// [`BrainEvent::ReasoningDelta`].
     pub fn reasoning_delta(text: impl Into<String>) -> Self {
         Self::ReasoningDelta { text: text.into() }
+    }
+
+    /// [`BrainEvent::RefusalDelta`].
+    pub fn refusal_delta(text: impl Into<String>) -> Self {
+        Self::RefusalDelta { text: text.into() }
     }
 
     /// [`BrainEvent::ToolCallStart`].
@@ -117,7 +133,8 @@ pub enum FinishReason {
     ToolCalls,
     /// The output hit the token limit.
     Length,
-    /// The provider's filter stopped the output.
+    /// The provider stopped the output for its policies: OpenAI's content filter, Anthropic's
+    /// streaming refusal classifiers (`refusal`).
     ContentFilter,
     /// A reason the provider named that none of the above covers, kept as it came.
     Other(String),
@@ -163,6 +180,7 @@ mod tests {
             {"type": "data", "name": "anthropic.thinking_signature", "data": {"signature": "c2ln"}},
             {"type": "finish", "reason": "tool_calls"},
             {"type": "reasoning_delta", "text": "Done."},
+            {"type": "refusal_delta", "text": "I can't help with that."},
             {"type": "finish", "reason": "stop", "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}},
             {"type": "error", "message": "boom"}
         ]);

@@ -9,7 +9,10 @@
 //! - An assistant message is cut into [`Step`]s: at each `step_start`, and where output
 //!   (reasoning, text, a refusal, data, a tool call) follows a tool result or error, so that a
 //!   history written without `step_start`s (seed 000 §3.3's separate messages) maps too. A step
-//!   keeps the output parts in order; everything else in the message is left out of it.
+//!   keeps the output parts in order; everything else in the message is left out of it. Its
+//!   `data` parts are there for the adapters to pick what their provider wants back (Anthropic's
+//!   thinking signatures); each adapter leaves out every other data part, such as the provider
+//!   output kept only so that it is not lost (server tool blocks, citations, stop details).
 //! - Each step that calls tools is followed by [`Entry::Outcomes`]: one [`Outcome`] per call, in
 //!   call order, found wherever the history has it (the assistant message itself, or a later
 //!   user or tool message). The first outcome of a call counts.

@@ -104,6 +104,52 @@ pub trait StreamParser: Send {
     fn finish(&mut self, out: &mut Vec<BrainEvent>) -> Result<(), BrainError>;
 }
 
+/// What a log line shows of provider output a parser does not keep: at most its first 256
+/// bytes (cut on a character boundary), enough to tell what it was.
+pub(crate) fn excerpt(text: &str) -> &str {
+    const MAX: usize = 256;
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// What `run` logs, as the `tracing` formatter writes it.
+#[cfg(test)]
+pub(crate) fn logs_of(run: impl FnOnce()) -> String {
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .expect("not poisoned")
+                .extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let buffer = Buffer::default();
+    let writer = buffer.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, run);
+    let bytes = buffer.0.lock().expect("not poisoned").clone();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
 /// Feeds `payloads` to a fresh parser, then ends the stream: the events, or the first error.
 #[cfg(test)]
 pub(crate) fn parse_all<P: StreamParser + Default>(

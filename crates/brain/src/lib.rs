@@ -1,7 +1,8 @@
 //! The Brain: agentwire's gateway to language models. A [`Brain`] takes the conversation so far
-//! and the tools on offer, and streams what the model produces as [`BrainEvent`]s: text and
-//! reasoning deltas, tool calls whose arguments arrive as raw JSON text, and a finish with its
-//! reason and token usage.
+//! and the tools on offer, and streams what the model produces as [`BrainEvent`]s: text,
+//! reasoning and refusal deltas, tool calls whose arguments arrive as raw JSON text, provider
+//! data with no other place, and a finish with its reason and token usage. Nothing a provider
+//! streams is dropped unseen: what no event carries is logged with `tracing`.
 //!
 //! This crate holds the trait, the request and event types, and the brains: the scripted one
 //! (tests, demos, load), the offline demo brain of the default agent, and the provider adapters

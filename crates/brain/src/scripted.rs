@@ -56,8 +56,8 @@ impl ScriptedBrain {
         Self::new(script.turns)
     }
 
-    /// Paces the deltas (text, reasoning and argument deltas each count as a token) at this
-    /// rate; 0 means as fast as possible.
+    /// Paces the deltas (text, reasoning, refusal and argument deltas each count as a token) at
+    /// this rate; 0 means as fast as possible.
     pub fn with_tokens_per_second(mut self, tokens_per_second: f64) -> Self {
         self.tokens_per_second = pace(tokens_per_second);
         self
@@ -121,6 +121,7 @@ pub(crate) fn replay(turn: Arc<[BrainEvent]>, tokens_per_second: f64) -> BrainSt
             event,
             BrainEvent::TextDelta { .. }
                 | BrainEvent::ReasoningDelta { .. }
+                | BrainEvent::RefusalDelta { .. }
                 | BrainEvent::ToolCallDelta { .. }
         );
         if let (true, Some((start, gap))) = (is_token, replay.clock) {

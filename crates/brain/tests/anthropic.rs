@@ -19,9 +19,9 @@ use serde_json::{Value, json};
 
 fn config(server: &FakeProvider) -> AnthropicConfig {
     let mut config = AnthropicConfig::new("claude-sonnet-4-5");
-    config.base_url = server.url().into();
-    config.api_key = Some("sk-ant-test".into());
-    config.retry = quick_retries();
+    config.connection.base_url = server.url().into();
+    config.connection.api_key = Some("sk-ant-test".into());
+    config.connection.retry = quick_retries();
     config
 }
 
@@ -341,7 +341,7 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
     let mut config = config(&server);
     config.max_tokens = 8000;
     config.thinking_budget = Some(2000);
-    config.headers = vec![(
+    config.connection.headers = vec![(
         "anthropic-beta".into(),
         "interleaved-thinking-2025-05-14".into(),
     )];
@@ -405,16 +405,17 @@ async fn a_configuration_that_cannot_work_is_refused_up_front() {
         "invalid brain configuration: the thinking budget (1024 tokens) must be less than max_tokens (1000)"
     );
     assert!(
-        refused(|config| config.base_url = "ftp://example.com".into())
+        refused(|config| config.connection.base_url = "ftp://example.com".into())
             .contains("not http or https")
     );
     assert!(
-        refused(|config| config.api_key = Some("key\nwith a newline".into())).contains("API key")
+        refused(|config| config.connection.api_key = Some("key\nwith a newline".into()))
+            .contains("API key")
     );
     assert!(server.requests().is_empty());
 
     let mut config = config(&server);
-    config.base_url = format!("{}/v1/", server.url());
+    config.connection.base_url = format!("{}/v1/", server.url());
     assert!(format!("{config:?}").contains("<redacted>"));
     assert!(!format!("{config:?}").contains("sk-ant-test"));
     server.push(FakeResponse::sse(fake::text()));

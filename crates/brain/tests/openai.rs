@@ -26,9 +26,9 @@ fn brain(server: &FakeProvider) -> OpenAiBrain {
 
 fn brain_with(server: &FakeProvider, adjust: impl FnOnce(&mut OpenAiConfig)) -> OpenAiBrain {
     let mut config = OpenAiConfig::new("gpt-4o-mini");
-    config.base_url = format!("{}/v1/", server.url());
-    config.api_key = Some("sk-test".into());
-    config.retry = quick_retries();
+    config.connection.base_url = format!("{}/v1/", server.url());
+    config.connection.api_key = Some("sk-test".into());
+    config.connection.retry = quick_retries();
     adjust(&mut config);
     OpenAiBrain::new(config).unwrap()
 }
@@ -353,7 +353,7 @@ async fn http_429_waits_as_long_as_retry_after_says() {
     );
     server.push(FakeResponse::sse(hello()));
     let brain = brain_with(&server, |config| {
-        config.retry = RetryPolicy {
+        config.connection.retry = RetryPolicy {
             max_attempts: 2,
             initial_delay: Duration::from_millis(10),
             max_delay: Duration::from_secs(60),
@@ -398,8 +398,8 @@ async fn an_unreachable_server_is_a_connection_error_after_the_retries() {
         .unwrap()
         .port();
     let mut config = OpenAiConfig::new("m");
-    config.base_url = format!("http://127.0.0.1:{port}/v1");
-    config.retry = RetryPolicy {
+    config.connection.base_url = format!("http://127.0.0.1:{port}/v1");
+    config.connection.retry = RetryPolicy {
         max_attempts: 2,
         initial_delay: Duration::ZERO,
         max_delay: Duration::ZERO,
@@ -458,8 +458,8 @@ async fn a_multi_step_history_is_sent_exactly() {
     let server = FakeProvider::start();
     server.push(FakeResponse::sse(hello()));
     let brain = brain_with(&server, |config| {
-        config.api_key = None;
-        config.headers = vec![("HTTP-Referer".into(), "https://agentwire.test".into())];
+        config.connection.api_key = None;
+        config.connection.headers = vec![("HTTP-Referer".into(), "https://agentwire.test".into())];
         config.temperature = Some(0.2);
     });
     let messages: Vec<Message> = serde_json::from_value(json!([
@@ -552,15 +552,22 @@ fn unusable_configurations_are_refused() {
             other => panic!("accepted: {other:?}"),
         }
     };
-    assert!(refused(|config| config.base_url = "not a url".into()).contains("not a URL"));
-    assert!(refused(|config| config.base_url = "ftp://x.test".into()).contains("not http"));
     assert!(
-        refused(|config| config.headers = vec![("bad header".into(), "v".into())])
+        refused(|config| config.connection.base_url = "not a url".into()).contains("not a URL")
+    );
+    assert!(
+        refused(|config| config.connection.base_url = "ftp://x.test".into()).contains("not http")
+    );
+    assert!(
+        refused(|config| config.connection.headers = vec![("bad header".into(), "v".into())])
             .contains("\"bad header\"")
     );
-    assert!(refused(|config| config.api_key = Some("line\nbreak".into())).contains("API key"));
+    assert!(
+        refused(|config| config.connection.api_key = Some("line\nbreak".into()))
+            .contains("API key")
+    );
     let mut config = OpenAiConfig::new("m");
-    config.api_key = Some("sk-secret".into());
+    config.connection.api_key = Some("sk-secret".into());
     assert!(!format!("{config:?}").contains("sk-secret"));
     let brain = OpenAiBrain::new(config).unwrap();
     assert!(!format!("{brain:?}").contains("sk-secret"));

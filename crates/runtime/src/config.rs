@@ -298,11 +298,11 @@ impl AgentConfig {
                 let mut config = OpenAiConfig::new(self.model.as_deref().unwrap_or(OPENAI_MODEL));
                 let custom_server = self.base_url.is_some();
                 if let Some(base_url) = &self.base_url {
-                    config.base_url.clone_from(base_url);
+                    config.connection.base_url.clone_from(base_url);
                 }
                 // A local OpenAI-compatible server (Ollama, llama.cpp, vLLM) needs no key; the
                 // real API does, so its absence is said here rather than as a 401 later.
-                config.api_key = self.api_key(OPENAI_KEY_ENV, !custom_server, env)?;
+                config.connection.api_key = self.api_key(OPENAI_KEY_ENV, !custom_server, env)?;
                 config.temperature = self.temperature;
                 config.max_tokens = self.max_tokens;
                 Arc::new(OpenAiBrain::new(config).map_err(brain_error)?)
@@ -311,9 +311,10 @@ impl AgentConfig {
                 let mut config =
                     AnthropicConfig::new(self.model.as_deref().unwrap_or(ANTHROPIC_MODEL));
                 if let Some(base_url) = &self.base_url {
-                    config.base_url.clone_from(base_url);
+                    config.connection.base_url.clone_from(base_url);
                 }
-                config.api_key = self.api_key(ANTHROPIC_KEY_ENV, self.base_url.is_none(), env)?;
+                config.connection.api_key =
+                    self.api_key(ANTHROPIC_KEY_ENV, self.base_url.is_none(), env)?;
                 if let Some(max_tokens) = self.max_tokens {
                     config.max_tokens = max_tokens;
                 }

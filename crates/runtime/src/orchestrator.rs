@@ -8,7 +8,9 @@
 //! finishes; a call that needs approval gets an `approval_request` part; a call of a client
 //! tool is left to the client. If anything waits for the client, the message completes and the
 //! run pauses (see [`Wait`]); otherwise the next step begins with the history and the message
-//! so far. A step without tool calls is the answer.
+//! so far. A step without tool calls is the answer (a refusal included); a step the provider
+//! stopped for its policies (a `content_filter` finish) ends the run `incomplete`, its calls
+//! not run.
 //!
 //! Every way out completes the open message: open parts are closed with what they received,
 //! and every tool call that has no result gets a `tool_error` saying why it did not run, so the
@@ -63,6 +65,8 @@ enum Halt {
     MaxSteps,
     /// The model's answer was cut off at its token limit.
     Truncated,
+    /// The provider stopped the model's output for its policies (a content filter, a refusal).
+    Filtered,
     /// The model failed, or the agent broke its schema.
     Failed(ErrorInfo),
 }
@@ -188,6 +192,10 @@ impl Orchestrator {
                 Ok(reason) => reason,
                 Err(halt) => return MessageEnd::Halt(halt),
             };
+            // What a policy stopped is not acted on: calls it cut short do not run.
+            if reason == FinishReason::ContentFilter {
+                return MessageEnd::Halt(Halt::Filtered);
+            }
             let calls: Vec<ToolCall> = builder.message().parts[step_from..]
                 .iter()
                 .filter_map(|part| match part {
@@ -278,6 +286,10 @@ impl Orchestrator {
                     builder.reasoning_delta(&mut self.out, &text);
                     Ok(())
                 }
+                BrainEvent::RefusalDelta { text } => {
+                    builder.refusal_delta(&mut self.out, &text);
+                    Ok(())
+                }
                 BrainEvent::ToolCallStart { id, name } => builder
                     .tool_call_start(&mut self.out, id.as_str(), name)
                     .map(|()| open_calls.push(id))
@@ -289,8 +301,8 @@ impl Orchestrator {
                     .tool_call_end(&mut self.out, &id)
                     .map(|()| open_calls.retain(|open| *open != id))
                     .map_err(|error| error.to_string()),
-                // Provider data the history needs back (a thinking signature) is kept as a
-                // whole part where it came.
+                // Provider data (a thinking signature the history needs back, a server tool's
+                // block, stop details) is kept as a whole part where it came.
                 BrainEvent::Data { name, data } => {
                     builder.part(&mut self.out, Part::Data(DataPart { name, data }));
                     Ok(())
@@ -554,6 +566,14 @@ impl Orchestrator {
                     "the model's answer was cut off at its output token limit",
                 )),
             ),
+            Halt::Filtered => (
+                RunStatus::Incomplete,
+                Some(ErrorInfo::new(
+                    "content_filter",
+                    "the provider stopped the model's answer for its usage policies (a content \
+                     filter or a refusal)",
+                )),
+            ),
             Halt::Failed(error) => (RunStatus::Failed, Some(error)),
         }
     }
@@ -588,6 +608,7 @@ impl Halt {
             Halt::OutOfTime => "ran out of time (max_duration)",
             Halt::MaxSteps => "reached max_steps",
             Halt::Truncated => "was cut off at the model's token limit",
+            Halt::Filtered => "was stopped by the provider's usage policies",
             Halt::Failed(_) => "failed",
         }
     }

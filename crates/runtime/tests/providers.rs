@@ -3,6 +3,8 @@
 //! The conversation a run writes (one assistant message per turn, answers to waits at the start
 //! of the next) reaches the provider as a valid history: tool results, validation errors the
 //! model corrects itself from, signed thinking. A cancel aborts the HTTP request at once.
+//! Nothing the provider sends is lost: refusals stream as refusal parts, a provider's stop for
+//! its policies ends the run `incomplete`, server tool blocks are kept as data parts.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -18,13 +20,13 @@ use agentwire_testkit::fake_anthropic;
 use agentwire_testkit::fake_openai::ChatStream;
 use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
 use agentwire_tools::Workspace;
-use common::{Client, approval, output, tool};
+use common::{Client, approval, output, part_types, shape, tool};
 use futures::FutureExt;
 use serde_json::{Value, json};
 
 fn openai_agent(server: &FakeProvider, deleted: Arc<AtomicUsize>) -> Agent {
     let mut config = OpenAiConfig::new("gpt-test");
-    config.base_url = format!("{}/v1", server.url());
+    config.connection.base_url = format!("{}/v1", server.url());
     let delete_file = tool(
         "delete_file",
         json!({"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}),
@@ -241,8 +243,8 @@ async fn openai_the_model_corrects_its_call_after_a_validation_error() {
             .to_sse(),
     ));
     let mut config = OpenAiConfig::new("gpt-4o-mini");
-    config.base_url = format!("{}/v1", server.url());
-    config.api_key = Some("sk-test".into());
+    config.connection.base_url = format!("{}/v1", server.url());
+    config.connection.api_key = Some("sk-test".into());
     let brain = OpenAiBrain::new(config).unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let agent = with_files(
@@ -304,9 +306,9 @@ async fn openai_the_model_corrects_its_call_after_a_validation_error() {
 
 fn anthropic_agent(server: &FakeProvider, workspace: &std::path::Path) -> Agent {
     let mut config = AnthropicConfig::new(fake_anthropic::MODEL);
-    config.base_url = server.url().to_owned();
-    config.api_key = Some("sk-ant-test".into());
-    config.retry = RetryPolicy {
+    config.connection.base_url = server.url().to_owned();
+    config.connection.api_key = Some("sk-ant-test".into());
+    config.connection.retry = RetryPolicy {
         max_attempts: 1,
         ..RetryPolicy::default()
     };
@@ -377,5 +379,240 @@ async fn anthropic_signed_thinking_is_kept_and_sent_back_with_the_history() {
     assert_eq!(
         assistant["content"][1],
         json!({"type": "text", "text": "4"})
+    );
+}
+
+/// A structured-output refusal as OpenAI streams it (`delta.refusal`, finish `stop`): a refusal
+/// part that streams, the run completed with it as the answer, and the next request carrying
+/// it as the assistant message's `refusal`.
+#[tokio::test]
+async fn openai_a_refusal_streams_as_a_refusal_part_and_goes_back_as_one() {
+    const REFUSAL: &str = "I'm sorry, I can't help with that.";
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .delta(json!({"role": "assistant", "content": null, "refusal": ""}))
+            .delta(json!({"content": null, "refusal": "I'm sorry, "}))
+            .delta(json!({"content": null, "refusal": "I can't help with that."}))
+            .finish("stop")
+            .usage(30, 9)
+            .done()
+            .to_sse(),
+    ));
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .role()
+            .text("Here is a poem.")
+            .finish("stop")
+            .done()
+            .to_sse(),
+    ));
+    let agent = openai_agent(&server, Arc::default());
+    let question = Message::user("Fill in the form with someone's password.");
+    let first = agent.start(RunStart::new(vec![question.clone()])).unwrap();
+    let mut client = Client::new(first.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    client.check_agrees_with(&first.handle);
+    let answer = first.handle.output()[0].clone();
+    assert_eq!(part_types(&answer), ["step_start", "refusal"]);
+    assert!(matches!(&answer.parts[1], Part::Refusal(refusal) if refusal.text == REFUSAL));
+    let streamed = shape(&client.seen);
+    let deltas = streamed
+        .iter()
+        .filter(|line| line.as_str() == "part_delta 1")
+        .count();
+    assert!(
+        streamed.contains(&"part_start 1 refusal".to_owned()),
+        "{streamed:?}"
+    );
+    assert_eq!(deltas, 2, "{streamed:?}");
+
+    let mut next = RunStart::new(vec![Message::user("Then write a poem.")]);
+    next.history = vec![question, answer];
+    let (status, _, _) = run(&agent, next).await;
+    assert_eq!(status, RunStatus::Completed);
+    let body = &server.requests()[1].body;
+    assert_eq!(
+        body["messages"][2],
+        json!({"role": "assistant", "content": null, "refusal": REFUSAL})
+    );
+}
+
+/// A finish for the provider's policies ends the run `incomplete` (`content_filter`), and calls
+/// the model had started do not run: each is answered as stopped.
+#[tokio::test]
+async fn openai_a_content_filter_stop_ends_the_run_incomplete_without_running_calls() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(
+        ChatStream::new()
+            .role()
+            .text("Deleting ")
+            .tool_call(0, "call_a", "get_time")
+            .arguments(0, "{}")
+            .finish("content_filter")
+            .done()
+            .to_sse(),
+    ));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ran);
+    let clock = tool("get_time", json!({"type": "object"}), move |_, _| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(json!("noon")) }.boxed()
+    });
+    let mut config = OpenAiConfig::new("gpt-test");
+    config.connection.base_url = format!("{}/v1", server.url());
+    let agent = Agent::builder("assistant")
+        .brain(OpenAiBrain::new(config).unwrap())
+        .tool(clock)
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("What time is it?")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Incomplete);
+    client.check_agrees_with(&run.handle);
+    assert_eq!(run.handle.error().unwrap().code, "content_filter");
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "the call did not run");
+    let answer = &run.handle.output()[0];
+    assert_eq!(
+        part_types(answer),
+        ["step_start", "text", "tool_call", "tool_error"]
+    );
+    let Part::ToolError(error) = &answer.parts[3] else {
+        unreachable!()
+    };
+    assert!(
+        error.message.contains("usage policies"),
+        "{}",
+        error.message
+    );
+    assert_eq!(server.requests().len(), 1, "the model is not asked again");
+}
+
+fn anthropic_frames(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|event| fake_anthropic::frame(event["type"].as_str().unwrap(), event.clone()))
+        .collect()
+}
+
+fn anthropic_start() -> Value {
+    json!({"type": "message_start", "message": {
+        "id": fake_anthropic::MESSAGE_ID, "type": "message", "role": "assistant", "content": [],
+        "model": fake_anthropic::MODEL, "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": 20, "output_tokens": 1}
+    }})
+}
+
+/// Anthropic's streaming classifiers stop an answer: the run ends `incomplete`
+/// (`content_filter`) with the text so far and the stop details as a data part.
+#[tokio::test]
+async fn anthropic_a_refusal_ends_the_run_incomplete_with_its_stop_details() {
+    let details = json!({
+        "type": "refusal",
+        "category": "cyber",
+        "explanation": "This request was declined because it could enable cyber harm."
+    });
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(anthropic_frames(&[
+        anthropic_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hello.."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "refusal", "stop_sequence": null,
+               "stop_details": details}, "usage": {"output_tokens": 3}}),
+        json!({"type": "message_stop"}),
+    ])));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = anthropic_agent(&server, workspace.path());
+    let run = agent
+        .start(RunStart::new(vec![Message::user("Help me break in.")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Incomplete);
+    client.check_agrees_with(&run.handle);
+    assert_eq!(run.handle.error().unwrap().code, "content_filter");
+    let answer = &run.handle.output()[0];
+    assert_eq!(part_types(answer), ["step_start", "text", "data"]);
+    assert_eq!(answer.content(), "Hello..");
+    assert!(matches!(
+        &answer.parts[2],
+        Part::Data(data) if data.name == "anthropic.stop_details" && data.data == details
+    ));
+}
+
+/// A web search turn (Anthropic's server tool, shapes from its documentation): the server tool's
+/// call, its result and the citation are kept as data parts where they came, and the next
+/// request does not send them back (this agent offers no server tool).
+#[tokio::test]
+async fn anthropic_server_tool_blocks_are_kept_as_data_parts_and_not_sent_back() {
+    let result = json!({
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+        "content": [{
+            "type": "web_search_result",
+            "title": "Weather in New York City in May 2025",
+            "url": "https://www.timeanddate.com/weather/usa/new-york/historic",
+            "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k",
+            "page_age": null
+        }]
+    });
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(anthropic_frames(&[
+        anthropic_start(),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me search. "}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "server_tool_use",
+               "id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB", "name": "web_search", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"query"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "\": \"weather NYC\"}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": result}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "content_block_start", "index": 3, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 3, "delta": {"type": "text_delta", "text": "It is sunny."}}),
+        json!({"type": "content_block_stop", "index": 3}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+               "usage": {"output_tokens": 30, "server_tool_use": {"web_search_requests": 1}}}),
+        json!({"type": "message_stop"}),
+    ])));
+    server.push(FakeResponse::sse(fake_anthropic::text()));
+    let workspace = tempfile::tempdir().unwrap();
+    let agent = anthropic_agent(&server, workspace.path());
+    let question = Message::user("Weather in NYC?");
+    let first = agent.start(RunStart::new(vec![question.clone()])).unwrap();
+    let mut client = Client::new(first.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    client.check_agrees_with(&first.handle);
+    let answer = first.handle.output()[0].clone();
+    assert_eq!(
+        part_types(&answer),
+        ["step_start", "text", "data", "data", "text"]
+    );
+    let data: Vec<(&str, &Value)> = answer
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Data(data) => Some((data.name.as_str(), &data.data)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(data[0].0, "anthropic.server_tool_use");
+    assert_eq!(data[0].1["input"], json!({"query": "weather NYC"}));
+    assert_eq!(data[1], ("anthropic.web_search_tool_result", &result));
+
+    let mut next = RunStart::new(vec![Message::user("And tomorrow?")]);
+    next.history = vec![question, answer];
+    let (status, _, _) = run(&agent, next).await;
+    assert_eq!(status, RunStatus::Completed);
+    let body = &server.requests()[1].body;
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "assistant", "content": [
+            {"type": "text", "text": "Let me search. "},
+            {"type": "text", "text": "It is sunny."}
+        ]})
     );
 }

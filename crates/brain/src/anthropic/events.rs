@@ -19,21 +19,38 @@
 //!   `stop_sequence` → stop, `tool_use` → tool calls, `max_tokens` → length, `refusal` →
 //!   content filter, anything else kept as it came) and the usage: input from `message_start`
 //!   (with the prompt cache's reads and writes, which Anthropic counts apart, added in), output
-//!   from the last `message_delta` (its counts are cumulative, so the last one wins).
+//!   from the last `message_delta` (its counts are cumulative, so the last one wins). The
+//!   `stop_details` a `message_delta` may carry (why the streaming classifiers refused: type,
+//!   category, explanation) come just before, as a [`BrainEvent::Data`] named
+//!   [`STOP_DETAILS`].
 //! - an `error` event (e.g. `overloaded_error` mid-stream) → [`BrainError::Model`] naming the
 //!   error type. It is terminal and not retried: the transport retries only HTTP statuses and
 //!   broken connections, and output has usually streamed by then, so only the caller can decide
 //!   to run the step again.
 //!
-//! Skipped, so newer streams keep working: `ping`, event types this parser does not know, and
-//! block and delta types it does not know (server tools, citations). A known event with a bad
-//! payload, a delta for a block that never started, and a stream that ends before
-//! `message_stop` are [`BrainError::MalformedStream`].
+//! Nothing is dropped unseen (DESIGN §6), and newer streams keep working:
+//! - a content block of a type this parser does not know (`server_tool_use`,
+//!   `web_search_tool_result`, whatever comes next) is kept whole: at its stop, a
+//!   [`BrainEvent::Data`] named `anthropic.<block type>` holding the block as it started, its
+//!   `input` completed from its `input_json_delta`s (parsed, or the text if it does not parse)
+//!   and any other deltas it got listed under `"deltas"`, as sent;
+//! - a delta of a type this parser does not know in a known block (`citations_delta`) is a
+//!   [`BrainEvent::Data`] named `anthropic.<delta type>` holding the delta, where it came;
+//! - an event type this parser does not know is logged as a `tracing` warning, once per type
+//!   and stream, with the start of its payload (it belongs to no block, so there is no place in
+//!   the message for it). `ping` is read and ignored.
+//!
+//! The payload of an unknown block or delta is read a second time as plain JSON, to keep it as
+//! sent; such events are rare, so the common ones stay on the typed path.
+//!
+//! A known event with a bad payload, a delta for a block that never started, and a stream that
+//! ends before `message_stop` are [`BrainError::MalformedStream`].
 
 use agentwire_core::Usage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::http::excerpt;
 use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
 /// The [`BrainEvent::Data`] name of a thinking block's signature: `{"signature": "…"}`. It
@@ -44,6 +61,11 @@ pub const THINKING_SIGNATURE: &str = "anthropic.thinking_signature";
 /// encrypted): `{"data": "…"}`, opaque, sent back as it came.
 pub const REDACTED_THINKING: &str = "anthropic.redacted_thinking";
 
+/// The [`BrainEvent::Data`] name of a message's `stop_details`, e.g. `{"type": "refusal",
+/// "category": "cyber", "explanation": "…"}` when the streaming classifiers refused. It comes
+/// last, before the finish.
+pub const STOP_DETAILS: &str = "anthropic.stop_details";
+
 /// Turns the payloads of an Anthropic Messages stream into brain events, one at a time.
 #[derive(Debug, Default)]
 pub struct EventParser {
@@ -51,8 +73,11 @@ pub struct EventParser {
     open: Vec<(u64, Block)>,
     usage: Counts,
     stop_reason: Option<String>,
+    stop_details: Option<Value>,
     done: bool,
     n_events: u64,
+    /// Unknown event types logged in this stream.
+    logged: Vec<String>,
 }
 
 /// A content block in progress.
@@ -60,8 +85,15 @@ pub struct EventParser {
 enum Block {
     /// Text (or redacted thinking, which has no deltas): nothing to do at its stop.
     Plain,
-    /// A block type this parser does not know: its deltas are skipped too.
-    Skipped,
+    /// A block type this parser does not know, kept to be sent whole at its stop.
+    Unknown {
+        /// The `content_block` as it started.
+        block: Value,
+        /// Its `input_json_delta`s, joined.
+        input_json: String,
+        /// Its other deltas, as sent.
+        deltas: Vec<Value>,
+    },
     Thinking {
         signature: String,
     },
@@ -114,9 +146,10 @@ enum StreamEvent {
     Error {
         error: WireError,
     },
-    /// `ping`, and event types added after this parser was written.
+    Ping,
+    /// Event types added after this parser was written.
     #[serde(other)]
-    Skipped,
+    Unknown,
 }
 
 #[derive(Deserialize)]
@@ -148,7 +181,7 @@ enum ContentBlock {
         input: Option<Value>,
     },
     #[serde(other)]
-    Skipped,
+    Unknown,
 }
 
 /// A `content_block_delta`'s `delta`; the wire names end in `_delta`.
@@ -167,13 +200,15 @@ enum Delta {
         partial_json: String,
     },
     #[serde(other)]
-    Skipped,
+    Unknown,
 }
 
 #[derive(Default, Deserialize)]
 struct MessageDelta {
     #[serde(default)]
     stop_reason: Option<String>,
+    #[serde(default)]
+    stop_details: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -207,8 +242,10 @@ impl StreamParser for EventParser {
             StreamEvent::ContentBlockStart {
                 index,
                 content_block,
-            } => self.start(index, content_block, out)?,
-            StreamEvent::ContentBlockDelta { index, delta } => self.delta(index, delta, out)?,
+            } => self.start(index, content_block, data, out)?,
+            StreamEvent::ContentBlockDelta { index, delta } => {
+                self.delta(index, delta, data, out)?;
+            }
             StreamEvent::ContentBlockStop { index } => {
                 let position = self.position(index)?;
                 let (_, block) = self.open.remove(position);
@@ -217,6 +254,9 @@ impl StreamParser for EventParser {
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
                     self.stop_reason = Some(reason);
+                }
+                if let Some(details) = delta.stop_details {
+                    self.stop_details = Some(details);
                 }
                 if let Some(usage) = usage {
                     self.usage.update(usage);
@@ -231,7 +271,8 @@ impl StreamParser for EventParser {
                 };
                 return Err(BrainError::Model { message });
             }
-            StreamEvent::Skipped => {}
+            StreamEvent::Ping => {}
+            StreamEvent::Unknown => self.log_unknown(data),
         }
         Ok(())
     }
@@ -255,6 +296,7 @@ impl EventParser {
         &mut self,
         index: u64,
         content_block: ContentBlock,
+        data: &str,
         out: &mut Vec<BrainEvent>,
     ) -> Result<(), BrainError> {
         if self.open.iter().any(|(open, _)| *open == index) {
@@ -293,7 +335,11 @@ impl EventParser {
                     streamed: false,
                 }
             }
-            ContentBlock::Skipped => Block::Skipped,
+            ContentBlock::Unknown => Block::Unknown {
+                block: reread(data, "content_block"),
+                input_json: String::new(),
+                deltas: Vec::new(),
+            },
         };
         self.open.push((index, block));
         Ok(())
@@ -303,11 +349,22 @@ impl EventParser {
         &mut self,
         index: u64,
         delta: Delta,
+        data: &str,
         out: &mut Vec<BrainEvent>,
     ) -> Result<(), BrainError> {
         let position = self.position(index)?;
         match (delta, &mut self.open[position].1) {
-            (_, Block::Skipped) | (Delta::Skipped, _) => {}
+            (Delta::InputJson { partial_json }, Block::Unknown { input_json, .. }) => {
+                input_json.push_str(&partial_json);
+            }
+            (_, Block::Unknown { deltas, .. }) => deltas.push(reread(data, "delta")),
+            (Delta::Unknown, _) => {
+                let delta = reread(data, "delta");
+                out.push(BrainEvent::Data {
+                    name: data_name(&delta),
+                    data: delta,
+                });
+            }
             (Delta::Text { text }, _) => push_text(out, text),
             (Delta::Thinking { thinking }, _) => push_reasoning(out, thinking),
             (Delta::Signature { signature: more }, Block::Thinking { signature }) => {
@@ -333,7 +390,27 @@ impl EventParser {
 
     fn stop(block: Block, out: &mut Vec<BrainEvent>) {
         match block {
-            Block::Plain | Block::Skipped => {}
+            Block::Plain => {}
+            Block::Unknown {
+                mut block,
+                input_json,
+                deltas,
+            } => {
+                if let Value::Object(fields) = &mut block {
+                    if !input_json.is_empty() {
+                        let input =
+                            serde_json::from_str(&input_json).unwrap_or(Value::String(input_json));
+                        fields.insert("input".into(), input);
+                    }
+                    if !deltas.is_empty() {
+                        fields.insert("deltas".into(), Value::Array(deltas));
+                    }
+                }
+                out.push(BrainEvent::Data {
+                    name: data_name(&block),
+                    data: block,
+                });
+            }
             Block::Thinking { signature } => {
                 if !signature.is_empty() {
                     out.push(BrainEvent::Data {
@@ -365,6 +442,12 @@ impl EventParser {
         for (_, block) in std::mem::take(&mut self.open) {
             Self::stop(block, out);
         }
+        if let Some(details) = self.stop_details.take() {
+            out.push(BrainEvent::Data {
+                name: STOP_DETAILS.into(),
+                data: details,
+            });
+        }
         out.push(BrainEvent::Finish {
             reason: self
                 .stop_reason
@@ -372,6 +455,22 @@ impl EventParser {
                 .map_or(FinishReason::Stop, FinishReason::from),
             usage: self.usage.total(),
         });
+    }
+
+    /// An event type this parser does not know: logged, once per type and stream.
+    fn log_unknown(&mut self, data: &str) {
+        let kind = match reread(data, "type") {
+            Value::String(kind) => kind,
+            other => other.to_string(),
+        };
+        if !self.logged.contains(&kind) {
+            tracing::warn!(
+                event = kind.as_str(),
+                payload = excerpt(data),
+                "the stream has an event type agentwire does not read; it is not kept",
+            );
+            self.logged.push(kind);
+        }
     }
 
     fn position(&self, index: u64) -> Result<usize, BrainError> {
@@ -422,6 +521,23 @@ impl Counts {
             ..Usage::new(input, output_tokens.unwrap_or(0))
         })
     }
+}
+
+/// `key` of the payload `data`, read again as plain JSON (it parsed once already, typed).
+fn reread(data: &str, key: &str) -> Value {
+    serde_json::from_str::<Value>(data)
+        .ok()
+        .and_then(|mut payload| payload.get_mut(key).map(Value::take))
+        .unwrap_or(Value::Null)
+}
+
+/// `anthropic.<type>` for a block or delta kept as data.
+fn data_name(value: &Value) -> String {
+    let kind = value
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown");
+    format!("anthropic.{kind}")
 }
 
 fn push_text(out: &mut Vec<BrainEvent>, text: String) {

@@ -17,7 +17,7 @@
 //! use agentwire_core::Message;
 //!
 //! let mut config = AnthropicConfig::new("claude-sonnet-4-5");
-//! config.api_key = std::env::var("ANTHROPIC_API_KEY").ok();
+//! config.connection.api_key = std::env::var("ANTHROPIC_API_KEY").ok();
 //! config.thinking_budget = Some(2048);
 //! let brain = AnthropicBrain::new(config)?;
 //! let stream = brain.stream(BrainRequest::new(vec![Message::user("Hi")]));
@@ -29,11 +29,9 @@
 pub mod events;
 mod request;
 
-use std::ops::{Deref, DerefMut};
-
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-pub use events::{EventParser, REDACTED_THINKING, THINKING_SIGNATURE};
+pub use events::{EventParser, REDACTED_THINKING, STOP_DETAILS, THINKING_SIGNATURE};
 
 use self::request::Settings;
 use crate::connection::KeyHeader;
@@ -51,8 +49,8 @@ pub const API_VERSION: &str = "2023-06-01";
 
 /// How to reach the Messages API and what to ask it for.
 ///
-/// Made with [`AnthropicConfig::new`]; every field is public to set. The [`Connection`]'s
-/// fields read and write as the config's own:
+/// Made with [`AnthropicConfig::new`]; every field is public to set. What the [`Connection`]
+/// means here (`config.connection.…`):
 ///
 /// - `base_url`: up to and without `/v1/messages` (a base ending in `/v1` gets `/messages`).
 ///   Default [`DEFAULT_BASE_URL`].
@@ -85,21 +83,6 @@ impl AnthropicConfig {
             max_tokens: DEFAULT_MAX_TOKENS,
             thinking_budget: None,
         }
-    }
-}
-
-/// `config.base_url`, `config.api_key`, … are the connection's.
-impl Deref for AnthropicConfig {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        &self.connection
-    }
-}
-
-impl DerefMut for AnthropicConfig {
-    fn deref_mut(&mut self) -> &mut Connection {
-        &mut self.connection
     }
 }
 

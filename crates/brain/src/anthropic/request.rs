@@ -17,6 +17,9 @@
 //!   [`THINKING_SIGNATURE`] data part); Anthropic refuses thinking it did not sign, so reasoning
 //!   without one (e.g. from another provider) is left out. A [`REDACTED_THINKING`] data part
 //!   goes back as a `redacted_thinking` block.
+//! - A refusal goes back as text: the API has no refusal block, and the model should know it
+//!   declined (Anthropic's own refusals are a stop reason, not a part; after one, Anthropic
+//!   asks that the refused turn be changed or left out, which is the application's choice).
 //! - Tool-call arguments that are not a JSON object (text the model wrote that did not parse)
 //!   are sent as `{}`: the API takes only objects, and the tool error that followed tells the
 //!   model what was wrong.
@@ -29,8 +32,10 @@
 //!   empty blocks).
 //! - Dropped, because they mean nothing to the model: `step_start`, approval requests and
 //!   responses (the runtime turns a denial into a tool outcome), other `data` parts in assistant
-//!   messages, artifacts, plan updates, sources, files in assistant messages, and `data`-role
-//!   messages.
+//!   messages (also the blocks [`events`](super::events) kept as data: a server tool's call and
+//!   result go back only to a request that offers that server tool, which agentwire does not,
+//!   and stop details are not input), artifacts, plan updates, sources, files in assistant
+//!   messages, and `data`-role messages.
 
 use std::borrow::Cow;
 

@@ -2,16 +2,30 @@
 //! llama.cpp, LM Studio, OpenRouter, DeepSeek) send it, read without IO: feed each SSE `data:`
 //! payload to a [`ChunkParser`] (a [`StreamParser`]) and get brain events.
 //!
-//! Tolerated, because real servers do it: `reasoning_content` (DeepSeek, vLLM) and `reasoning`
-//! (OpenRouter, Ollama) for reasoning; tool-call deltas without `index` (matched by id, else the
-//! last call); a usage-only chunk with `choices` empty, null or missing; finish reasons that are
-//! empty or unknown; extra fields anywhere. The finish is held until `[DONE]` or the end of the
-//! stream, because the usage chunk follows the chunk with the finish reason. A stream that ends
-//! without `[DONE]` and without a finish reason is [`BrainError::MalformedStream`].
+//! A delta's `content` is text, `refusal` is a refusal (the model declined, e.g. a structured
+//! output it will not write), `reasoning_content` (DeepSeek, vLLM) or `reasoning` (OpenRouter,
+//! Ollama) is reasoning, `tool_calls` are calls by `index`.
+//!
+//! Tolerated, because real servers do it: tool-call deltas without `index` (matched by id, else
+//! the last call); a usage-only chunk with `choices` empty, null or missing; finish reasons that
+//! are empty or unknown; extra fields anywhere. The finish is held until `[DONE]` or the end of
+//! the stream, because the usage chunk follows the chunk with the finish reason. A stream that
+//! ends without `[DONE]` and without a finish reason is [`BrainError::MalformedStream`].
+//!
+//! Nothing in a delta is dropped unseen (DESIGN §6): a key this parser does not read (`audio`,
+//! `annotations`, a server's own extension) is logged as a `tracing` warning, once per key and
+//! stream, unless its value is empty (`null`, `""`, `[]`, `{}`, which servers send for fields
+//! they leave unused). Read and not logged although they add nothing: `role` (always the
+//! assistant's) and OpenRouter's `reasoning_details` (the `reasoning` text again, structured).
+
+use std::fmt;
 
 use agentwire_core::Usage;
-use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
+use crate::http::excerpt;
 use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
 /// Turns Chat Completions chunks into brain events, one chunk at a time.
@@ -23,6 +37,8 @@ pub struct ChunkParser {
     usage: Option<Usage>,
     done: bool,
     n_chunks: u64,
+    /// Delta keys not read that were logged in this stream.
+    logged: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -43,16 +59,80 @@ struct Choice {
     finish_reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// A choice's `delta`, read by hand (below) so that a key it does not read is noticed without
+/// buffering the whole object, as serde's `flatten` would for every chunk.
+#[derive(Default)]
 struct Delta {
-    #[serde(default)]
     content: Option<String>,
-    #[serde(default)]
     reasoning_content: Option<String>,
-    #[serde(default)]
     reasoning: Option<String>,
-    #[serde(default)]
+    refusal: Option<String>,
     tool_calls: Option<Vec<ToolCallDelta>>,
+    /// Keys not read whose value is not empty, with that value.
+    unread: Vec<(String, Value)>,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum DeltaKey {
+    Content,
+    ReasoningContent,
+    Reasoning,
+    Refusal,
+    ToolCalls,
+    Role,
+    ReasoningDetails,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Delta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(DeltaVisitor)
+    }
+}
+
+struct DeltaVisitor;
+
+impl<'de> Visitor<'de> for DeltaVisitor {
+    type Value = Delta;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a delta object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Delta, A::Error> {
+        let mut delta = Delta::default();
+        while let Some(key) = map.next_key::<DeltaKey>()? {
+            match key {
+                DeltaKey::Content => delta.content = map.next_value()?,
+                DeltaKey::ReasoningContent => delta.reasoning_content = map.next_value()?,
+                DeltaKey::Reasoning => delta.reasoning = map.next_value()?,
+                DeltaKey::Refusal => delta.refusal = map.next_value()?,
+                DeltaKey::ToolCalls => delta.tool_calls = map.next_value()?,
+                DeltaKey::Role | DeltaKey::ReasoningDetails => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                DeltaKey::Other(key) => {
+                    let value: Value = map.next_value()?;
+                    if !is_empty(&value) {
+                        delta.unread.push((key, value));
+                    }
+                }
+            }
+        }
+        Ok(delta)
+    }
+}
+
+/// What servers send for a field they leave unused.
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(text) => text.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 #[derive(Deserialize)]
@@ -176,8 +256,22 @@ impl ChunkParser {
         if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
             out.push(BrainEvent::TextDelta { text });
         }
+        if let Some(text) = delta.refusal.filter(|text| !text.is_empty()) {
+            out.push(BrainEvent::RefusalDelta { text });
+        }
         for call in delta.tool_calls.unwrap_or_default() {
             self.tool_call(call, out);
+        }
+        for (key, value) in delta.unread {
+            if !self.logged.contains(&key) {
+                let value = value.to_string();
+                tracing::warn!(
+                    key = key.as_str(),
+                    value = excerpt(&value),
+                    "the stream's delta has a key agentwire does not read; it is not kept",
+                );
+                self.logged.push(key);
+            }
         }
     }
 
@@ -308,6 +402,54 @@ mod tests {
                 },
             ],
         );
+    }
+
+    #[test]
+    fn refusals_stream_as_refusal_deltas() {
+        check(
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":null,"refusal":""},"logprobs":null,"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":null,"refusal":"I'm sorry, "},"logprobs":null,"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"refusal":"I can't help with that."},"logprobs":null,"finish_reason":null}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+            &[
+                BrainEvent::refusal_delta("I'm sorry, "),
+                BrainEvent::refusal_delta("I can't help with that."),
+                BrainEvent::finish(FinishReason::Stop, None),
+            ],
+        );
+    }
+
+    #[test]
+    fn delta_keys_not_read_are_logged_once_per_stream_and_empty_ones_not_at_all() {
+        let logs = crate::http::logs_of(|| {
+            check(
+                &[
+                    r#"{"choices":[{"delta":{"role":"assistant","content":"Hi","refusal":null,"audio":null,"annotations":[],"function_call":null,"reasoning_details":[]}}]}"#,
+                    r#"{"choices":[{"delta":{"content":" there","annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/a","title":"A"}}]}}]}"#,
+                    r#"{"choices":[{"delta":{"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/b"}}],"x_extension":7}}]}"#,
+                    r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+                    "[DONE]",
+                ],
+                &[
+                    BrainEvent::text_delta("Hi"),
+                    BrainEvent::text_delta(" there"),
+                    BrainEvent::finish(FinishReason::Stop, None),
+                ],
+            );
+        });
+        let lines: Vec<&str> = logs.lines().collect();
+        assert_eq!(lines.len(), 2, "{logs}");
+        assert!(lines[0].contains("WARN"), "{logs}");
+        assert!(lines[0].contains("annotations"), "{logs}");
+        assert!(lines[0].contains("https://example.com/a"), "{logs}");
+        assert!(
+            lines[1].contains("x_extension") && lines[1].contains('7'),
+            "{logs}"
+        );
+        assert!(logs.contains("does not read"), "{logs}");
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! use agentwire_core::Message;
 //!
 //! let mut config = OpenAiConfig::new("llama3.2");
-//! config.base_url = "http://127.0.0.1:11434/v1".into(); // Ollama: no key needed
+//! config.connection.base_url = "http://127.0.0.1:11434/v1".into(); // Ollama: no key needed
 //! let brain = OpenAiBrain::new(config)?;
 //! let stream = brain.stream(BrainRequest::new(vec![Message::user("Hi")]));
 //! # Ok::<(), agentwire_brain::BrainError>(())
@@ -20,8 +20,6 @@
 
 pub mod chunk;
 mod request;
-
-use std::ops::{Deref, DerefMut};
 
 use reqwest::header::HeaderMap;
 use serde_json::{Map, Value};
@@ -37,8 +35,8 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// How to reach a Chat Completions server and what to ask it for.
 ///
-/// Made with [`OpenAiConfig::new`]; every field is public to set. The [`Connection`]'s fields
-/// read and write as the config's own:
+/// Made with [`OpenAiConfig::new`]; every field is public to set. What the [`Connection`]
+/// means here (`config.connection.…`):
 ///
 /// - `base_url`: up to and without `/chat/completions`. Default [`DEFAULT_BASE_URL`].
 /// - `api_key`: sent as `Authorization: Bearer <key>`; `None` for local servers.
@@ -74,21 +72,6 @@ impl OpenAiConfig {
             max_tokens: None,
             extra_body: Map::new(),
         }
-    }
-}
-
-/// `config.base_url`, `config.api_key`, … are the connection's.
-impl Deref for OpenAiConfig {
-    type Target = Connection;
-
-    fn deref(&self) -> &Connection {
-        &self.connection
-    }
-}
-
-impl DerefMut for OpenAiConfig {
-    fn deref_mut(&mut self) -> &mut Connection {
-        &mut self.connection
     }
 }
 

@@ -6,8 +6,10 @@
 //! an outcome without its call left out). Chat Completions wants one `assistant` message per
 //! model call, each followed by one `tool` message per call it made. So:
 //!
-//! - A step becomes one `assistant` message (`content`: its text and refusals, or `null`;
-//!   `tool_calls` with the arguments as JSON text), its outcomes one `tool` message each, in
+//! - A step becomes one `assistant` message (`content`: its text, or `null`; `refusal`: its
+//!   refusals, when it has any, as OpenAI's own answer carries them, so the model knows it
+//!   declined and not that it said so; `tool_calls` with the arguments as JSON text), its
+//!   outcomes one `tool` message each, in
 //!   call order. `content` is a string result as is, any other result as JSON text, a result
 //!   marked `is_error` as `{"error": <result>}`, and a tool error as `{"error": {"type":
 //!   "VALIDATION" | "EXECUTION", "message": "…"}}`, which the model reads and corrects itself
@@ -20,7 +22,9 @@
 //! - Dropped, because they mean nothing to the model or cannot be sent back: reasoning
 //!   (providers refuse it or ignore it in input), `step_start`, approval requests and responses
 //!   (the runtime turns a denial into a tool outcome), artifacts, plan updates, sources, and
-//!   files and data in assistant messages; `data`-role messages entirely.
+//!   files and data in assistant messages (Anthropic's signatures, server tool blocks and
+//!   stop details, kept in the message for the client, mean nothing to this API);
+//!   `data`-role messages entirely.
 
 use agentwire_core::part::{FilePart, FileSource};
 use agentwire_core::{Message, Part, ToolSpec};
@@ -80,8 +84,10 @@ enum ChatMessage<'a> {
         content: UserContent<'a>,
     },
     Assistant {
-        /// `null` when the step only called tools.
+        /// `null` when the step wrote no text.
         content: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        refusal: Option<String>,
         #[serde(skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ChatToolCall<'a>>,
     },
@@ -171,14 +177,15 @@ fn messages<'a>(system: Option<&str>, history: &'a [Message]) -> Vec<ChatMessage
     out
 }
 
-/// A step's `assistant` message: its text and refusals, and its calls; `None` when it has
-/// neither (reasoning and data are not sent).
+/// A step's `assistant` message: its text, refusals and calls; `None` when it has none of them
+/// (reasoning and data are not sent).
 fn assistant<'a>(step: &Step<'a>) -> Option<ChatMessage<'a>> {
     let mut content = String::new();
+    let mut refusal = String::new();
     for part in &step.parts {
         match part {
             Part::Text(part) => content.push_str(&part.text),
-            Part::Refusal(part) => content.push_str(&part.text),
+            Part::Refusal(part) => refusal.push_str(&part.text),
             _ => {}
         }
     }
@@ -193,11 +200,12 @@ fn assistant<'a>(step: &Step<'a>) -> Option<ChatMessage<'a>> {
             },
         })
         .collect();
-    if content.is_empty() && tool_calls.is_empty() {
+    if content.is_empty() && refusal.is_empty() && tool_calls.is_empty() {
         return None;
     }
     Some(ChatMessage::Assistant {
         content: (!content.is_empty()).then_some(content),
+        refusal: (!refusal.is_empty()).then_some(refusal),
         tool_calls,
     })
 }

@@ -134,24 +134,158 @@ fn parallel_blocks_are_told_apart_by_index() {
     );
 }
 
+/// A web search turn as Anthropic's web search tool documentation shows it streaming: the
+/// server tool's call with its query in `input_json_delta`s, the search result block whole,
+/// then text with a citation.
 #[test]
-fn unknown_events_blocks_and_deltas_are_skipped() {
+fn server_tool_blocks_and_unknown_deltas_are_kept_as_data_in_order() {
+    let result = json!({
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+        "content": [{
+            "type": "web_search_result",
+            "title": "Weather in New York City in May 2025",
+            "url": "https://www.timeanddate.com/weather/usa/new-york/historic",
+            "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k",
+            "page_age": null
+        }]
+    });
+    let citation = json!({
+        "type": "citations_delta",
+        "citation": {
+            "type": "web_search_result_location",
+            "cited_text": "Sunny, 22 °C",
+            "url": "https://www.timeanddate.com/weather/usa/new-york/historic",
+            "title": "Weather in New York City in May 2025",
+            "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm"
+        }
+    });
+    let result_start = json!({"type": "content_block_start", "index": 1, "content_block": result});
+    let citation_delta = json!({"type": "content_block_delta", "index": 2, "delta": citation});
+    let (result_start, citation_delta) = (result_start.to_string(), citation_delta.to_string());
     check(
         &[
-            r#"{"type":"future_event","anything":[1,2]}"#,
-            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
-            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"x\"}"}}"#,
-            r#"{"type":"content_block_stop","index":0}"#,
-            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Hi","citations":[]}}"#,
-            r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location"}}}"#,
-            r#"{"type":"content_block_stop","index":1}"#,
-            r#"{"type":"message_delta","delta":{"stop_reason":"pause_turn"}}"#,
-            r#"{"type":"message_stop"}"#,
-            r#"{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":"after the end"}}"#,
+            MESSAGE_START,
+            r#"{"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use", "id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB", "name": "web_search", "input": {}}}"#,
+            r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": ""}}"#,
+            r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"query"}}"#,
+            r#"{"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "\": \"weather NYC today\"}"}}"#,
+            r#"{"type": "content_block_stop", "index": 0}"#,
+            &result_start,
+            r#"{"type": "content_block_stop", "index": 1}"#,
+            r#"{"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": "", "citations": []}}"#,
+            &citation_delta,
+            r#"{"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "It is sunny."}}"#,
+            r#"{"type": "content_block_stop", "index": 2}"#,
+            r#"{"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 40, "server_tool_use": {"web_search_requests": 1}}}"#,
+            r#"{"type": "message_stop"}"#,
         ],
         &[
-            BrainEvent::text_delta("Hi"),
+            BrainEvent::Data {
+                name: "anthropic.server_tool_use".into(),
+                data: json!({
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+                    "name": "web_search",
+                    "input": {"query": "weather NYC today"}
+                }),
+            },
+            BrainEvent::Data {
+                name: "anthropic.web_search_tool_result".into(),
+                data: result,
+            },
+            BrainEvent::Data {
+                name: "anthropic.citations_delta".into(),
+                data: citation,
+            },
+            BrainEvent::text_delta("It is sunny."),
+            BrainEvent::finish(FinishReason::Stop, Some(Usage::new(25, 40))),
+        ],
+    );
+}
+
+#[test]
+fn an_unknown_block_keeps_every_delta_and_input_that_does_not_parse() {
+    check(
+        &[
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"future_block","id":"f1"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"cut"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"not answer text"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"future_delta","x":1}}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"pause_turn"}}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+        &[
+            BrainEvent::Data {
+                name: "anthropic.future_block".into(),
+                data: json!({
+                    "type": "future_block",
+                    "id": "f1",
+                    "input": "{\"cut",
+                    "deltas": [
+                        {"type": "text_delta", "text": "not answer text"},
+                        {"type": "future_delta", "x": 1}
+                    ]
+                }),
+            },
             BrainEvent::finish(FinishReason::Other("pause_turn".into()), None),
+        ],
+    );
+}
+
+#[test]
+fn unknown_events_are_logged_once_per_type_and_nothing_after_the_stop_counts() {
+    let logs = crate::http::logs_of(|| {
+        check(
+            &[
+                r#"{"type":"future_event","anything":[1,2]}"#,
+                r#"{"type":"ping"}"#,
+                r#"{"type":"future_event","anything":[3]}"#,
+                r#"{"type":"other_event"}"#,
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Hi"}}"#,
+                r#"{"type":"content_block_stop","index":0}"#,
+                r#"{"type":"message_stop"}"#,
+                r#"{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":"after the end"}}"#,
+                r#"{"type":"late_event"}"#,
+            ],
+            &[
+                BrainEvent::text_delta("Hi"),
+                BrainEvent::finish(FinishReason::Stop, None),
+            ],
+        );
+    });
+    let lines: Vec<&str> = logs.lines().collect();
+    assert_eq!(lines.len(), 2, "{logs}");
+    assert!(lines[0].contains("WARN"), "{logs}");
+    assert!(
+        lines[0].contains("future_event") && lines[0].contains("[1,2]"),
+        "{logs}"
+    );
+    assert!(lines[1].contains("other_event"), "{logs}");
+}
+
+#[test]
+fn a_refusal_ends_with_its_stop_details_then_a_content_filter_finish() {
+    check(
+        &[
+            MESSAGE_START,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello.."}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"cyber","explanation":"This request was declined because it could enable cyber harm."}},"usage":{"output_tokens":3}}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+        &[
+            BrainEvent::text_delta("Hello.."),
+            BrainEvent::Data {
+                name: STOP_DETAILS.into(),
+                data: json!({
+                    "type": "refusal",
+                    "category": "cyber",
+                    "explanation": "This request was declined because it could enable cyber harm."
+                }),
+            },
+            BrainEvent::finish(FinishReason::ContentFilter, Some(Usage::new(25, 3))),
         ],
     );
 }

@@ -240,3 +240,35 @@ fn calls_left_without_a_result_are_answered_as_unfinished() {
         ]),
     );
 }
+
+#[test]
+fn refusals_go_back_as_text_and_kept_provider_blocks_not_at_all() {
+    check_messages(
+        vec![
+            json!({"role": "user", "parts": [{"type": "text", "text": "Weather in NYC?"}]}),
+            json!({"role": "assistant", "parts": [
+                {"type": "step_start", "step_id": "s1"},
+                {"type": "data", "name": "anthropic.server_tool_use",
+                 "data": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                          "input": {"query": "weather NYC"}}},
+                {"type": "data", "name": "anthropic.web_search_tool_result",
+                 "data": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+                          "content": []}},
+                {"type": "data", "name": "anthropic.citations_delta",
+                 "data": {"type": "citations_delta", "citation": {}}},
+                {"type": "text", "text": "Sunny."},
+                {"type": "data", "name": "anthropic.stop_details", "data": {"type": "refusal"}}
+            ]}),
+            json!({"role": "user", "parts": [{"type": "text", "text": "Fill the form."}]}),
+            json!({"role": "assistant", "parts": [
+                {"type": "refusal", "text": "I can't help with that."}
+            ]}),
+        ],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "Weather in NYC?"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Sunny."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Fill the form."}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "I can't help with that."}]}
+        ]),
+    );
+}

@@ -292,3 +292,34 @@ fn user_files_and_data_become_content_parts() {
         ]),
     );
 }
+
+#[test]
+fn refusals_go_back_as_the_assistant_s_refusal_and_provider_data_not_at_all() {
+    check(
+        json!([
+            {"role": "user", "parts": [{"type": "text", "text": "Fill the form."}]},
+            {"role": "assistant", "parts": [
+                {"type": "step_start", "step_id": "s1"},
+                {"type": "refusal", "text": "I'm sorry, "},
+                {"type": "refusal", "text": "I can't help with that."}
+            ]},
+            {"role": "user", "parts": [{"type": "text", "text": "Search then."}]},
+            {"role": "assistant", "parts": [
+                {"type": "step_start", "step_id": "s2"},
+                {"type": "data", "name": "anthropic.server_tool_use",
+                 "data": {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                          "input": {"query": "x"}}},
+                {"type": "text", "text": "Found "},
+                {"type": "refusal", "text": "but I won't say."},
+                {"type": "data", "name": "anthropic.stop_details", "data": {"type": "refusal"}}
+            ]}
+        ]),
+        json!([
+            {"role": "user", "content": "Fill the form."},
+            {"role": "assistant", "content": null,
+             "refusal": "I'm sorry, I can't help with that."},
+            {"role": "user", "content": "Search then."},
+            {"role": "assistant", "content": "Found ", "refusal": "but I won't say."}
+        ]),
+    );
+}
