@@ -1,0 +1,41 @@
+//! [`StoreError`]: what can go wrong talking to the database.
+
+/// An error of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL is not one the store can open.
+    #[error("bad database URL {url:?}: {reason}")]
+    BadUrl {
+        /// The URL as given, with any password hidden.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The session does not exist.
+    #[error("session {0} not found")]
+    SessionNotFound(String),
+    /// The run does not exist.
+    #[error("run {0} not found")]
+    RunNotFound(String),
+    /// A session or run with this id exists already.
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    /// A value read back could not be decoded (a row written by a newer version, or damaged).
+    #[error("stored data could not be read: {0}")]
+    Corrupt(String),
+    /// A notification listener fell behind and missed this many notices; read the log again.
+    #[error("notification listener missed {0} notices")]
+    Lagged(u64),
+    /// The schema could not be brought up to date.
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database refused or failed a statement, or could not be reached.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(error: serde_json::Error) -> Self {
+        StoreError::Corrupt(error.to_string())
+    }
+}

@@ -1,0 +1,30 @@
+//! agentwire-store: the durable half of the server (DESIGN §8). Sessions, their messages, runs,
+//! and each run's event log, on SQLite (the default, one file in WAL mode) or PostgreSQL (many
+//! nodes sharing one database, with LISTEN/NOTIFY between them).
+//!
+//! The event log is the source of truth: a stream is resumed by replaying it after the last seq
+//! a client saw, and a run's row (status, usage, error) is a projection kept in step with the
+//! `run_status` events appended to it. Every write returns only after its transaction commits,
+//! so whatever the server acknowledges survives a crash of the process.
+//!
+//! ```no_run
+//! # async fn example() -> Result<(), agentwire_store::StoreError> {
+//! use agentwire_store::Store;
+//! let store = Store::open("sqlite://.agentwire/agentwire.db").await?;
+//! let session = store.create_session(&"ses_1".into(), None).await?;
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod event_log;
+mod notice;
+mod run;
+mod session;
+mod store;
+
+pub use error::StoreError;
+pub use event_log::INTERRUPTED;
+pub use notice::{Notice, Notices};
+pub use run::RunRecord;
+pub use session::SessionRecord;
+pub use store::Store;

@@ -1,0 +1,114 @@
+//! Notices between the nodes sharing a store: "run X has new events up to seq N" and "cancel
+//! run X". On PostgreSQL they travel by LISTEN/NOTIFY, so a node can stream or cancel a run that
+//! another node executes; on SQLite (one process) they go between the clones of one [`Store`].
+//!
+//! A notice is a hint to read the log, never the data itself: a listener subscribes first, then
+//! replays with [`Store::events_after`], then reads again after each notice for its run.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+use serde::{Deserialize, Serialize};
+use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
+
+use agentwire_core::RunId;
+
+use crate::error::StoreError;
+use crate::store::{Backend, Store};
+
+/// The PostgreSQL channel every notice goes on.
+pub(crate) const CHANNEL: &str = "agentwire_notices";
+
+/// Something other nodes should hear about.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "notice", rename_all = "snake_case")]
+pub enum Notice {
+    /// The run's log holds events up to `seq` (sent by [`Store::append_events`]).
+    Events {
+        /// The run.
+        run_id: RunId,
+        /// The last seq appended.
+        seq: u64,
+    },
+    /// Someone asked to cancel the run; the node executing it cancels it.
+    Cancel {
+        /// The run.
+        run_id: RunId,
+    },
+}
+
+/// The notices of a store, as a stream, from the moment [`Store::listen`] returned.
+///
+/// An `Err(StoreError::Lagged)` item means notices were missed (the listener fell behind):
+/// read the logs of the runs being followed again.
+pub struct Notices(Pin<Box<dyn Stream<Item = Result<Notice, StoreError>> + Send>>);
+
+impl Stream for Notices {
+    type Item = Result<Notice, StoreError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.as_mut().poll_next(cx)
+    }
+}
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notices")
+    }
+}
+
+impl Store {
+    /// Starts listening for notices. On PostgreSQL this holds one connection of its own
+    /// (reconnected if lost; notices sent while it was down are missed, so a follower should
+    /// also read the log again from time to time).
+    pub async fn listen(&self) -> Result<Notices, StoreError> {
+        match &self.backend {
+            Backend::Postgres(pool) => {
+                let mut listener = PgListener::connect_with(pool).await?;
+                listener.listen(CHANNEL).await?;
+                let stream = listener.into_stream().filter_map(|notification| async move {
+                    match notification {
+                        // A payload that is not a notice comes from a newer or foreign
+                        // sender on the channel: not ours to read.
+                        Ok(notification) => serde_json::from_str(notification.payload()).ok().map(Ok),
+                        Err(error) => Some(Err(StoreError::from(error))),
+                    }
+                });
+                Ok(Notices(Box::pin(stream)))
+            }
+            Backend::Sqlite(_) => {
+                let receiver = self.local.subscribe();
+                let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+                    let item = match receiver.recv().await {
+                        Ok(notice) => Ok(notice),
+                        Err(broadcast::error::RecvError::Lagged(missed)) => {
+                            Err(StoreError::Lagged(missed))
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    };
+                    Some((item, receiver))
+                });
+                Ok(Notices(Box::pin(stream)))
+            }
+        }
+    }
+
+    /// Sends a notice to every listener (on PostgreSQL, every node's).
+    pub async fn notify(&self, notice: &Notice) -> Result<(), StoreError> {
+        match &self.backend {
+            Backend::Postgres(pool) => {
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(CHANNEL)
+                    .bind(serde_json::to_string(notice)?)
+                    .execute(pool)
+                    .await?;
+            }
+            Backend::Sqlite(_) => {
+                let _ = self.local.send(notice.clone());
+            }
+        }
+        Ok(())
+    }
+}

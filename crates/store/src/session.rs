@@ -1,0 +1,162 @@
+//! Sessions and their messages: the conversation history a run starts from.
+
+use sqlx::Row;
+
+use agentwire_core::{Message, SessionId, Timestamp};
+
+use crate::error::StoreError;
+use crate::store::{Store, now, with_pool};
+
+/// A stored session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    /// The session.
+    pub id: SessionId,
+    /// The API key (its id, never the secret) that owns the session; `None` without auth.
+    pub owner: Option<String>,
+    /// When it was created.
+    pub created_at: Timestamp,
+    /// When a message was last added.
+    pub updated_at: Timestamp,
+}
+
+impl Store {
+    /// Creates a session. Fails with [`StoreError::AlreadyExists`] when the id is taken.
+    pub async fn create_session(
+        &self,
+        id: &SessionId,
+        owner: Option<&str>,
+    ) -> Result<SessionRecord, StoreError> {
+        let created_at = now();
+        let inserted = with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(id.as_str())
+            .bind(owner)
+            .bind(created_at.0)
+            .execute(pool)
+            .await?
+            .rows_affected()
+        });
+        if inserted == 0 {
+            return Err(StoreError::AlreadyExists(format!("session {id}")));
+        }
+        Ok(SessionRecord {
+            id: id.clone(),
+            owner: owner.map(str::to_owned),
+            created_at,
+            updated_at: created_at,
+        })
+    }
+
+    /// The session, or `None` when there is none with this id.
+    pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
+        let row = with_pool!(self, |pool, _begin| {
+            sqlx::query("SELECT owner, created_at, updated_at FROM sessions WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(pool)
+                .await?
+                .map(|row| -> Result<_, sqlx::Error> {
+                    Ok((
+                        row.try_get::<Option<String>, _>("owner")?,
+                        row.try_get::<i64, _>("created_at")?,
+                        row.try_get::<i64, _>("updated_at")?,
+                    ))
+                })
+                .transpose()?
+        });
+        Ok(row.map(|(owner, created_at, updated_at)| SessionRecord {
+            id: id.clone(),
+            owner,
+            created_at: Timestamp(created_at),
+            updated_at: Timestamp(updated_at),
+        }))
+    }
+
+    /// Deletes the session with its messages, its runs and their events. Returns false when
+    /// there was no such session.
+    pub async fn delete_session(&self, id: &SessionId) -> Result<bool, StoreError> {
+        let deleted = with_pool!(self, |pool, _begin| {
+            sqlx::query("DELETE FROM sessions WHERE id = $1")
+                .bind(id.as_str())
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(deleted > 0)
+    }
+
+    /// The session's messages, oldest first. Fails with [`StoreError::SessionNotFound`] when
+    /// there is no such session (an empty session has an empty list).
+    pub async fn session_messages(&self, id: &SessionId) -> Result<Vec<Message>, StoreError> {
+        let texts: Vec<String> = with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            let exists = sqlx::query("SELECT 1 FROM sessions WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+            if !exists {
+                return Err(StoreError::SessionNotFound(id.to_string()));
+            }
+            let rows = sqlx::query(
+                "SELECT message FROM messages WHERE session_id = $1 ORDER BY position",
+            )
+            .bind(id.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            rows.iter()
+                .map(|row| row.try_get::<String, _>("message"))
+                .collect::<Result<_, _>>()?
+        });
+        texts
+            .iter()
+            .map(|text| serde_json::from_str(text).map_err(StoreError::from))
+            .collect()
+    }
+
+    /// Appends messages to the session's history, in order, in one transaction: when this
+    /// returns `Ok` they are committed (an accepted input is durable before it is acknowledged).
+    pub async fn append_messages(
+        &self,
+        id: &SessionId,
+        messages: &[Message],
+    ) -> Result<(), StoreError> {
+        let texts = messages
+            .iter()
+            .map(|message| Ok((message.id.as_ref().map(|id| id.as_str()), serde_json::to_string(message)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let updated_at = now();
+        with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            // Writing the session row first locks it: appends to one session are serialized,
+            // so the positions below cannot collide.
+            let found = sqlx::query("UPDATE sessions SET updated_at = $2 WHERE id = $1")
+                .bind(id.as_str())
+                .bind(updated_at.0)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if found == 0 {
+                return Err(StoreError::SessionNotFound(id.to_string()));
+            }
+            for (message_id, text) in &texts {
+                sqlx::query(
+                    "INSERT INTO messages (session_id, position, message_id, message)
+                     SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
+                     FROM messages WHERE session_id = $1",
+                )
+                .bind(id.as_str())
+                .bind(*message_id)
+                .bind(text.as_str())
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+}

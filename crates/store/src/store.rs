@@ -1,0 +1,167 @@
+//! [`Store`]: opens a database by URL, brings its schema up to date, and holds the pool.
+//!
+//! The two backends are an enum over two sqlx pools rather than sqlx's `Any` driver: `Any`
+//! cannot LISTEN (PostgreSQL's notifications need a `PgPool`), and each backend wants its own
+//! connection settings (WAL and `BEGIN IMMEDIATE` on SQLite). The SQL itself is shared: `$n`
+//! placeholders, `ON CONFLICT` and foreign keys mean the same on both, so each query is written
+//! once and [`with_pool!`] runs it on whichever pool is open.
+
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use tokio::sync::broadcast;
+
+use agentwire_core::Timestamp;
+
+use crate::error::StoreError;
+use crate::notice::Notice;
+
+/// The schema, embedded in the binary; the same migrations run on both backends.
+static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
+
+/// How long a SQLite writer waits for another before giving up: long enough for a burst of
+/// batched appends, short enough that a stuck writer shows up as an error.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many notices a local (SQLite) listener may fall behind before it is told it lagged.
+const LOCAL_NOTICE_CAPACITY: usize = 4096;
+
+/// The store: sessions, messages, runs and event logs in one database. Cheap to clone (the pool
+/// is shared); every method is safe to call from many tasks at once.
+#[derive(Clone, Debug)]
+pub struct Store {
+    pub(crate) backend: Backend,
+    /// Notices between the users of one SQLite store (PostgreSQL carries them itself).
+    pub(crate) local: broadcast::Sender<Notice>,
+}
+
+/// The open pool.
+#[derive(Clone, Debug)]
+pub(crate) enum Backend {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs `$body` with `$pool` bound to whichever pool is open, and `$begin` to the statement that
+/// opens a write transaction on it (`BEGIN IMMEDIATE` on SQLite, so a transaction that reads
+/// before it writes cannot fail to upgrade its lock).
+macro_rules! with_pool {
+    ($store:expr, |$pool:ident, $begin:ident| $body:expr) => {
+        match &$store.backend {
+            $crate::store::Backend::Sqlite($pool) => {
+                let $begin: &'static str = "BEGIN IMMEDIATE";
+                $body
+            }
+            $crate::store::Backend::Postgres($pool) => {
+                let $begin: &'static str = "BEGIN";
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_pool;
+
+impl Store {
+    /// Opens the database at `url` and migrates it: `sqlite://path/to/file.db` (the file and its
+    /// directory are created; `sqlite::memory:` for a database that lives as long as the store)
+    /// or `postgres://user:password@host:port/database`.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite(open_sqlite(url).await?)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres(open_postgres(url).await?)
+        } else {
+            return Err(bad_url(url, "expected sqlite://path or postgres://…"));
+        };
+        match &backend {
+            Backend::Sqlite(pool) => MIGRATOR.run(pool).await?,
+            Backend::Postgres(pool) => MIGRATOR.run(pool).await?,
+        }
+        let (local, _) = broadcast::channel(LOCAL_NOTICE_CAPACITY);
+        Ok(Store { backend, local })
+    }
+
+    /// True when the store is on PostgreSQL, where other nodes may share it.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// Closes every connection, waiting for those in use to be returned.
+    pub async fn close(&self) {
+        match &self.backend {
+            Backend::Sqlite(pool) => pool.close().await,
+            Backend::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+async fn open_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
+    let options =
+        SqliteConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
+    let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    let file = options.get_filename().to_path_buf();
+    if !in_memory && let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        tokio::fs::create_dir_all(dir).await.map_err(|error| {
+            bad_url(url, &format!("cannot create directory {}: {error}", dir.display()))
+        })?;
+    }
+    // WAL: readers (replaying streams) never block the writer. synchronous=NORMAL in WAL mode
+    // keeps every committed transaction when the process dies (kill -9); only an OS crash or
+    // power loss can lose the last few, and it saves an fsync per commit.
+    let options = options
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+    // An in-memory database exists once per connection: one connection keeps it one database.
+    let max_connections = if in_memory { 1 } else { 8 };
+    Ok(SqlitePoolOptions::new()
+        .max_connections(max_connections)
+        .connect_with(options)
+        .await?)
+}
+
+async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
+    let options =
+        PgConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
+    Ok(PgPoolOptions::new()
+        .max_connections(16)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await?)
+}
+
+/// A [`StoreError::BadUrl`] naming the URL without its password.
+fn bad_url(url: &str, reason: &str) -> StoreError {
+    StoreError::BadUrl {
+        url: without_password(url),
+        reason: reason.to_owned(),
+    }
+}
+
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((credentials, host)) if credentials.contains(':') => {
+            let user = credentials.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Now, in milliseconds since the Unix epoch.
+pub(crate) fn now() -> Timestamp {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis());
+    Timestamp(i64::try_from(millis).unwrap_or(i64::MAX))
+}
