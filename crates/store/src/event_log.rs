@@ -159,7 +159,13 @@ impl Store {
             .fetch_all(pool)
             .await?
             .iter()
-            .map(|row| Ok((row.try_get("id")?, row.try_get("last_seq")?, row.try_get("usage")?)))
+            .map(|row| {
+                Ok((
+                    row.try_get("id")?,
+                    row.try_get("last_seq")?,
+                    row.try_get("usage")?,
+                ))
+            })
             .collect::<Result<_, sqlx::Error>>()?
         });
         let mut ended = Vec::with_capacity(open.len());

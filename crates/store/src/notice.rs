@@ -68,14 +68,18 @@ impl Store {
             Backend::Postgres(pool) => {
                 let mut listener = PgListener::connect_with(pool).await?;
                 listener.listen(CHANNEL).await?;
-                let stream = listener.into_stream().filter_map(|notification| async move {
-                    match notification {
-                        // A payload that is not a notice comes from a newer or foreign
-                        // sender on the channel: not ours to read.
-                        Ok(notification) => serde_json::from_str(notification.payload()).ok().map(Ok),
-                        Err(error) => Some(Err(StoreError::from(error))),
-                    }
-                });
+                let stream = listener
+                    .into_stream()
+                    .filter_map(|notification| async move {
+                        match notification {
+                            // A payload that is not a notice comes from a newer or foreign
+                            // sender on the channel: not ours to read.
+                            Ok(notification) => {
+                                serde_json::from_str(notification.payload()).ok().map(Ok)
+                            }
+                            Err(error) => Some(Err(StoreError::from(error))),
+                        }
+                    });
                 Ok(Notices(Box::pin(stream)))
             }
             Backend::Sqlite(_) => {

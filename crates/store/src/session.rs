@@ -101,12 +101,11 @@ impl Store {
             if !exists {
                 return Err(StoreError::SessionNotFound(id.to_string()));
             }
-            let rows = sqlx::query(
-                "SELECT message FROM messages WHERE session_id = $1 ORDER BY position",
-            )
-            .bind(id.as_str())
-            .fetch_all(&mut *tx)
-            .await?;
+            let rows =
+                sqlx::query("SELECT message FROM messages WHERE session_id = $1 ORDER BY position")
+                    .bind(id.as_str())
+                    .fetch_all(&mut *tx)
+                    .await?;
             tx.commit().await?;
             rows.iter()
                 .map(|row| row.try_get::<String, _>("message"))
@@ -127,7 +126,12 @@ impl Store {
     ) -> Result<(), StoreError> {
         let texts = messages
             .iter()
-            .map(|message| Ok((message.id.as_ref().map(|id| id.as_str()), serde_json::to_string(message)?)))
+            .map(|message| {
+                Ok((
+                    message.id.as_ref().map(|id| id.as_str()),
+                    serde_json::to_string(message)?,
+                ))
+            })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let updated_at = now();
         with_pool!(self, |pool, begin| {

@@ -9,8 +9,9 @@
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use sqlx::Connection;
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -107,7 +108,10 @@ async fn open_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
     let file = options.get_filename().to_path_buf();
     if !in_memory && let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         tokio::fs::create_dir_all(dir).await.map_err(|error| {
-            bad_url(url, &format!("cannot create directory {}: {error}", dir.display()))
+            bad_url(
+                url,
+                &format!("cannot create directory {}: {error}", dir.display()),
+            )
         })?;
     }
     // WAL: readers (replaying streams) never block the writer. synchronous=NORMAL in WAL mode
@@ -130,6 +134,9 @@ async fn open_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
 async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
     let options =
         PgConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
+    // One connection first: the pool retries a refused connection until its acquire timeout,
+    // and a wrong URL should fail at once with the server's own reason.
+    PgConnection::connect_with(&options).await?.close().await?;
     Ok(PgPoolOptions::new()
         .max_connections(16)
         .acquire_timeout(Duration::from_secs(10))

@@ -1,0 +1,517 @@
+//! The store's suite, run once on SQLite (a temporary file) and once on PostgreSQL
+//! (`AGENTWIRE_TEST_DATABASE_URL`, which `scripts/postgres.sh` starts and prints; each test gets
+//! a schema of its own). Without that variable the PostgreSQL tests fail: they are never skipped.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use futures::StreamExt;
+
+use agentwire_core::{
+    Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Part, Role, RunId, RunStatus,
+    SessionId, Usage,
+};
+use agentwire_store::{INTERRUPTED, Notice, RunRecord, Store, StoreError};
+
+/// A database for one test: its URL and what keeps it alive.
+struct Db {
+    url: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+fn sqlite_db() -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory that does not exist yet: opening creates it.
+    let url = format!("sqlite://{}/data/agentwire.db", dir.path().display());
+    Db {
+        url,
+        _dir: Some(dir),
+    }
+}
+
+async fn postgres_db() -> Db {
+    let base = std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
+    });
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let schema = format!(
+        "test_{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    );
+    let pool = sqlx::PgPool::connect(&base).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let separator = if base.contains('?') { '&' } else { '?' };
+    Db {
+        url: format!("{base}{separator}options[search_path]={schema}"),
+        _dir: None,
+    }
+}
+
+/// Runs each named test on both backends.
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::sqlite_db()).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::postgres_db().await).await;
+                }
+            )*
+        }
+    };
+}
+
+on_both_backends!(
+    sessions_and_their_messages,
+    deleting_a_session_deletes_its_runs_and_events,
+    events_replay_after_a_seq_without_gap_or_duplicate,
+    a_retried_batch_is_not_duplicated,
+    the_run_row_follows_run_status_events,
+    interrupted_runs_become_incomplete_and_replay_to_an_end,
+    everything_is_there_after_reopening,
+    concurrent_appends_to_different_runs,
+    notices_reach_listeners,
+);
+
+fn user_message(id: &str, text: &str) -> Message {
+    let mut message = Message::new(Role::User, vec![Part::text(text)]);
+    message.id = Some(MessageId::from(id));
+    message
+}
+
+fn delta(seq: u64) -> Event {
+    Event {
+        seq,
+        kind: EventKind::PartDelta {
+            message_id: MessageId::from("msg_1"),
+            index: 0,
+            delta: format!("token {seq} "),
+        },
+    }
+}
+
+fn status(seq: u64, status: RunStatus, usage: Option<Usage>) -> Event {
+    Event {
+        seq,
+        kind: EventKind::RunStatus {
+            status,
+            error: None,
+            usage,
+        },
+    }
+}
+
+async fn new_run(store: &Store, id: &str, session: Option<&SessionId>, node: &str) -> RunId {
+    let run_id = RunId::from(id);
+    let mut run = RunRecord::new(run_id.clone(), "assistant", node);
+    run.session_id = session.cloned();
+    store.create_run(&run).await.unwrap();
+    run_id
+}
+
+fn seqs(events: &[Event]) -> Vec<u64> {
+    events.iter().map(|event| event.seq).collect()
+}
+
+async fn sessions_and_their_messages(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let id = SessionId::from("ses_1");
+    let created = store.create_session(&id, Some("key_a")).await.unwrap();
+    assert_eq!(store.session(&id).await.unwrap(), Some(created));
+    assert!(matches!(
+        store.create_session(&id, None).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert_eq!(store.session(&"nope".into()).await.unwrap(), None);
+    assert!(store.session_messages(&id).await.unwrap().is_empty());
+
+    let first = [user_message("m1", "one"), user_message("m2", "two")];
+    store.append_messages(&id, &first).await.unwrap();
+    store
+        .append_messages(&id, &[user_message("m3", "three")])
+        .await
+        .unwrap();
+    let messages = store.session_messages(&id).await.unwrap();
+    let texts: Vec<String> = messages.iter().map(Message::content).collect();
+    assert_eq!(texts, ["one", "two", "three"]);
+    assert_eq!(messages[0], first[0]);
+
+    assert!(matches!(
+        store.append_messages(&"nope".into(), &first).await,
+        Err(StoreError::SessionNotFound(_))
+    ));
+    assert!(matches!(
+        store.session_messages(&"nope".into()).await,
+        Err(StoreError::SessionNotFound(_))
+    ));
+}
+
+async fn deleting_a_session_deletes_its_runs_and_events(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let session = SessionId::from("ses_1");
+    store.create_session(&session, None).await.unwrap();
+    store
+        .append_messages(&session, &[user_message("m1", "hi")])
+        .await
+        .unwrap();
+    let run = new_run(&store, "run_1", Some(&session), "node_a").await;
+    store
+        .append_events(&run, &[delta(1), delta(2)])
+        .await
+        .unwrap();
+    assert_eq!(store.session_runs(&session).await.unwrap().len(), 1);
+
+    assert!(store.delete_session(&session).await.unwrap());
+    assert_eq!(store.session(&session).await.unwrap(), None);
+    assert_eq!(store.run(&run).await.unwrap(), None);
+    assert!(store.events_after(&run, 0, 100).await.unwrap().is_empty());
+    assert!(!store.delete_session(&session).await.unwrap());
+
+    // A run cannot belong to a session that does not exist.
+    let mut orphan = RunRecord::new("run_2".into(), "assistant", "node_a");
+    orphan.session_id = Some(session.clone());
+    assert!(matches!(
+        store.create_run(&orphan).await,
+        Err(StoreError::SessionNotFound(_))
+    ));
+}
+
+async fn events_replay_after_a_seq_without_gap_or_duplicate(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let run = new_run(&store, "run_1", None, "node_a").await;
+    let events: Vec<Event> = (1..=1200).map(delta).collect();
+    // Batches of uneven sizes, one larger than a single INSERT takes.
+    for batch in [&events[..1], &events[1..700], &events[700..1200]] {
+        store.append_events(&run, batch).await.unwrap();
+    }
+    // Heartbeats take no place in the log.
+    store
+        .append_events(&run, &[Event::heartbeat(1200)])
+        .await
+        .unwrap();
+
+    let all = store.events_after(&run, 0, 10_000).await.unwrap();
+    assert_eq!(all, events);
+    let page = store.events_after(&run, 50, 10).await.unwrap();
+    assert_eq!(seqs(&page), (51..=60).collect::<Vec<_>>());
+    assert!(store.events_after(&run, 1200, 10).await.unwrap().is_empty());
+    assert_eq!(store.run(&run).await.unwrap().unwrap().last_seq, 1200);
+
+    // Paging through the whole log by the last seq seen gives every event once.
+    let mut seen = Vec::new();
+    loop {
+        let after = seen.last().copied().unwrap_or(0);
+        let page = store.events_after(&run, after, 333).await.unwrap();
+        if page.is_empty() {
+            break;
+        }
+        seen.extend(seqs(&page));
+    }
+    assert_eq!(seen, (1..=1200).collect::<Vec<_>>());
+
+    assert!(matches!(
+        store.append_events(&"nope".into(), &[delta(1)]).await,
+        Err(StoreError::RunNotFound(_))
+    ));
+}
+
+async fn a_retried_batch_is_not_duplicated(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let run = new_run(&store, "run_1", None, "node_a").await;
+    let events: Vec<Event> = (1..=100).map(delta).collect();
+    store.append_events(&run, &events[..60]).await.unwrap();
+    // The same batch again, then one overlapping it.
+    store.append_events(&run, &events[..60]).await.unwrap();
+    store.append_events(&run, &events[40..]).await.unwrap();
+    let all = store.events_after(&run, 0, 1000).await.unwrap();
+    assert_eq!(all, events);
+    assert_eq!(store.run(&run).await.unwrap().unwrap().last_seq, 100);
+}
+
+async fn the_run_row_follows_run_status_events(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let run = new_run(&store, "run_1", None, "node_a").await;
+    let record = store.run(&run).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Created);
+    assert_eq!(record.agent, "assistant");
+    assert_eq!(record.node, "node_a");
+
+    store
+        .append_events(&run, &[status(1, RunStatus::InProgress, None), delta(2)])
+        .await
+        .unwrap();
+    assert_eq!(
+        store.run(&run).await.unwrap().unwrap().status,
+        RunStatus::InProgress
+    );
+
+    let usage = Usage::new(10, 5);
+    let awaiting = RunStatus::Awaiting(Awaiting::Approval);
+    store
+        .append_events(
+            &run,
+            &[delta(3), status(4, awaiting, Some(usage)), delta(5)],
+        )
+        .await
+        .unwrap();
+    store
+        .set_run_state(&run, "awaiting_approval")
+        .await
+        .unwrap();
+    let record = store.run(&run).await.unwrap().unwrap();
+    assert_eq!(record.status, awaiting);
+    assert_eq!(record.usage, Some(usage));
+    assert_eq!(record.state.as_deref(), Some("awaiting_approval"));
+    assert_eq!(record.last_seq, 5);
+
+    let failed = Event {
+        seq: 6,
+        kind: EventKind::RunStatus {
+            status: RunStatus::Failed,
+            error: Some(ErrorInfo::new("provider_error", "the provider said no")),
+            usage: None,
+        },
+    };
+    store.append_events(&run, &[failed]).await.unwrap();
+    // A retry of an older batch does not take the status back.
+    store
+        .append_events(&run, &[status(1, RunStatus::InProgress, None)])
+        .await
+        .unwrap();
+    let record = store.run(&run).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Failed);
+    assert_eq!(record.error.unwrap().code, "provider_error");
+    assert_eq!(
+        record.usage,
+        Some(usage),
+        "a status without usage keeps the last usage"
+    );
+    assert!(matches!(
+        store.set_run_state(&"nope".into(), "x").await,
+        Err(StoreError::RunNotFound(_))
+    ));
+}
+
+async fn interrupted_runs_become_incomplete_and_replay_to_an_end(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let working = new_run(&store, "run_working", None, "node_a").await;
+    let waiting = new_run(&store, "run_waiting", None, "node_a").await;
+    let done = new_run(&store, "run_done", None, "node_a").await;
+    let elsewhere = new_run(&store, "run_elsewhere", None, "node_b").await;
+    let usage = Usage::new(3, 4);
+    store
+        .append_events(
+            &working,
+            &[status(1, RunStatus::InProgress, Some(usage)), delta(2)],
+        )
+        .await
+        .unwrap();
+    let awaiting = RunStatus::Awaiting(Awaiting::FunctionOutput);
+    store
+        .append_events(&waiting, &[status(1, awaiting, None)])
+        .await
+        .unwrap();
+    store
+        .append_events(&done, &[status(1, RunStatus::Completed, None)])
+        .await
+        .unwrap();
+    store
+        .append_events(&elsewhere, &[status(1, RunStatus::InProgress, None)])
+        .await
+        .unwrap();
+
+    let mut ended = store.mark_interrupted("node_a").await.unwrap();
+    ended.sort();
+    assert_eq!(ended, [waiting.clone(), working.clone()]);
+
+    let record = store.run(&working).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Incomplete);
+    assert_eq!(record.error.as_ref().unwrap().code, INTERRUPTED);
+    assert_eq!(record.usage, Some(usage));
+    // Everything stored before is kept, and the log ends with the run's end.
+    let events = store.events_after(&working, 0, 100).await.unwrap();
+    assert_eq!(seqs(&events), [1, 2, 3]);
+    assert_eq!(events[1], delta(2));
+    match &events[2].kind {
+        EventKind::RunStatus { status, error, .. } => {
+            assert_eq!(*status, RunStatus::Incomplete);
+            assert_eq!(error.as_ref().unwrap().code, INTERRUPTED);
+        }
+        other => panic!("expected run_status, got {other:?}"),
+    }
+    assert_eq!(
+        store.run(&waiting).await.unwrap().unwrap().status,
+        RunStatus::Incomplete
+    );
+    assert_eq!(
+        store.run(&done).await.unwrap().unwrap().status,
+        RunStatus::Completed
+    );
+    assert_eq!(
+        store.run(&elsewhere).await.unwrap().unwrap().status,
+        RunStatus::InProgress
+    );
+    assert!(store.mark_interrupted("node_a").await.unwrap().is_empty());
+}
+
+async fn everything_is_there_after_reopening(db: Db) {
+    let session = SessionId::from("ses_1");
+    let events: Vec<Event> = (1..=50).map(delta).collect();
+    {
+        let store = Store::open(&db.url).await.unwrap();
+        store.create_session(&session, None).await.unwrap();
+        store
+            .append_messages(&session, &[user_message("m1", "remember me")])
+            .await
+            .unwrap();
+        let run = new_run(&store, "run_1", Some(&session), "node_a").await;
+        store.append_events(&run, &events).await.unwrap();
+        store.close().await;
+    }
+    let store = Store::open(&db.url).await.unwrap();
+    assert!(store.session(&session).await.unwrap().is_some());
+    let messages = store.session_messages(&session).await.unwrap();
+    assert_eq!(messages[0].content(), "remember me");
+    let run = RunId::from("run_1");
+    assert_eq!(store.events_after(&run, 0, 100).await.unwrap(), events);
+    assert_eq!(store.run(&run).await.unwrap().unwrap().last_seq, 50);
+}
+
+async fn concurrent_appends_to_different_runs(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let mut runs = Vec::new();
+    for n in 0..8 {
+        runs.push(new_run(&store, &format!("run_{n}"), None, "node_a").await);
+    }
+    let tasks = runs.iter().cloned().map(|run| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for batch in 0..25u64 {
+                let events: Vec<Event> = (batch * 20 + 1..=batch * 20 + 20).map(delta).collect();
+                store.append_events(&run, &events).await.unwrap();
+            }
+        })
+    });
+    for task in futures::future::join_all(tasks).await {
+        task.unwrap();
+    }
+    for run in &runs {
+        let events = store.events_after(run, 0, 1000).await.unwrap();
+        assert_eq!(seqs(&events), (1..=500).collect::<Vec<_>>(), "{run}");
+    }
+}
+
+async fn next_notice_for(notices: &mut agentwire_store::Notices, run: &RunId) -> Notice {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let notice = notices.next().await.unwrap().unwrap();
+            let run_id = match &notice {
+                Notice::Events { run_id, .. } | Notice::Cancel { run_id } => run_id,
+            };
+            if run_id == run {
+                return notice;
+            }
+        }
+    })
+    .await
+    .unwrap()
+}
+
+/// On SQLite the notices go between clones of one store (one process); on PostgreSQL between
+/// two stores opened separately, as two nodes would.
+async fn notices_reach_listeners(db: Db) {
+    let node_a = Store::open(&db.url).await.unwrap();
+    let node_b = if node_a.is_postgres() {
+        Store::open(&db.url).await.unwrap()
+    } else {
+        node_a.clone()
+    };
+    let mut heard_by_a = node_a.listen().await.unwrap();
+    let mut heard_by_b = node_b.listen().await.unwrap();
+    let run = new_run(&node_a, "run_1", None, "node_a").await;
+
+    node_a
+        .append_events(&run, &[delta(1), delta(2)])
+        .await
+        .unwrap();
+    let notice = next_notice_for(&mut heard_by_b, &run).await;
+    assert_eq!(
+        notice,
+        Notice::Events {
+            run_id: run.clone(),
+            seq: 2
+        }
+    );
+    // What the notice announces is there to read on the other node.
+    assert_eq!(
+        seqs(&node_b.events_after(&run, 0, 10).await.unwrap()),
+        [1, 2]
+    );
+
+    node_b
+        .notify(&Notice::Cancel {
+            run_id: run.clone(),
+        })
+        .await
+        .unwrap();
+    let heard = loop {
+        let notice = next_notice_for(&mut heard_by_a, &run).await;
+        if matches!(notice, Notice::Cancel { .. }) {
+            break notice;
+        }
+    };
+    assert_eq!(heard, Notice::Cancel { run_id: run });
+}
+
+#[tokio::test]
+async fn a_bad_url_is_a_clear_error() {
+    let error = Store::open("mysql://root@localhost/db").await.unwrap_err();
+    assert!(matches!(error, StoreError::BadUrl { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("expected sqlite://path or postgres://"),
+        "{error}"
+    );
+
+    let error = Store::open("postgres://me:secret@127.0.0.1:notaport/db")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::BadUrl { .. }), "{error}");
+    assert!(!error.to_string().contains("secret"), "{error}");
+
+    // Nothing listens on port 1: the error is the database's, not a hang or a panic.
+    let error = Store::open("postgres://me@127.0.0.1:1/db")
+        .await
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Database(_)), "{error}");
+
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let url = format!(
+        "sqlite://{}/under_a_file/agentwire.db",
+        file.path().display()
+    );
+    let error = Store::open(&url).await.unwrap_err();
+    assert!(
+        error.to_string().contains("cannot create directory"),
+        "{error}"
+    );
+}
