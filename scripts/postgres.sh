@@ -52,7 +52,6 @@ fi
 # Runs a server program as the cluster's owner: ourselves, or `postgres` when we are root.
 as_owner() {
   if [[ $(id -u) -eq 0 ]]; then
-    id postgres >/dev/null 2>&1 || useradd --system --home-dir "$dir" --shell /bin/sh postgres
     runuser -u postgres -- "$@"
   else
     "$@"
@@ -60,7 +59,11 @@ as_owner() {
 }
 
 mkdir -p "$dir"
-[[ $(id -u) -eq 0 ]] && { id postgres >/dev/null 2>&1 || useradd --system --shell /bin/sh postgres; chown postgres: "$dir"; }
+if [[ $(id -u) -eq 0 ]]; then
+  # Debian's package creates the user; a server found elsewhere may not have.
+  id postgres >/dev/null 2>&1 || useradd --system --shell /bin/sh postgres
+  chown postgres: "$dir"
+fi
 
 if [[ ! -f "$data/PG_VERSION" ]]; then
   say "creating a cluster in $data"
