@@ -213,7 +213,11 @@ async fn run_events(
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
     let Query(After { after }) = query.map_err(|rejection| {
-        ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", rejection.body_text())
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            rejection.body_text(),
+        )
     })?;
     let last_event_id = match headers.get("last-event-id") {
         None => None,

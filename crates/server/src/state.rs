@@ -58,7 +58,11 @@ impl AppState {
             .iter()
             .position(|agent| agent.name() == "assistant")
             .unwrap_or(0);
-        let keys = settings.api_keys.iter().map(|key| key.as_str().into()).collect();
+        let keys = settings
+            .api_keys
+            .iter()
+            .map(|key| key.as_str().into())
+            .collect();
         Self {
             agents,
             default_agent,
@@ -118,9 +122,8 @@ impl AppState {
         session_id: Option<SessionId>,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, ApiError> {
-        let session_id = session_id.unwrap_or_else(|| {
-            SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple()))
-        });
+        let session_id = session_id
+            .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
         let mut sessions = lock(&self.sessions);
         let history = match sessions.get(&session_id) {
             Some(session) if session.owner != *owner => {
@@ -143,11 +146,7 @@ impl AppState {
             }
             None => Vec::new(),
         };
-        let run = agent.start(
-            start
-                .with_session(session_id.clone())
-                .with_history(history),
-        )?;
+        let run = agent.start(start.with_session(session_id.clone()).with_history(history))?;
         let live = Arc::new(LiveRun {
             handle: run.handle,
             log: EventLog::default(),
