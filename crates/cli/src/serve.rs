@@ -27,8 +27,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let file = ConfigFile::from_toml(&text)
-                .with_context(|| format!("in {}", path.display()))?;
+            let file =
+                ConfigFile::from_toml(&text).with_context(|| format!("in {}", path.display()))?;
             let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
             (file, base)
         }
