@@ -1,11 +1,14 @@
-//! `agentwire`: the command-line tool. Today it reads streams: `inspect` decodes a captured or
+//! `agentwire`: the command-line tool. `serve` runs the server; `inspect` decodes a captured or
 //! live stream of any dialect and shows its events and final messages; `convert` re-encodes a
 //! stream from one dialect to another.
 
 mod convert;
 mod inspect;
+mod serve;
 mod source;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentwire_dialects::Dialect;
@@ -48,6 +51,19 @@ enum Command {
         #[command(flatten)]
         source: SourceArgs,
     },
+    /// Serve agents over HTTP: the default assistant with no arguments, or the agents and
+    /// `[server]` settings of a configuration file. Stops on Ctrl-C or SIGTERM.
+    Serve {
+        /// The configuration file (`[server]` and `[[agents]]`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Where to listen (default: the file's `[server] addr`, else 127.0.0.1:8080).
+        #[arg(long, env = "AGENTWIRE_ADDR")]
+        addr: Option<SocketAddr>,
+        /// Where the server keeps its data; the default agent's workspace is under it.
+        #[arg(long, default_value = ".agentwire")]
+        data_dir: PathBuf,
+    },
 }
 
 /// Where a stream comes from.
@@ -66,10 +82,13 @@ struct SourceArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // The server's runs and connections use every core; the stream tools need one thread.
+    let mut builder = if matches!(cli.command, Command::Serve { .. }) {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("agentwire: cannot start the async runtime: {error}");
@@ -85,6 +104,18 @@ fn main() -> ExitCode {
                 source,
             } => inspect::run(&source, dialect, inspect::Report { json, no_events }).await,
             Command::Convert { from, to, source } => convert::run(&source, from, to).await,
+            Command::Serve {
+                config,
+                addr,
+                data_dir,
+            } => {
+                serve::run(serve::ServeArgs {
+                    config,
+                    addr,
+                    data_dir,
+                })
+                .await
+            }
         }
     });
     match result {

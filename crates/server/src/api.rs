@@ -1,0 +1,287 @@
+//! The native API (DESIGN §7): agents, runs and their event streams, input and cancel, and
+//! sessions. Every handler authenticates first, reads its body within the size limit, and
+//! answers bad input with an [`ApiError`] before anything changes.
+
+use std::sync::Arc;
+
+use agentwire_core::{Message, RunStatus, ToolSpec, Usage};
+use agentwire_dialects::native::RunRequest;
+use agentwire_runtime::{Agent, RunStart};
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::state::{AppState, LiveRun, Owner};
+use crate::stream::sse_body;
+
+type Shared = State<Arc<AppState>>;
+
+/// The routes of the native API over `state`.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/v1/agents", get(list_agents))
+        .route("/v1/agents/{name}", get(agent_card))
+        .route("/v1/runs", post(create_run))
+        .route("/v1/runs/{id}", get(get_run))
+        .route("/v1/runs/{id}/events", get(run_events))
+        .route("/v1/runs/{id}/input", post(run_input))
+        .route("/v1/runs/{id}/cancel", post(cancel_run))
+        .route("/v1/sessions/{id}", get(get_session).delete(delete_session))
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+        })
+        .with_state(state)
+}
+
+fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    state.authenticate(authorization)
+}
+
+/// The body, read up to the configured limit.
+async fn read_body(state: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
+    let limit = state.settings.max_body_bytes;
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than {limit} bytes"),
+        )
+    })
+}
+
+fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|error| ApiError::from_json(&error))
+}
+
+/// What `GET /v1/agents/{name}` tells about an agent.
+fn card(agent: &Agent) -> Value {
+    json!({
+        "name": agent.name(),
+        "description": agent.description(),
+        "brain": agent.brain().describe(),
+        "tools": agent.tools(),
+        "schema": agent.schema().as_ref(),
+    })
+}
+
+async fn list_agents(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
+    owner(&state, &headers)?;
+    let agents: Vec<Value> = state
+        .agents
+        .iter()
+        .map(|agent| json!({"name": agent.name(), "description": agent.description()}))
+        .collect();
+    Ok(Json(json!({"agents": agents})).into_response())
+}
+
+async fn agent_card(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    owner(&state, &headers)?;
+    Ok(Json(card(state.agent(Some(&name))?)).into_response())
+}
+
+/// The body of `POST /v1/runs`: the native request, plus the tools the client runs itself.
+#[derive(Deserialize)]
+struct CreateRun {
+    #[serde(flatten)]
+    request: RunRequest,
+    #[serde(default)]
+    tools: Vec<ToolSpec>,
+}
+
+/// A run as the API shows it.
+#[derive(Serialize)]
+struct RunView {
+    id: String,
+    session_id: Option<String>,
+    agent: String,
+    #[serde(flatten)]
+    status: RunStatus,
+    state: String,
+    usage: Option<Usage>,
+    error: Option<agentwire_core::ErrorInfo>,
+}
+
+fn view(live: &LiveRun) -> RunView {
+    let handle = &live.handle;
+    RunView {
+        id: handle.id().to_string(),
+        session_id: handle.session_id().map(ToString::to_string),
+        agent: handle.agent().name().to_owned(),
+        status: handle.status(),
+        state: handle.state().to_string(),
+        usage: handle.usage(),
+        error: handle.error(),
+    }
+}
+
+fn run_json(live: &LiveRun) -> Response {
+    let output: Vec<Message> = live.handle.output();
+    Json(json!({"run": view(live), "output": output})).into_response()
+}
+
+fn wants_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"))
+}
+
+fn sse_response(state: &AppState, live: Arc<LiveRun>, after: u64) -> Response {
+    let run_id = live.handle.id().to_string();
+    let body = sse_body(live, after, state.settings.heartbeat);
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-cache"),
+    );
+    if let Ok(value) = header::HeaderValue::from_str(&run_id) {
+        headers.insert("x-agentwire-run-id", value);
+    }
+    response
+}
+
+async fn create_run(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let bytes = read_body(&state, body).await?;
+    let CreateRun { request, tools } = parse(&bytes)?;
+    let limit = state.settings.max_input_messages;
+    if request.input.len() > limit {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "too_many_messages",
+            format!(
+                "a request may carry at most {limit} messages; this one has {}",
+                request.input.len()
+            ),
+        ));
+    }
+    let agent = state.agent(request.agent.as_deref())?;
+    let start = RunStart::new(request.input).with_client_tools(tools);
+    let live = state.start(agent, &owner, request.session_id, start)?;
+    if wants_sse(&headers) {
+        return Ok(sse_response(&state, live, 0));
+    }
+    live.log.settled().await;
+    Ok(run_json(&live))
+}
+
+async fn get_run(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let live = state.run(&id, &owner)?;
+    Ok(run_json(&live))
+}
+
+/// `?after=N`: resume after event N.
+#[derive(Deserialize)]
+struct After {
+    after: Option<u64>,
+}
+
+async fn run_events(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    query: Result<Query<After>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let Query(After { after }) = query.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            rejection.body_text(),
+        )
+    })?;
+    let last_event_id = match headers.get("last-event-id") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_last_event_id",
+                        "Last-Event-ID must be an event's sequence number",
+                    )
+                })?,
+        ),
+    };
+    let live = state.run(&id, &owner)?;
+    // The header is what a reconnecting EventSource sends; it wins over the query it reuses.
+    let after = last_event_id.or(after).unwrap_or(0);
+    Ok(sse_response(&state, live, after))
+}
+
+async fn run_input(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let live = state.run(&id, &owner)?;
+    let bytes = read_body(&state, body).await?;
+    let message: Message = parse(&bytes)?;
+    live.handle.input(message)?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
+}
+
+async fn cancel_run(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let live = state.run(&id, &owner)?;
+    live.handle.cancel();
+    Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
+}
+
+async fn get_session(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    let messages = state.session(&id, &owner)?;
+    Ok(Json(json!({"id": id, "messages": messages})).into_response())
+}
+
+async fn delete_session(
+    State(state): Shared,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let owner = owner(&state, &headers)?;
+    state.delete_session(&id, &owner)?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

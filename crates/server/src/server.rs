@@ -1,0 +1,135 @@
+//! [`Server`]: binds the listener (backlog, TCP_NODELAY), serves the API, and shuts down
+//! gracefully.
+//!
+//! Shutdown, decided: on the signal the server stops accepting connections; running runs get
+//! [`Settings::shutdown_grace`] to settle, then every run that has not ended (including those
+//! awaiting the client, which could wait for ever) is canceled, which ends it `canceled` with
+//! everything complete kept; once their streams have ended the server exits. Nothing is cut
+//! mid-event: a stream ends on its run's terminal status.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use agentwire_runtime::Agent;
+use axum::Router;
+use axum::serve::ListenerExt;
+use tokio::net::{TcpListener, TcpSocket};
+
+use crate::api;
+use crate::settings::Settings;
+use crate::state::AppState;
+
+/// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients
+/// (DESIGN §12).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// The agentwire server: agents and settings, ready to serve.
+#[derive(Clone, Debug)]
+pub struct Server {
+    state: Arc<AppState>,
+}
+
+impl Server {
+    /// A server for these agents (the default agent is `assistant`, or else the first).
+    pub fn new(agents: Vec<Agent>, settings: Settings) -> Self {
+        Self {
+            state: Arc::new(AppState::new(agents, settings)),
+        }
+    }
+
+    /// The settings it runs with.
+    pub fn settings(&self) -> &Settings {
+        &self.state.settings
+    }
+
+    /// The HTTP routes, for serving elsewhere or testing in process.
+    pub fn router(&self) -> Router {
+        api::router(Arc::clone(&self.state))
+    }
+
+    /// Binds the settings' address with a large backlog.
+    ///
+    /// # Errors
+    /// When the address cannot be bound.
+    pub async fn bind(&self) -> io::Result<TcpListener> {
+        bind(self.state.settings.addr)
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then winds down (see the module docs).
+    ///
+    /// # Errors
+    /// When accepting connections fails for good.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let state = Arc::clone(&self.state);
+        let wind_down = tokio::spawn(async move {
+            shutdown.await;
+            let _ = stop.send(true);
+            let grace = state.settings.shutdown_grace;
+            let running = state.unfinished_runs();
+            let settle = futures::future::join_all(running.iter().map(|live| live.log.settled()));
+            let _ = tokio::time::timeout(grace, settle).await;
+            for live in state.unfinished_runs() {
+                tracing::info!(run = %live.handle.id(), "canceled by shutdown");
+                live.handle.cancel();
+            }
+        });
+        let listener = listener.tap_io(|stream| {
+            // Streamed events are small writes that must leave at once.
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY: {error}");
+            }
+        });
+        let mut stopped = stopped;
+        let result = axum::serve(listener, self.router())
+            .with_graceful_shutdown(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            })
+            .await;
+        wind_down.abort();
+        result
+    }
+}
+
+/// Binds `addr` with a listen backlog above the usual 128.
+///
+/// # Errors
+/// When the address cannot be bound.
+pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

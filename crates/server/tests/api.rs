@@ -1,0 +1,464 @@
+//! The native API over real HTTP: streamed and JSON runs, sessions, approvals through /input,
+//! resuming a stream, cancel, disconnects, errors and auth.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use agentwire_core::{Part, RunStatus};
+use agentwire_server::Settings;
+use common::{SseClient, TestServer, approver, run_body, talker, text_of};
+use serde_json::{Value, json};
+
+const WORDS: &[&str] = &["Hello", ",", " world", "!", " How", " are", " you", "?"];
+
+async fn server() -> TestServer {
+    TestServer::start(
+        vec![
+            talker("assistant", WORDS, 0.0),
+            talker("slow", WORDS, 40.0),
+            talker("snail", WORDS, 4.0),
+            approver(),
+        ],
+        Settings {
+            max_body_bytes: 64 * 1024,
+            max_input_messages: 4,
+            heartbeat: Duration::from_millis(100),
+            ..Settings::default()
+        },
+    )
+    .await
+}
+
+async fn post_sse(server: &TestServer, body: &Value) -> SseClient {
+    let response = server
+        .http
+        .post(server.url("/v1/runs"))
+        .header("accept", "text/event-stream")
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    SseClient::new(response)
+}
+
+async fn get_json(server: &TestServer, path: &str) -> (u16, Value) {
+    let response = server.http.get(server.url(path)).send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+fn run_id(client: &SseClient) -> String {
+    match &client.events[0].kind {
+        agentwire_core::EventKind::RunCreated { run_id, .. } => run_id.to_string(),
+        other => panic!("the stream starts with run_created, not {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_run_decodes_to_its_output() {
+    let server = server().await;
+    let mut client = post_sse(&server, &run_body(None, "hi")).await;
+    client.until_end().await;
+    assert_eq!(client.accumulator.status(), Some(RunStatus::Completed));
+    assert_eq!(client.messages().len(), 1);
+    assert_eq!(client.messages()[0].content(), WORDS.concat());
+    let numbered = client.numbered();
+    assert_eq!(numbered, (1..=numbered.len() as u64).collect::<Vec<_>>());
+
+    let (status, run) = get_json(&server, &format!("/v1/runs/{}", run_id(&client))).await;
+    assert_eq!(status, 200);
+    assert_eq!(run["run"]["status"], "completed");
+    assert_eq!(run["run"]["agent"], "assistant");
+    let output: Vec<agentwire_core::Message> =
+        serde_json::from_value(run["output"].clone()).unwrap();
+    assert_eq!(output, client.messages());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_mode_waits_and_sessions_carry_the_history() {
+    let server = server().await;
+    let first: Value = server
+        .http
+        .post(server.url("/v1/runs"))
+        .json(&run_body(None, "hi"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(first["run"]["status"], "completed");
+    assert_eq!(first["run"]["usage"]["output_tokens"], 2);
+    assert_eq!(text_of(&first["output"][0]), WORDS.concat());
+    let session = first["run"]["session_id"].as_str().unwrap().to_owned();
+
+    let mut second = run_body(None, "again");
+    second["session_id"] = json!(session);
+    let second: Value = server
+        .http
+        .post(server.url("/v1/runs"))
+        .json(&second)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(second["run"]["session_id"], session.as_str());
+    let (status, history) = get_json(&server, &format!("/v1/sessions/{session}")).await;
+    assert_eq!(status, 200);
+    let roles: Vec<&str> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "user", "assistant"]);
+
+    let deleted = server
+        .http
+        .delete(server.url(&format!("/v1/sessions/{session}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let (status, error) = get_json(&server, &format!("/v1/sessions/{session}")).await;
+    assert_eq!(
+        (status, error["error"]["code"].as_str()),
+        (404, Some("not_found"))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_round_trip_through_input() {
+    let server = server().await;
+    let mut client = post_sse(&server, &run_body(Some("approver"), "remove a.txt")).await;
+    client.until_end().await;
+    assert_eq!(
+        client.accumulator.status(),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval))
+    );
+    let id = run_id(&client);
+    let approval_id = client.messages()[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.to_string()),
+            _ => None,
+        })
+        .unwrap();
+    let input = |body: Value| {
+        server
+            .http
+            .post(server.url(&format!("/v1/runs/{id}/input")))
+            .json(&body)
+            .send()
+    };
+    // Refused: a new question while the run waits, and an answer to nothing asked.
+    let refused = input(json!({"role": "user", "parts": [{"type": "text", "text": "hm"}]}))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 409);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "input_refused");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("awaiting_approval")
+    );
+    let unknown = input(json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": "nope", "approved": true}]}))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 409);
+    let error: Value = unknown.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unknown_approval");
+
+    let accepted = input(json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": approval_id, "approved": true}]}))
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    let last = *client.numbered().last().unwrap();
+    let rest = server
+        .http
+        .get(server.url(&format!("/v1/runs/{id}/events?after={last}")))
+        .send()
+        .await
+        .unwrap();
+    let mut rest = SseClient::resumed(rest);
+    rest.until_end().await;
+    assert_eq!(rest.numbered()[0], last + 1);
+    assert!(matches!(
+        &rest.events.last().unwrap().kind,
+        agentwire_core::EventKind::RunStatus {
+            status: RunStatus::Completed,
+            ..
+        }
+    ));
+    let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
+    assert_eq!(run["run"]["status"], "completed");
+    let text = serde_json::to_string(&run["output"]).unwrap();
+    assert!(text.contains("removed a.txt"), "{text}");
+    assert!(text.contains("done"), "{text}");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn last_event_id_resumes_with_exactly_the_rest() {
+    let server = server().await;
+    let mut whole = post_sse(&server, &run_body(Some("slow"), "hi")).await;
+    whole.until_events(5).await;
+    let cut = whole.numbered()[4];
+    let id = run_id(&whole);
+    // A second reader that stopped at event `cut`.
+    let resumed = server
+        .http
+        .get(server.url(&format!("/v1/runs/{id}/events")))
+        .header("last-event-id", cut.to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut resumed = SseClient::resumed(resumed);
+    resumed.until_end().await;
+    whole.until_end().await;
+    // What the reader had, then the rest, rebuilds the run.
+    let mut rebuilt = agentwire_core::Accumulator::default();
+    for event in whole
+        .events
+        .iter()
+        .filter(|event| event.seq <= cut && event.name() != "heartbeat")
+    {
+        rebuilt.push(event).unwrap();
+    }
+    for event in &resumed.events {
+        rebuilt.push(event).unwrap();
+    }
+    assert_eq!(rebuilt.messages(), whole.messages());
+    let expected: Vec<u64> = whole
+        .numbered()
+        .into_iter()
+        .filter(|seq| *seq > cut)
+        .collect();
+    assert_eq!(resumed.numbered(), expected);
+    assert_eq!(whole.accumulator.status(), Some(RunStatus::Completed));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_ends_the_run_and_quiet_streams_get_heartbeats() {
+    let server = server().await;
+    let mut client = post_sse(&server, &run_body(Some("snail"), "hi")).await;
+    while !client
+        .events
+        .iter()
+        .any(|event| event.name() == "heartbeat")
+    {
+        assert!(client.read_chunk().await);
+    }
+    let id = run_id(&client);
+    let canceled = server
+        .http
+        .post(server.url(&format!("/v1/runs/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(canceled.status(), 202);
+    client.until_end().await;
+    assert_eq!(client.accumulator.status(), Some(RunStatus::Canceled));
+    let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
+    assert_eq!(run["run"]["status"], "canceled");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_does_not_kill_its_run() {
+    let server = server().await;
+    let mut client = post_sse(&server, &run_body(Some("slow"), "hi")).await;
+    client.until_events(3).await;
+    let id = run_id(&client);
+    drop(client);
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
+        status = run["run"]["status"].clone();
+        if status == "completed" {
+            assert_eq!(text_of(&run["output"][0]), WORDS.concat());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, "completed");
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_4xx_json_error_and_the_server_goes_on() {
+    let server = server().await;
+    let post = |body: Vec<u8>| {
+        server
+            .http
+            .post(server.url("/v1/runs"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let many: Vec<Value> = (0..5)
+        .map(|_| json!({"role": "user", "parts": [{"type": "text", "text": "x"}]}))
+        .collect();
+    let cases: Vec<(Vec<u8>, u16, &str)> = vec![
+        (b"{not json".to_vec(), 400, "invalid_json"),
+        (b"{\"input\": 3}".to_vec(), 400, "invalid_request"),
+        (
+            run_body(Some("nobody"), "hi").to_string().into_bytes(),
+            404,
+            "unknown_agent",
+        ),
+        (
+            run_body(None, &"x".repeat(100_000))
+                .to_string()
+                .into_bytes(),
+            413,
+            "payload_too_large",
+        ),
+        (
+            json!({"input": many}).to_string().into_bytes(),
+            400,
+            "too_many_messages",
+        ),
+        (b"{\"input\": []}".to_vec(), 400, "no_input"),
+        (
+            json!({"input": [{"role": "assistant", "parts": [{"type": "text", "text": "x"}]}]})
+                .to_string()
+                .into_bytes(),
+            400,
+            "invalid_role",
+        ),
+    ];
+    for (body, status, code) in cases {
+        let response = post(body).await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{code}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], code);
+        assert!(!error["error"]["message"].as_str().unwrap().is_empty());
+    }
+    let (status, error) = get_json(&server, "/v1/runs/run_nope").await;
+    assert_eq!(
+        (status, error["error"]["code"].as_str()),
+        (404, Some("not_found"))
+    );
+    let (status, error) = get_json(&server, "/v1/runs/run_nope/events?after=x").await;
+    assert_eq!(
+        (status, error["error"]["code"].as_str()),
+        (400, Some("invalid_query"))
+    );
+
+    let (status, health) = get_json(&server, "/healthz").await;
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    let (status, agents) = get_json(&server, "/v1/agents").await;
+    assert_eq!(status, 200);
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 4);
+    let (status, card) = get_json(&server, "/v1/agents/approver").await;
+    assert_eq!(status, 200);
+    assert_eq!(card["tools"][0]["name"], "rm");
+    assert!(card["schema"].is_object());
+    assert!(card["brain"].is_string());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_sees_only_its_own_runs_and_sessions() {
+    let server = TestServer::start(
+        vec![talker("assistant", WORDS, 0.0)],
+        Settings {
+            api_keys: vec!["key-a".into(), "key-b".into()],
+            ..Settings::default()
+        },
+    )
+    .await;
+    let unauthenticated = server
+        .http
+        .post(server.url("/v1/runs"))
+        .json(&run_body(None, "hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status(), 401);
+    let error: Value = unauthenticated.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unauthorized");
+    let wrong = server
+        .http
+        .get(server.url("/v1/agents"))
+        .bearer_auth("key-c")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401);
+
+    let run: Value = server
+        .http
+        .post(server.url("/v1/runs"))
+        .bearer_auth("key-a")
+        .json(&run_body(None, "hi"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = run["run"]["id"].as_str().unwrap();
+    let session = run["run"]["session_id"].as_str().unwrap();
+    for path in [
+        format!("/v1/runs/{id}"),
+        format!("/v1/runs/{id}/events"),
+        format!("/v1/sessions/{session}"),
+    ] {
+        let get = |key: &'static str| server.http.get(server.url(&path)).bearer_auth(key).send();
+        assert_eq!(get("key-a").await.unwrap().status(), 200, "{path}");
+        assert_eq!(get("key-b").await.unwrap().status(), 404, "{path}");
+    }
+    // Key b may not continue key a's session either.
+    let mut body = run_body(None, "mine now");
+    body["session_id"] = json!(session);
+    let taken = server
+        .http
+        .post(server.url("/v1/runs"))
+        .bearer_auth("key-b")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(taken.status(), 404);
+    assert_eq!(
+        server
+            .http
+            .get(server.url("/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
+    let mut server = TestServer::start(
+        vec![talker("snail", WORDS, 2.0)],
+        Settings {
+            shutdown_grace: Duration::from_millis(200),
+            ..Settings::default()
+        },
+    )
+    .await;
+    let mut client = post_sse(&server, &run_body(None, "hi")).await;
+    client.until_events(2).await;
+    server.stop();
+    client.until_end().await;
+    assert_eq!(client.accumulator.status(), Some(RunStatus::Canceled));
+    server.shutdown().await;
+}

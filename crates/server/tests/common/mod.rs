@@ -1,0 +1,218 @@
+//! The server over real HTTP on port 0, scripted agents, and a client that decodes native SSE
+//! into the strict accumulator.
+#![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
+
+use std::time::Duration;
+
+use agentwire_brain::ScriptedBrain;
+use agentwire_core::{Accumulator, Event, Message};
+use agentwire_dialects::StreamDecoder;
+use agentwire_dialects::native::NativeSseDecoder;
+use agentwire_runtime::Agent;
+use agentwire_server::{Server, Settings};
+use agentwire_tools::{FnTool, JsonSchema};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+/// A server running in this test's runtime; dropping it shuts it down.
+pub struct TestServer {
+    pub url: String,
+    pub http: reqwest::Client,
+    stop: Option<oneshot::Sender<()>>,
+    pub done: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start(agents: Vec<Agent>, settings: Settings) -> Self {
+        let settings = Settings {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            ..settings
+        };
+        let server = Server::new(agents, settings);
+        let listener = server.bind().await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(server.serve(listener, async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            url,
+            http: reqwest::Client::new(),
+            stop: Some(stop),
+            done: Some(done),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    /// Signals shutdown.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
+    /// Signals shutdown and waits for the server to exit.
+    pub async fn shutdown(mut self) {
+        self.stop();
+        let done = self.done.take().unwrap();
+        tokio::time::timeout(Duration::from_secs(10), done)
+            .await
+            .expect("the server exits")
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// Reads a native SSE response into events and the accumulator.
+pub struct SseClient {
+    pub response: reqwest::Response,
+    decoder: NativeSseDecoder,
+    pub events: Vec<Event>,
+    pub accumulator: Accumulator,
+    /// Whether events go to the accumulator (a resumed stream starts mid-message).
+    accumulate: bool,
+}
+
+impl SseClient {
+    /// A reader of a stream resumed mid-run: events only, no accumulator.
+    pub fn resumed(response: reqwest::Response) -> Self {
+        Self {
+            accumulate: false,
+            ..Self::new(response)
+        }
+    }
+
+    pub fn new(response: reqwest::Response) -> Self {
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        Self {
+            response,
+            decoder: NativeSseDecoder::default(),
+            events: Vec::new(),
+            accumulator: Accumulator::default(),
+            accumulate: true,
+        }
+    }
+
+    /// Reads one chunk; false at the end of the body.
+    pub async fn read_chunk(&mut self) -> bool {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), self.response.chunk())
+            .await
+            .expect("a chunk within 10 s")
+            .unwrap();
+        let Some(chunk) = chunk else {
+            let mut rest = Vec::new();
+            self.decoder.finish(&mut rest).unwrap();
+            self.take(rest);
+            return false;
+        };
+        let mut events = Vec::new();
+        self.decoder.decode(&chunk, &mut events).unwrap();
+        self.take(events);
+        true
+    }
+
+    fn take(&mut self, events: Vec<Event>) {
+        for event in events {
+            if self.accumulate {
+                self.accumulator.push(&event).unwrap();
+            }
+            self.events.push(event);
+        }
+    }
+
+    /// Reads to the end of the body.
+    pub async fn until_end(&mut self) {
+        while self.read_chunk().await {}
+    }
+
+    /// Reads until at least `n` events (heartbeats aside) have arrived.
+    pub async fn until_events(&mut self, n: usize) {
+        while self.numbered().len() < n {
+            assert!(self.read_chunk().await, "the stream ended early");
+        }
+    }
+
+    /// The sequence numbers of the events, heartbeats left out.
+    pub fn numbered(&self) -> Vec<u64> {
+        self.events
+            .iter()
+            .filter(|event| event.name() != "heartbeat")
+            .map(|event| event.seq)
+            .collect()
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        self.accumulator.messages()
+    }
+}
+
+/// An agent answering every run with `words`, paced at `tokens_per_second` (0: unpaced).
+pub fn talker(name: &str, words: &[&str], tokens_per_second: f64) -> Agent {
+    let deltas: Vec<Value> = words
+        .iter()
+        .map(|word| json!({"type": "text_delta", "text": word}))
+        .collect();
+    let mut turn = deltas;
+    turn.push(json!({"type": "finish", "reason": "stop", "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}}));
+    // One turn per run: enough turns for the runs a test starts.
+    let script = json!({"turns": vec![Value::Array(turn); 8]});
+    let brain = ScriptedBrain::from_json(&script.to_string())
+        .unwrap()
+        .with_tokens_per_second(tokens_per_second);
+    Agent::builder(name).brain(brain).build().unwrap()
+}
+
+/// The arguments of `rm`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "agentwire_tools::schemars")]
+struct Rm {
+    path: String,
+}
+
+/// An agent that calls `rm` (which needs approval), then says `done`.
+pub fn approver() -> Agent {
+    let script = json!({"turns": [
+        [{"type": "tool_call_start", "id": "c1", "name": "rm"},
+         {"type": "tool_call_delta", "id": "c1", "args": "{\"path\": \"a.txt\"}"},
+         {"type": "tool_call_end", "id": "c1"},
+         {"type": "finish", "reason": "tool_calls"}],
+        [{"type": "text_delta", "text": "done"}, {"type": "finish", "reason": "stop"}]
+    ]});
+    let rm = FnTool::new("rm", "Removes a file", |args: Rm, _| async move {
+        Ok(format!("removed {}", args.path))
+    });
+    Agent::builder("approver")
+        .brain(ScriptedBrain::from_json(&script.to_string()).unwrap())
+        .tool(rm)
+        .approval(["rm"])
+        .build()
+        .unwrap()
+}
+
+/// A `POST /v1/runs` body with one user message.
+pub fn run_body(agent: Option<&str>, text: &str) -> Value {
+    let mut body = json!({"input": [{"role": "user", "parts": [{"type": "text", "text": text}]}]});
+    if let Some(agent) = agent {
+        body["agent"] = json!(agent);
+    }
+    body
+}
+
+/// The text of a message's text parts, from its JSON.
+pub fn text_of(message: &Value) -> String {
+    message["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|part| part["type"] == "text")
+        .map(|part| part["text"].as_str().unwrap())
+        .collect()
+}
