@@ -38,7 +38,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
-        .with_state(state)
+        .with_state(Arc::clone(&state))
+        .merge(crate::dialects::router(state))
 }
 
 fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {

@@ -16,6 +16,7 @@
 //! ```
 
 mod api;
+mod dialects;
 mod error;
 mod log;
 mod server;

@@ -1,0 +1,40 @@
+//! AgentScope Runtime's `POST /process` (seed 002): an `AgentRequest`, answered with the run as
+//! AgentScope `response`, `message` and `content` objects over SSE.
+
+use std::sync::Arc;
+
+use agentwire_dialects::agentscope::{self, AgentScopeEncoder};
+use agentwire_runtime::RunStart;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response;
+use axum::routing::post;
+
+use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
+use crate::error::ApiError;
+
+pub(super) fn routes() -> Router<Arc<Dialects>> {
+    Router::new().route("/process", post(process))
+}
+
+async fn process(
+    State(state): Shared,
+    params: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (owner, bytes) = state.begin(&headers, body).await?;
+    let request = agentscope::decode_request(&bytes).map_err(|error| bad_request(&error))?;
+    state.check_count(request.input.len())?;
+    let agent = state.agent(&params)?;
+    let start = RunStart::new(request.input);
+    let live = state.app.start(agent, &owner, request.session_id, start)?;
+    Ok(state.stream(
+        live,
+        0,
+        Box::new(AgentScopeEncoder::default()),
+        &SSE_HEADERS,
+    ))
+}

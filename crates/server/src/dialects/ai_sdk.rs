@@ -1,0 +1,202 @@
+//! The AI SDK's chat endpoints: `POST /api/chat`, which `useChat`'s `DefaultChatTransport` posts,
+//! and `GET /api/chat/{id}/stream`, which its `resumeStream` calls.
+//!
+//! A chat is a session named by the chat's `id`; the client sends its whole history, but the
+//! session already holds it, so only the last message is new. A user message starts a run;
+//! an assistant message with approval answers or client tool outputs (a submit naming the
+//! message in `messageId`) continues the chat's run that awaits them, and the response
+//! continues that assistant message.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agentwire_core::{Message, MessageId, Part, Role, RunId, SessionId};
+use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
+use agentwire_runtime::RunStart;
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use super::{Dialects, Params, Shared, bad_request, last_seq, settled};
+use crate::error::ApiError;
+use crate::state::{LiveRun, Owner};
+
+/// Each chat's current stream, so a continuation finds its run and a reload resumes it.
+#[derive(Debug, Default)]
+pub(super) struct Chats(Mutex<HashMap<(Owner, String), ChatStream>>);
+
+/// The stream a chat's last request opened.
+#[derive(Debug, Clone)]
+struct ChatStream {
+    run_id: RunId,
+    /// The stream starts after this event of the run (a continuation starts mid-run).
+    after: u64,
+    /// The assistant message it continues, if it does.
+    continues: Option<MessageId>,
+}
+
+impl Chats {
+    fn get(&self, owner: &Owner, chat_id: &str) -> Option<ChatStream> {
+        let chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        chats.get(&(owner.clone(), chat_id.to_owned())).cloned()
+    }
+
+    fn set(&self, owner: &Owner, chat_id: &str, stream: ChatStream) {
+        let mut chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        chats.insert((owner.clone(), chat_id.to_owned()), stream);
+    }
+}
+
+pub(super) fn routes() -> Router<Arc<Dialects>> {
+    Router::new()
+        .route("/api/chat", post(chat))
+        .route("/api/chat/{id}/stream", get(resume))
+}
+
+fn encoder(stream: &ChatStream) -> AiSdkEncoder {
+    match &stream.continues {
+        Some(id) => AiSdkEncoder::continuing(id.clone()),
+        None => AiSdkEncoder::default(),
+    }
+}
+
+async fn chat(
+    axum::extract::State(state): Shared,
+    params: Params,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let (owner, bytes) = state.begin(&headers, body).await?;
+    let request = ai_sdk::decode_request(&bytes).map_err(|error| bad_request(&error))?;
+    state.check_count(request.messages.len())?;
+    let agent = state.agent(&params)?;
+    let Some(last) = request.messages.last() else {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "no_input",
+            "a chat request needs at least one message",
+        ));
+    };
+    let chat_id = request.chat_id.clone();
+    let stream = match (last.role, request.continues(), &chat_id) {
+        (Role::Assistant, Some(continues), Some(chat_id)) => {
+            let live = awaiting_run(&state, &owner, chat_id)?;
+            live.log.settled().await;
+            let after = last_seq(&live);
+            live.handle.input(answers(&live, last))?;
+            let stream = ChatStream {
+                run_id: live.handle.id().clone(),
+                after,
+                continues: Some(continues.clone()),
+            };
+            (live, stream)
+        }
+        (Role::Assistant, _, _) => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "an assistant message continues a chat only with the chat's `id` and `messageId`",
+            ));
+        }
+        _ => {
+            let start = RunStart::new(vec![last.clone()]);
+            let session = chat_id.clone().map(SessionId::from);
+            let live = state.app.start(agent, &owner, session, start)?;
+            let stream = ChatStream {
+                run_id: live.handle.id().clone(),
+                after: 0,
+                continues: None,
+            };
+            (live, stream)
+        }
+    };
+    let (live, stream) = stream;
+    if let Some(chat_id) = &chat_id {
+        state.chats.set(&owner, chat_id, stream.clone());
+    }
+    let encoder = encoder(&stream).knowing(&request.messages);
+    Ok(state.stream(
+        live,
+        stream.after,
+        Box::new(encoder),
+        &ai_sdk::RESPONSE_HEADERS,
+    ))
+}
+
+/// The chat's run, which must be awaiting the client.
+fn awaiting_run(state: &Dialects, owner: &Owner, chat_id: &str) -> Result<Arc<LiveRun>, ApiError> {
+    let stream = state
+        .chats
+        .get(owner, chat_id)
+        .ok_or_else(|| ApiError::not_found("chat", chat_id))?;
+    state.app.run(stream.run_id.as_str(), owner)
+}
+
+/// The parts of the client's assistant message that answer what `live` still waits for: its
+/// approval responses for unanswered requests and its outputs for calls without a result. (The
+/// message also repeats what the run already has: the calls, the requests, earlier answers.)
+fn answers(live: &LiveRun, message: &Message) -> Message {
+    let mut approvals = HashSet::new();
+    let mut calls = HashSet::new();
+    for part in live
+        .handle
+        .output()
+        .iter()
+        .flat_map(|message| &message.parts)
+    {
+        match part {
+            Part::ApprovalRequest(request) => {
+                approvals.insert(request.approval_id.clone());
+            }
+            Part::ApprovalResponse(response) => {
+                approvals.remove(&response.approval_id);
+            }
+            Part::ToolCall(call) => {
+                calls.insert(call.tool_call_id.clone());
+            }
+            Part::ToolResult(result) => {
+                calls.remove(&result.tool_call_id);
+            }
+            Part::ToolError(error) => {
+                calls.remove(&error.tool_call_id);
+            }
+            _ => {}
+        }
+    }
+    let parts = message
+        .parts
+        .iter()
+        .filter(|part| match part {
+            Part::ApprovalResponse(response) => approvals.contains(&response.approval_id),
+            Part::ToolResult(result) => calls.contains(&result.tool_call_id),
+            Part::ToolError(error) => calls.contains(&error.tool_call_id),
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    Message::new(Role::User, parts)
+}
+
+/// `GET /api/chat/{id}/stream`: the chat's stream again from its start while it is going;
+/// 204 when the chat has none going (what `resumeStream` expects).
+async fn resume(
+    axum::extract::State(state): Shared,
+    params: Params,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (owner, _) = state.begin(&headers, Body::empty()).await?;
+    let Some(chat_id) = params.get("id") else {
+        return Err(ApiError::not_found("chat", ""));
+    };
+    let Some(stream) = state.chats.get(&owner, chat_id) else {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    };
+    let live = state.app.run(stream.run_id.as_str(), &owner)?;
+    if settled(&live) {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let encoder = Box::new(encoder(&stream));
+    Ok(state.stream(live, stream.after, encoder, &ai_sdk::RESPONSE_HEADERS))
+}

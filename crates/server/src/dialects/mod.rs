@@ -1,0 +1,224 @@
+//! Dialect endpoints (DESIGN §8): the routes real clients of other ecosystems call, each decoding
+//! its dialect's request into a run of the right agent and streaming the run's event log back
+//! through the dialect's encoder. Every route is mounted at the root (the default agent) and
+//! under `/agents/{name}/…`.
+
+mod agentscope;
+mod agentx;
+mod ai_sdk;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_core::Event;
+use agentwire_dialects::{DecodeError, Encoder};
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::Path;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use tokio::sync::watch;
+
+use crate::error::ApiError;
+use crate::state::{AppState, LiveRun, Owner};
+
+/// What the dialect handlers share: the server's state, and what the dialects themselves
+/// remember (the AI SDK's chats).
+#[derive(Debug)]
+pub(crate) struct Dialects {
+    app: Arc<AppState>,
+    chats: ai_sdk::Chats,
+}
+
+type Shared = axum::extract::State<Arc<Dialects>>;
+
+/// The path parameters of a route (`name` when mounted under `/agents/{name}`).
+type Params = Path<HashMap<String, String>>;
+
+/// The dialect routes over `state`, at the root and under `/agents/{name}`.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    let dialects = Arc::new(Dialects {
+        app: state,
+        chats: ai_sdk::Chats::default(),
+    });
+    let routes = || {
+        Router::new()
+            .merge(ai_sdk::routes())
+            .merge(agentx::routes())
+            .merge(agentscope::routes())
+    };
+    Router::new()
+        .merge(routes())
+        .nest("/agents/{name}", routes())
+        .with_state(dialects)
+}
+
+impl Dialects {
+    /// Authenticates the caller and reads the body within the server's limit.
+    async fn begin(&self, headers: &HeaderMap, body: Body) -> Result<(Owner, Bytes), ApiError> {
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok());
+        let owner = self.app.authenticate(authorization)?;
+        let limit = self.app.settings.max_body_bytes;
+        let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                format!("the request body is larger than {limit} bytes"),
+            )
+        })?;
+        Ok((owner, bytes))
+    }
+
+    /// The agent the route names, or the default one.
+    fn agent(&self, params: &Params) -> Result<&agentwire_runtime::Agent, ApiError> {
+        self.app.agent(params.get("name").map(String::as_str))
+    }
+
+    /// Refuses a request carrying more messages than the server takes.
+    fn check_count(&self, count: usize) -> Result<(), ApiError> {
+        let limit = self.app.settings.max_input_messages;
+        if count > limit {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "too_many_messages",
+                format!("a request may carry at most {limit} messages; this one has {count}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `live`'s events after `after`, through `encoder`, with `headers`.
+    fn stream(
+        &self,
+        live: Arc<LiveRun>,
+        after: u64,
+        encoder: Box<dyn Encoder + Send>,
+        headers: &[(&'static str, &'static str)],
+    ) -> Response {
+        let run_id = live.handle.id().to_string();
+        let mut response = Response::new(encoded_body(
+            live,
+            after,
+            encoder,
+            self.app.settings.heartbeat,
+        ));
+        let map = response.headers_mut();
+        for (name, value) in headers {
+            map.insert(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        if let Ok(value) = HeaderValue::from_str(&run_id) {
+            map.insert("x-agentwire-run-id", value);
+        }
+        response
+    }
+}
+
+/// The headers of an SSE stream in a dialect without its own.
+const SSE_HEADERS: [(&str, &str); 2] = [
+    ("content-type", "text/event-stream"),
+    ("cache-control", "no-cache"),
+];
+
+/// 400 `invalid_request` for a body the dialect's request decoder refused.
+fn bad_request(error: &DecodeError) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        error.to_string(),
+    )
+}
+
+/// The sequence number of the last event logged for `live` (0 when none is).
+fn last_seq(live: &LiveRun) -> u64 {
+    let mut last = 0;
+    live.log.read_after(0, |event| last = event.seq);
+    last
+}
+
+/// Whether a reader that has read up to the end of `live`'s log has the whole stream for now.
+fn settled(live: &LiveRun) -> bool {
+    live.log.read_after(u64::MAX, |_| {}).complete
+}
+
+struct Reader {
+    live: Arc<LiveRun>,
+    after: u64,
+    changes: watch::Receiver<u64>,
+    encoder: Box<dyn Encoder + Send>,
+    heartbeat: Duration,
+    done: bool,
+    /// The stream continues a settled run (it starts after event `after` > 0): the log is
+    /// still settled from the last answer until the run's first new event, which must come
+    /// before the stream may end.
+    waiting_for_news: bool,
+}
+
+/// A body streaming `live`'s events after `after` through `encoder`, ending with the encoder's
+/// `finish` once the run is settled or ended. As with the native stream, a client that
+/// disconnects stops only the reading.
+fn encoded_body(
+    live: Arc<LiveRun>,
+    after: u64,
+    encoder: Box<dyn Encoder + Send>,
+    heartbeat: Duration,
+) -> Body {
+    let changes = live.log.subscribe();
+    let reader = Reader {
+        live,
+        after,
+        changes,
+        encoder,
+        heartbeat,
+        done: false,
+        waiting_for_news: after > 0,
+    };
+    Body::from_stream(futures::stream::unfold(reader, next_chunk))
+}
+
+/// Everything logged since the last chunk, encoded as one write.
+async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Reader)> {
+    if reader.done {
+        return None;
+    }
+    loop {
+        reader.changes.borrow_and_update();
+        let mut out = Vec::new();
+        let encoder = &mut reader.encoder;
+        let read = reader
+            .live
+            .log
+            .read_after(reader.after, |event| encoder.encode(event, &mut out));
+        if let Some(last) = read.last_seq {
+            reader.after = last;
+            reader.waiting_for_news = false;
+        }
+        if read.complete && !reader.waiting_for_news {
+            reader.encoder.finish(&mut out);
+            reader.done = true;
+        }
+        if !out.is_empty() || reader.done {
+            return Some((Ok(Bytes::from(out)), reader));
+        }
+        match tokio::time::timeout(reader.heartbeat, reader.changes.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => {
+                reader.encoder.finish(&mut out);
+                reader.done = true;
+                return Some((Ok(Bytes::from(out)), reader));
+            }
+            Err(_) => {
+                reader
+                    .encoder
+                    .encode(&Event::heartbeat(reader.after), &mut out);
+                return Some((Ok(Bytes::from(out)), reader));
+            }
+        }
+    }
+}
