@@ -240,3 +240,42 @@ async fn bad_bodies_get_a_4xx_json_error() {
         assert!(error["error"]["code"].is_string(), "{path} {body}: {error}");
     }
 }
+
+#[tokio::test]
+async fn ag_ui_runs_in_the_thread_and_echoes_its_ids() {
+    let server = server().await;
+    let body = json!({
+        "threadId": "thread_1",
+        "runId": "run_ui_1",
+        "state": {},
+        "messages": [{"id": "m1", "role": "user", "content": "Hi"}],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    });
+    let response = server
+        .http
+        .post(server.url("/ag-ui"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let wire = response.text().await.unwrap();
+    assert!(wire.contains("\"threadId\":\"thread_1\""), "{wire}");
+    assert!(wire.contains("\"runId\":\"run_ui_1\""), "{wire}");
+    let mut decoder = Dialect::AgUi.decoder();
+    let mut events = Vec::new();
+    decoder.decode(wire.as_bytes(), &mut events).unwrap();
+    decoder.finish(&mut events).unwrap();
+    assert_eq!(text(accumulate(&events).last().unwrap()), "Hello there");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed));
+    // The thread is the session.
+    let session = server
+        .http
+        .get(server.url("/v1/sessions/thread_1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(session.status(), 200);
+}

@@ -3,6 +3,7 @@
 //! through the dialect's encoder. Every route is mounted at the root (the default agent) and
 //! under `/agents/{name}/…`.
 
+mod ag_ui;
 mod agentscope;
 mod agentx;
 mod ai_sdk;
@@ -48,6 +49,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .merge(ai_sdk::routes())
             .merge(agentx::routes())
             .merge(agentscope::routes())
+            .merge(ag_ui::routes())
     };
     Router::new()
         .merge(routes())
