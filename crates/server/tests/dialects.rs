@@ -279,3 +279,367 @@ async fn ag_ui_runs_in_the_thread_and_echoes_its_ids() {
         .unwrap();
     assert_eq!(session.status(), 200);
 }
+
+/// Decodes a whole body with `dialect`'s stream decoder into the strict accumulator's messages.
+fn decode(dialect: Dialect, bytes: &[u8]) -> Vec<Event> {
+    let mut decoder = dialect.decoder();
+    let mut events = Vec::new();
+    decoder.decode(bytes, &mut events).unwrap();
+    decoder.finish(&mut events).unwrap();
+    events
+}
+
+async fn post_json(server: &TestServer, path: &str, body: &Value) -> reqwest::Response {
+    server
+        .http
+        .post(server.url(path))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The approval id of the (only) approval request in `messages`.
+fn approval_id(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.to_string()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn has_tool_result(messages: &[Message], call: &str) -> bool {
+    messages.iter().flat_map(|m| &m.parts).any(
+        |part| matches!(part, Part::ToolResult(result) if result.tool_call_id.as_str() == call),
+    )
+}
+
+fn a2a_send(method: &str, id: Value, parts: Value, ids: Value) -> Value {
+    let mut message = json!({"messageId": format!("m-{id}"), "role": "ROLE_USER", "parts": parts});
+    if let Value::Object(ids) = ids {
+        message.as_object_mut().unwrap().extend(ids);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"message": message}})
+}
+
+#[tokio::test]
+async fn a2a_agent_cards_point_at_this_servers_a2a() {
+    let server = server().await;
+    let card: Value = server
+        .http
+        .get(server.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["name"], "assistant");
+    let interface = &card["supportedInterfaces"][0];
+    assert_eq!(interface["url"], server.url("/a2a"));
+    assert_eq!(interface["protocolBinding"], "JSONRPC");
+    let card: Value = server
+        .http
+        .get(server.url("/agents/echo/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["name"], "echo");
+    assert_eq!(
+        card["supportedInterfaces"][0]["url"],
+        server.url("/agents/echo/a2a")
+    );
+    let unknown = server
+        .http
+        .get(server.url("/agents/nobody/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 404);
+}
+
+#[tokio::test]
+async fn a2a_send_message_answers_the_finished_task() {
+    let server = server().await;
+    let body = a2a_send(
+        "SendMessage",
+        json!(7),
+        json!([{"text": "Hi"}]),
+        json!({"contextId": "ctx_1"}),
+    );
+    let response = post_json(&server, "/a2a", &body).await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["id"], 7);
+    let task = &answer["result"]["task"];
+    assert_eq!(task["contextId"], "ctx_1");
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
+    // The task read back as a one-item stream by the A2A decoder.
+    let frame = format!("data: {answer}\n\n");
+    let events = decode(Dialect::A2a, frame.as_bytes());
+    let messages = accumulate(&events);
+    assert_eq!(text(messages.last().unwrap()), "Hello there");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed));
+    // The context is the session.
+    let session = server
+        .http
+        .get(server.url("/v1/sessions/ctx_1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(session.status(), 200);
+}
+
+#[tokio::test]
+async fn a2a_send_streaming_message_streams_json_rpc_items() {
+    let server = server().await;
+    let body = a2a_send(
+        "SendStreamingMessage",
+        json!("req-1"),
+        json!([{"text": "Hi"}]),
+        json!({}),
+    );
+    let response = post_json(&server, "/agents/echo/a2a", &body).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let wire = response.text().await.unwrap();
+    for data in wire.lines().filter_map(|line| line.strip_prefix("data: ")) {
+        let item: Value = serde_json::from_str(data).unwrap();
+        assert_eq!(item["id"], "req-1", "{data}");
+    }
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(text(accumulate(&events).last().unwrap()), "Echo");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed));
+}
+
+#[tokio::test]
+async fn a2a_approval_answered_on_the_task_continues_the_run() {
+    let server = server().await;
+    let body = a2a_send(
+        "SendStreamingMessage",
+        json!(1),
+        json!([{"text": "Delete a.txt"}]),
+        json!({"contextId": "ctx_rm"}),
+    );
+    let wire = post_json(&server, "/agents/approver/a2a", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(wire.contains("TASK_STATE_INPUT_REQUIRED"), "{wire}");
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval))
+    );
+    let task_id = match &events[0].kind {
+        agentwire_core::EventKind::RunCreated { run_id, .. } => run_id.to_string(),
+        other => panic!("{other:?}"),
+    };
+    let approval = approval_id(&accumulate(&events));
+    let answer =
+        json!([{"data": {"type": "approval_response", "approval_id": approval, "approved": true}}]);
+    let body = a2a_send(
+        "SendMessage",
+        json!(2),
+        answer.clone(),
+        json!({"taskId": task_id, "contextId": "ctx_rm"}),
+    );
+    let reply: Value = post_json(&server, "/agents/approver/a2a", &body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let task = &reply["result"]["task"];
+    assert_eq!(task["id"], task_id.as_str(), "{reply}");
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{reply}");
+    let events = decode(Dialect::A2a, format!("data: {reply}\n\n").as_bytes());
+    let messages = accumulate(&events);
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+
+    // Answering again: the task is over, a JSON-RPC error.
+    let again: Value = post_json(&server, "/agents/approver/a2a", &body)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(again["error"]["code"], -32602, "{again}");
+    assert_eq!(again["id"], 2);
+}
+
+#[tokio::test]
+async fn a2a_malformed_requests_get_json_rpc_errors() {
+    let server = server().await;
+    let cases = [
+        ("{not json", -32700, Value::Null),
+        (
+            r#"{"jsonrpc": "1.0", "id": 1, "method": "SendMessage", "params": {}}"#,
+            -32600,
+            json!(1),
+        ),
+        (r#"{"jsonrpc": "2.0", "id": 2}"#, -32600, json!(2)),
+        (
+            r#"{"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "t"}}"#,
+            -32601,
+            json!(3),
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": "4", "method": "SendMessage", "params": {}}"#,
+            -32602,
+            json!("4"),
+        ),
+        (
+            r#"{"jsonrpc": "2.0", "id": 5, "method": "SendMessage", "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}], "taskId": "run_nope"}}}"#,
+            -32001,
+            json!(5),
+        ),
+    ];
+    for (body, code, id) in cases {
+        let response = server
+            .http
+            .post(server.url("/a2a"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{body}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["jsonrpc"], "2.0", "{body}");
+        assert_eq!(answer["error"]["code"], code, "{body}: {answer}");
+        assert_eq!(answer["id"], id, "{body}: {answer}");
+        assert!(answer["error"]["message"].is_string(), "{answer}");
+    }
+}
+
+/// An agent that asks the client's `confirm` tool, then says what it answered.
+fn asker() -> agentwire_runtime::Agent {
+    let script = json!({"turns": [
+        [{"type": "tool_call_start", "id": "q1", "name": "confirm"},
+         {"type": "tool_call_delta", "id": "q1", "args": "{\"question\": \"Sure?\"}"},
+         {"type": "tool_call_end", "id": "q1"},
+         {"type": "finish", "reason": "tool_calls"}],
+        [{"type": "text_delta", "text": "confirmed"}, {"type": "finish", "reason": "stop"}]
+    ]});
+    agentwire_runtime::Agent::builder("asker")
+        .brain(agentwire_brain::ScriptedBrain::from_json(&script.to_string()).unwrap())
+        .build()
+        .unwrap()
+}
+
+fn ag_ui_input(thread: &str, run: &str, messages: Value) -> Value {
+    json!({
+        "threadId": thread,
+        "runId": run,
+        "state": {},
+        "messages": messages,
+        "tools": [{"name": "confirm", "description": "Asks the user", "parameters": {"type": "object", "properties": {"question": {"type": "string"}}}}],
+        "context": [],
+        "forwardedProps": {},
+    })
+}
+
+async fn ag_ui_post(server: &TestServer, path: &str, body: &Value) -> (String, Vec<Event>) {
+    let response = post_json(server, path, body).await;
+    assert_eq!(response.status(), 200, "{body}");
+    let wire = response.text().await.unwrap();
+    let events = decode(Dialect::AgUi, wire.as_bytes());
+    (wire, events)
+}
+
+#[tokio::test]
+async fn ag_ui_frontend_tool_answered_by_a_tool_message() {
+    let server = TestServer::start(vec![asker()], Settings::default()).await;
+    let user = json!({"id": "u1", "role": "user", "content": "Go"});
+    let body = ag_ui_input("thread_q", "run_a", json!([user]));
+    let (wire, events) = ag_ui_post(&server, "/ag-ui", &body).await;
+    assert!(wire.contains("\"toolCallName\":\"confirm\""), "{wire}");
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(
+            agentwire_core::Awaiting::FunctionOutput
+        )),
+        "{wire}"
+    );
+    let assistant_id = accumulate(&events)[0].id.clone().unwrap().to_string();
+
+    // The client ran the tool: its history now holds the call and the tool message.
+    let messages = json!([
+        user,
+        {"id": assistant_id, "role": "assistant", "toolCalls": [
+            {"id": "q1", "type": "function", "function": {"name": "confirm", "arguments": "{\"question\": \"Sure?\"}"}}
+        ]},
+        {"id": "t1", "role": "tool", "toolCallId": "q1", "content": "yes"},
+    ]);
+    let body = ag_ui_input("thread_q", "run_b", messages);
+    let (wire, events) = ag_ui_post(&server, "/ag-ui", &body).await;
+    // A new AG-UI run, named by the request.
+    assert!(
+        wire.starts_with("data: {\"type\":\"RUN_STARTED\""),
+        "{wire}"
+    );
+    assert!(wire.contains("\"runId\":\"run_b\""), "{wire}");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    assert_eq!(text(accumulate(&events).last().unwrap()), "confirmed");
+    // The run heard the client's answer, and the thread keeps it.
+    let session: Value = server
+        .http
+        .get(server.url("/v1/sessions/thread_q"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(session.to_string().contains("\"yes\""), "{session}");
+}
+
+async fn ag_ui_interrupt_answered(approved: bool) -> Vec<Message> {
+    let server = server().await;
+    let thread = format!("thread_rm_{approved}");
+    let user = json!({"id": "u1", "role": "user", "content": "Delete a.txt"});
+    let body = ag_ui_input(&thread, "run_1", json!([user]));
+    let mut body = body;
+    body["tools"] = json!([]);
+    let (wire, events) = ag_ui_post(&server, "/agents/approver/ag-ui", &body).await;
+    assert!(wire.contains("interrupt"), "{wire}");
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval))
+    );
+    let approval = approval_id(&accumulate(&events));
+    let status = if approved { "resolved" } else { "cancelled" };
+    body["runId"] = json!("run_2");
+    body["resume"] = json!([{"interruptId": approval, "status": status}]);
+    let (wire, events) = ag_ui_post(&server, "/agents/approver/ag-ui", &body).await;
+    assert!(wire.contains("\"runId\":\"run_2\""), "{wire}");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    accumulate(&events)
+}
+
+#[tokio::test]
+async fn ag_ui_interrupt_approved_by_resume_runs_the_tool() {
+    let messages = ag_ui_interrupt_answered(true).await;
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+}
+
+#[tokio::test]
+async fn ag_ui_interrupt_denied_by_resume_does_not_run_the_tool() {
+    let messages = ag_ui_interrupt_answered(false).await;
+    assert!(!has_tool_result(&messages, "c1"), "{messages:#?}");
+    let parts = messages.iter().flat_map(|m| &m.parts);
+    assert!(
+        parts.clone().any(
+            |part| matches!(part, Part::ToolError(error) if error.tool_call_id.as_str() == "c1")
+        ),
+        "{messages:#?}"
+    );
+}

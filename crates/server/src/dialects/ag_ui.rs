@@ -2,10 +2,15 @@
 //! answered with AG-UI events for the run the request names. The thread is the session, so only
 //! the messages after the last assistant message are new; frontend tools are the run's client
 //! tools.
+//!
+//! A request that answers the thread's waiting run (a `tool` message with a frontend tool's
+//! output, or `resume` entries answering its approval interrupts) continues that run rather than
+//! starting one, streamed as the new AG-UI run the request names: AG-UI has one run per request.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use agentwire_core::{Role, ToolSpec};
+use agentwire_core::{Part, Role, RunId, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -16,8 +21,25 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::json;
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
+use super::{Dialects, Params, SSE_HEADERS, Shared, answers, bad_request, last_seq};
 use crate::error::ApiError;
+use crate::state::{LiveRun, Owner};
+
+/// Each thread's last run, so a request answering it finds the run that waits.
+#[derive(Debug, Default)]
+pub(super) struct Threads(Mutex<HashMap<(Owner, String), RunId>>);
+
+impl Threads {
+    fn get(&self, owner: &Owner, thread_id: &str) -> Option<RunId> {
+        let threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        threads.get(&(owner.clone(), thread_id.to_owned())).cloned()
+    }
+
+    fn set(&self, owner: &Owner, thread_id: &str, run_id: RunId) {
+        let mut threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        threads.insert((owner.clone(), thread_id.to_owned()), run_id);
+    }
+}
 
 pub(super) fn routes() -> Router<Arc<Dialects>> {
     Router::new().route("/ag-ui", post(run))
@@ -32,14 +54,37 @@ async fn run(
     let (owner, bytes) = state.begin(&headers, body).await?;
     let input = ag_ui::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(input.messages.len())?;
-    if !input.resume.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::NOT_IMPLEMENTED,
-            "not_implemented",
-            "answering an interrupt with `resume` is not supported yet",
-        ));
-    }
     let agent = state.agent(&params)?;
+    let encoder = AgUiEncoder::for_input(&input);
+    let thread_id = input.thread_id.to_string();
+    if let Some(live) = waiting_run(&state, &owner, &thread_id) {
+        // The thread's last turn onwards: the assistant message holding the tool messages, and
+        // the user message holding the `resume` answers.
+        let turn_from = input
+            .messages
+            .iter()
+            .rposition(|message| message.role == Role::Assistant)
+            .unwrap_or(0);
+        let parts: Vec<Part> = input.messages[turn_from..]
+            .iter()
+            .flat_map(|message| message.parts.clone())
+            .collect();
+        let found = answers(&live, &parts);
+        if found.parts.is_empty() {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "session_busy",
+                format!(
+                    "thread '{thread_id}' has run '{}' waiting; answer its tool calls or interrupts first",
+                    live.handle.id()
+                ),
+            ));
+        }
+        live.log.settled().await;
+        let after = last_seq(&live);
+        live.handle.input(found)?;
+        return Ok(state.stream(live, after, Box::new(encoder), &SSE_HEADERS));
+    }
     let new_from = input
         .messages
         .iter()
@@ -61,9 +106,18 @@ async fn run(
     if !tools.is_empty() {
         start = start.with_client_tools(tools);
     }
-    let encoder = AgUiEncoder::for_input(&input);
     let live = state
         .app
         .start(agent, &owner, Some(input.thread_id), start)?;
+    state
+        .threads
+        .set(&owner, &thread_id, live.handle.id().clone());
     Ok(state.stream(live, 0, Box::new(encoder), &SSE_HEADERS))
+}
+
+/// The thread's last run, if it waits for the client.
+fn waiting_run(state: &Dialects, owner: &Owner, thread_id: &str) -> Option<Arc<LiveRun>> {
+    let run_id = state.threads.get(owner, thread_id)?;
+    let live = state.app.run(run_id.as_str(), owner).ok()?;
+    matches!(live.handle.status(), agentwire_core::RunStatus::Awaiting(_)).then_some(live)
 }

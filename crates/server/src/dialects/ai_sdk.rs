@@ -7,10 +7,10 @@
 //! message in `messageId`) continues the chat's run that awaits them, and the response
 //! continues that assistant message.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use agentwire_core::{Message, MessageId, Part, Role, RunId, SessionId};
+use agentwire_core::{MessageId, Role, RunId, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use super::{Dialects, Params, Shared, bad_request, last_seq, settled};
+use super::{Dialects, Params, Shared, answers, bad_request, last_seq, settled};
 use crate::error::ApiError;
 use crate::state::{LiveRun, Owner};
 
@@ -85,7 +85,7 @@ async fn chat(
             let live = awaiting_run(&state, &owner, chat_id)?;
             live.log.settled().await;
             let after = last_seq(&live);
-            live.handle.input(answers(&live, last))?;
+            live.handle.input(answers(&live, &last.parts))?;
             let stream = ChatStream {
                 run_id: live.handle.id().clone(),
                 after,
@@ -132,51 +132,6 @@ fn awaiting_run(state: &Dialects, owner: &Owner, chat_id: &str) -> Result<Arc<Li
         .get(owner, chat_id)
         .ok_or_else(|| ApiError::not_found("chat", chat_id))?;
     state.app.run(stream.run_id.as_str(), owner)
-}
-
-/// The parts of the client's assistant message that answer what `live` still waits for: its
-/// approval responses for unanswered requests and its outputs for calls without a result. (The
-/// message also repeats what the run already has: the calls, the requests, earlier answers.)
-fn answers(live: &LiveRun, message: &Message) -> Message {
-    let mut approvals = HashSet::new();
-    let mut calls = HashSet::new();
-    for part in live
-        .handle
-        .output()
-        .iter()
-        .flat_map(|message| &message.parts)
-    {
-        match part {
-            Part::ApprovalRequest(request) => {
-                approvals.insert(request.approval_id.clone());
-            }
-            Part::ApprovalResponse(response) => {
-                approvals.remove(&response.approval_id);
-            }
-            Part::ToolCall(call) => {
-                calls.insert(call.tool_call_id.clone());
-            }
-            Part::ToolResult(result) => {
-                calls.remove(&result.tool_call_id);
-            }
-            Part::ToolError(error) => {
-                calls.remove(&error.tool_call_id);
-            }
-            _ => {}
-        }
-    }
-    let parts = message
-        .parts
-        .iter()
-        .filter(|part| match part {
-            Part::ApprovalResponse(response) => approvals.contains(&response.approval_id),
-            Part::ToolResult(result) => calls.contains(&result.tool_call_id),
-            Part::ToolError(error) => calls.contains(&error.tool_call_id),
-            _ => false,
-        })
-        .cloned()
-        .collect();
-    Message::new(Role::User, parts)
 }
 
 /// `GET /api/chat/{id}/stream`: the chat's stream again from its start while it is going;

@@ -3,17 +3,18 @@
 //! through the dialect's encoder. Every route is mounted at the root (the default agent) and
 //! under `/agents/{name}/…`.
 
+mod a2a;
 mod ag_ui;
 mod agentscope;
 mod agentx;
 mod ai_sdk;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::Event;
+use agentwire_core::{Event, Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -26,11 +27,12 @@ use crate::error::ApiError;
 use crate::state::{AppState, LiveRun, Owner};
 
 /// What the dialect handlers share: the server's state, and what the dialects themselves
-/// remember (the AI SDK's chats).
+/// remember (the AI SDK's chats, AG-UI's threads).
 #[derive(Debug)]
 pub(crate) struct Dialects {
     app: Arc<AppState>,
     chats: ai_sdk::Chats,
+    threads: ag_ui::Threads,
 }
 
 type Shared = axum::extract::State<Arc<Dialects>>;
@@ -43,6 +45,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
     let dialects = Arc::new(Dialects {
         app: state,
         chats: ai_sdk::Chats::default(),
+        threads: ag_ui::Threads::default(),
     });
     let routes = || {
         Router::new()
@@ -50,6 +53,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             .merge(agentx::routes())
             .merge(agentscope::routes())
             .merge(ag_ui::routes())
+            .merge(a2a::routes())
     };
     Router::new()
         .merge(routes())
@@ -142,6 +146,50 @@ fn last_seq(live: &LiveRun) -> u64 {
     let mut last = 0;
     live.log.read_after(0, |event| last = event.seq);
     last
+}
+
+/// The parts among `parts` that answer what `live` still waits for, as one user message:
+/// approval responses for unanswered requests and outputs for calls without a result. (Clients
+/// re-send their whole history, which repeats the calls, the requests and earlier answers.)
+fn answers(live: &LiveRun, parts: &[Part]) -> Message {
+    let mut approvals = HashSet::new();
+    let mut calls = HashSet::new();
+    for part in live
+        .handle
+        .output()
+        .iter()
+        .flat_map(|message| &message.parts)
+    {
+        match part {
+            Part::ApprovalRequest(request) => {
+                approvals.insert(request.approval_id.clone());
+            }
+            Part::ApprovalResponse(response) => {
+                approvals.remove(&response.approval_id);
+            }
+            Part::ToolCall(call) => {
+                calls.insert(call.tool_call_id.clone());
+            }
+            Part::ToolResult(result) => {
+                calls.remove(&result.tool_call_id);
+            }
+            Part::ToolError(error) => {
+                calls.remove(&error.tool_call_id);
+            }
+            _ => {}
+        }
+    }
+    let parts = parts
+        .iter()
+        .filter(|part| match part {
+            Part::ApprovalResponse(response) => approvals.contains(&response.approval_id),
+            Part::ToolResult(result) => calls.contains(&result.tool_call_id),
+            Part::ToolError(error) => calls.contains(&error.tool_call_id),
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    Message::new(Role::User, parts)
 }
 
 /// Whether a reader that has read up to the end of `live`'s log has the whole stream for now.
