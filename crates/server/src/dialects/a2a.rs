@@ -79,23 +79,47 @@ const INVALID_PARAMS: i64 = -32602;
 const INTERNAL_ERROR: i64 = -32603;
 const TASK_NOT_FOUND: i64 = -32001;
 
-/// A JSON-RPC error answer to request `id`; `data.code` keeps the server's own error code.
-fn rpc_error(id: Value, code: i64, message: impl Into<String>, data: Option<&str>) -> Response {
-    let mut error = json!({"code": code, "message": message.into()});
-    if let Some(data) = data {
-        error["data"] = json!({"code": data});
-    }
-    Json(json!({"jsonrpc": "2.0", "id": id, "error": error})).into_response()
+/// A JSON-RPC error: the request it answers, its code and message, and the server's own error
+/// code (`data.code`) when there is one.
+struct RpcError {
+    id: Value,
+    code: i64,
+    message: String,
+    data: Option<&'static str>,
 }
 
-/// The JSON-RPC error for a request the server refused.
-fn refused(id: Value, error: ApiError) -> Response {
-    let code = match error.status {
-        StatusCode::NOT_FOUND => TASK_NOT_FOUND,
-        status if status.is_client_error() => INVALID_PARAMS,
-        _ => INTERNAL_ERROR,
-    };
-    rpc_error(id, code, error.message, Some(error.code))
+impl RpcError {
+    fn new(id: Value, code: i64, message: impl Into<String>) -> Self {
+        Self {
+            id,
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The JSON-RPC error for a request the server refused.
+    fn refused(id: Value, error: ApiError) -> Self {
+        let code = match error.status {
+            StatusCode::NOT_FOUND => TASK_NOT_FOUND,
+            status if status.is_client_error() => INVALID_PARAMS,
+            _ => INTERNAL_ERROR,
+        };
+        Self {
+            data: Some(error.code),
+            ..Self::new(id, code, error.message)
+        }
+    }
+}
+
+impl IntoResponse for RpcError {
+    fn into_response(self) -> Response {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = self.data {
+            error["data"] = json!({"code": data});
+        }
+        Json(json!({"jsonrpc": "2.0", "id": self.id, "error": error})).into_response()
+    }
 }
 
 async fn rpc(
@@ -108,42 +132,41 @@ async fn rpc(
     let (owner, bytes) = state.begin(&headers, body).await?;
     let request = match classify(&bytes) {
         Ok(request) => request,
-        Err(response) => return Ok(response),
+        Err(error) => return Ok(error.into_response()),
     };
     let id = request.id.clone();
     Ok(match send(&state, &params, &owner, request).await {
         Ok(response) => response,
-        Err(error) => refused(id, error),
+        Err(error) => RpcError::refused(id, error).into_response(),
     })
 }
 
 /// Decodes a request, or answers it with the JSON-RPC error that says what is wrong with it:
 /// not JSON, not a JSON-RPC request, a method this server does not have, or bad params.
-fn classify(bytes: &[u8]) -> Result<a2a::A2aRequest, Response> {
+fn classify(bytes: &[u8]) -> Result<a2a::A2aRequest, RpcError> {
     let value: Value = serde_json::from_slice(bytes)
-        .map_err(|error| rpc_error(Value::Null, PARSE_ERROR, error.to_string(), None))?;
+        .map_err(|error| RpcError::new(Value::Null, PARSE_ERROR, error.to_string()))?;
     let id = match value.get("id") {
         Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => id.clone(),
         None => Value::Null,
         Some(_) => {
             let message = "`id` must be a string, a number or null";
-            return Err(rpc_error(Value::Null, INVALID_REQUEST, message, None));
+            return Err(RpcError::new(Value::Null, INVALID_REQUEST, message));
         }
     };
     let method = match (value.get("jsonrpc"), value.get("method")) {
         (Some(Value::String(version)), Some(Value::String(method))) if version == "2.0" => method,
         _ => {
             let message = "a JSON-RPC 2.0 request needs `\"jsonrpc\": \"2.0\"` and a `method`";
-            return Err(rpc_error(id, INVALID_REQUEST, message, None));
+            return Err(RpcError::new(id, INVALID_REQUEST, message));
         }
     };
     if serde_json::from_value::<A2aMethod>(Value::String(method.clone())).is_err() {
         let message =
             format!("no method '{method}'; this server has SendMessage and SendStreamingMessage");
-        return Err(rpc_error(id, METHOD_NOT_FOUND, message, None));
+        return Err(RpcError::new(id, METHOD_NOT_FOUND, message));
     }
-    a2a::decode_request(bytes)
-        .map_err(|error| rpc_error(id, INVALID_PARAMS, error.to_string(), None))
+    a2a::decode_request(bytes).map_err(|error| RpcError::new(id, INVALID_PARAMS, error.to_string()))
 }
 
 /// Starts the run the message asks for, or answers the task it names, and responds as the
