@@ -1,0 +1,271 @@
+// The real AI SDK client against a live `agentwire serve`: the `Chat` of `useChat` (AbstractChat
+// with a plain state) and `DefaultChatTransport` talk over real HTTP to the binary the Rust
+// build made, which runs scripted agents from a temporary agentwire.toml. Covers a plain answer
+// at the root `/api/chat`, and the approval round trip under `/agents/{name}/api/chat`, approved
+// (the tool really writes the file) and denied (it does not), with `sendAutomaticallyWhen`
+// sending the answer as an app does.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const binary = path.join(repoRoot, 'target', 'debug', process.platform === 'win32' ? 'agentwire.exe' : 'agentwire');
+
+const ANSWER = ['Hello ', 'from ', 'agentwire.'];
+const FILE = { path: 'notes/hello.txt', content: 'written after approval' };
+
+/** The scripted turns: a plain answer, and a write_file call (needing approval) then a text. */
+const scripts = {
+  'talker.json': {
+    turns: [
+      [
+        ...ANSWER.map((text) => ({ type: 'text_delta', text })),
+        { type: 'finish', reason: 'stop', usage: { input_tokens: 3, output_tokens: 3 } },
+      ],
+    ],
+  },
+  'writer.json': {
+    turns: [
+      [
+        { type: 'text_delta', text: 'Let me write it.' },
+        { type: 'tool_call_start', id: 'c1', name: 'write_file' },
+        { type: 'tool_call_delta', id: 'c1', args: JSON.stringify(FILE).slice(0, 20) },
+        { type: 'tool_call_delta', id: 'c1', args: JSON.stringify(FILE).slice(20) },
+        { type: 'tool_call_end', id: 'c1' },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      [
+        { type: 'text_delta', text: 'Done.' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ],
+  },
+};
+
+// Two writers with their own workspaces, so the approved and the denied run cannot see each
+// other's file.
+const config = `
+[[agents]]
+name = "talker"
+provider = "scripted"
+script = "talker.json"
+
+[[agents]]
+name = "writer"
+provider = "scripted"
+script = "writer.json"
+tools = ["write_file"]
+approval = ["write_file"]
+workspace = "ws-approve"
+
+[[agents]]
+name = "denied"
+provider = "scripted"
+script = "writer.json"
+tools = ["write_file"]
+approval = ["write_file"]
+workspace = "ws-deny"
+`;
+
+let dir;
+let server;
+let url;
+
+/** Starts the server and resolves with its URL from the `agentwire listening on` line. */
+function startServer() {
+  if (!existsSync(binary)) {
+    throw new Error(`${binary} is missing: build it first with \`cargo build -p agentwire-cli\``);
+  }
+  dir = mkdtempSync(path.join(tmpdir(), 'agentwire-ai-sdk-serve-'));
+  for (const [name, script] of Object.entries(scripts)) writeFileSync(path.join(dir, name), JSON.stringify(script));
+  for (const ws of ['ws-approve', 'ws-deny']) mkdirSync(path.join(dir, ws));
+  writeFileSync(path.join(dir, 'agentwire.toml'), config);
+  const env = { ...process.env };
+  for (const name of ['AGENTWIRE_ADDR', 'AGENTWIRE_DATABASE_URL', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) delete env[name];
+  server = spawn(binary, ['serve', '--config', path.join(dir, 'agentwire.toml'), '--addr', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  server.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "agentwire listening on" line within 20 s; stderr: ${stderr}`)), 20_000);
+    const lines = createInterface({ input: server.stdout });
+    lines.on('line', (line) => {
+      const found = /^agentwire listening on (http:\/\/\S+)$/.exec(line.trim());
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[1]);
+      }
+    });
+    server.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    server.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`agentwire serve exited (${code ?? signal}) before listening; stderr: ${stderr}`));
+    });
+  });
+}
+
+async function stopServer() {
+  if (server != null && server.exitCode == null && server.signalCode == null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    const timer = setTimeout(() => server.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+  if (dir != null) rmSync(dir, { recursive: true, force: true });
+}
+
+// Also on a crash of the test process itself, never leave the server behind.
+process.on('exit', () => server?.kill('SIGKILL'));
+
+before(async () => {
+  url = await startServer();
+});
+after(stopServer);
+
+/** The framework-free store a Chat needs (`ai` exports only AbstractChat). */
+class PlainChatState {
+  constructor() {
+    this.status = 'ready';
+    this.error = undefined;
+    this.messages = [];
+  }
+  pushMessage = (message) => {
+    this.messages = this.messages.concat(structuredClone(message));
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index, message) => {
+    this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)];
+  };
+  snapshot = (thing) => structuredClone(thing);
+}
+
+/** A Chat as `useChat` makes one, counting the requests it finished. */
+class Chat extends AbstractChat {
+  constructor({ api, ...init }) {
+    super({
+      ...init,
+      transport: new DefaultChatTransport({ api }),
+      state: new PlainChatState(),
+      onFinish: () => {
+        this.finished++;
+      },
+    });
+    this.finished = 0;
+  }
+
+  /** Waits until `n` requests have finished and the chat is idle again. */
+  async settled(n) {
+    const deadline = Date.now() + 10_000;
+    while (!(this.finished >= n && (this.status === 'ready' || this.status === 'error'))) {
+      if (this.status === 'error') break;
+      assert.ok(Date.now() < deadline, `chat still ${this.status} after ${this.finished} of ${n} requests`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+const withoutProviderMetadata = (parts) => parts.map(({ providerMetadata, callProviderMetadata, ...part }) => part);
+
+describe('AI SDK Chat against agentwire serve', () => {
+  test('sendMessage at the root /api/chat: the scripted answer as a step and a text', async () => {
+    const chat = new Chat({ id: 'chat-plain', api: `${url}/api/chat` });
+    await chat.sendMessage({ text: 'hello' });
+    assert.equal(chat.error, undefined);
+    assert.equal(chat.status, 'ready');
+    assert.equal(chat.messages.length, 2);
+    const [user, assistant] = chat.messages;
+    assert.deepEqual(user.parts, [{ type: 'text', text: 'hello' }]);
+    assert.equal(assistant.role, 'assistant');
+    assert.deepEqual(withoutProviderMetadata(assistant.parts), [
+      { type: 'step-start' },
+      { type: 'text', text: ANSWER.join(''), state: 'done' },
+    ]);
+
+    // The chat's run is over: a reload has nothing to resume (204), and the messages stay.
+    await chat.resumeStream();
+    assert.equal(chat.error, undefined);
+    assert.equal(chat.messages.length, 2);
+  });
+
+  for (const approved of [true, false]) {
+    const agent = approved ? 'writer' : 'denied';
+    test(`approval round trip, ${approved ? 'approved' : 'denied'}: /agents/${agent}/api/chat`, async () => {
+      const chat = new Chat({
+        id: `chat-${agent}`,
+        api: `${url}/agents/${agent}/api/chat`,
+        sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      });
+      await chat.sendMessage({ text: 'Write the note' });
+      assert.equal(chat.error, undefined);
+      assert.equal(chat.status, 'ready');
+      assert.equal(chat.messages.length, 2);
+      const first = chat.messages[1];
+      const asked = first.parts.find((part) => part.type === 'tool-write_file');
+      assert.ok(asked, JSON.stringify(first.parts));
+      assert.equal(asked.state, 'approval-requested');
+      assert.deepEqual(asked.input, FILE);
+      assert.equal(typeof asked.approval.id, 'string');
+      assert.ok(first.parts.some((part) => part.type === 'text' && part.text === 'Let me write it.'));
+
+      // The user clicks: the SDK sends the answer by itself and the server continues the run.
+      await chat.addToolApprovalResponse({ id: asked.approval.id, approved, reason: approved ? undefined : 'not now' });
+      await chat.settled(2);
+      assert.equal(chat.error, undefined, `chat error: ${chat.error?.message}`);
+      assert.equal(chat.status, 'ready');
+      assert.equal(chat.messages.length, 2, 'the continuation extends the same assistant message');
+      const message = chat.messages[1];
+      assert.equal(message.id, first.id);
+      const tool = message.parts.find((part) => part.type === 'tool-write_file');
+      assert.equal(tool.toolCallId, asked.toolCallId);
+      assert.equal(tool.approval.approved, approved);
+      const written = path.join(dir, approved ? 'ws-approve' : 'ws-deny', FILE.path);
+      if (approved) {
+        assert.equal(tool.state, 'output-available', JSON.stringify(tool));
+        assert.ok(tool.output != null);
+        assert.equal(readFileSync(written, 'utf8'), FILE.content);
+      } else {
+        // The server sends tool-output-denied, then the runtime's tool error that tells the
+        // model about the denial, as tool-output-error: the client ends in output-error (the
+        // todo test below is the state the AI SDK's own server leaves).
+        assert.ok(['output-denied', 'output-error'].includes(tool.state), JSON.stringify(tool));
+        assert.equal(tool.approval.reason, 'not now');
+        assert.equal(existsSync(written), false, 'a denied write leaves no file');
+      }
+      const texts = message.parts.filter((part) => part.type === 'text').map((part) => part.text);
+      assert.deepEqual(texts, ['Let me write it.', 'Done.']);
+      assert.equal(message.parts.at(-1).type, 'text');
+    });
+  }
+
+  test('a denied call ends in output-denied', { todo: 'the ai_sdk encoder follows tool-output-denied with tool-output-error' }, async () => {
+    const chat = new Chat({
+      id: 'chat-denied-state',
+      api: `${url}/agents/denied/api/chat`,
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+    await chat.sendMessage({ text: 'Write the note' });
+    const asked = chat.messages[1].parts.find((part) => part.type === 'tool-write_file');
+    await chat.addToolApprovalResponse({ id: asked.approval.id, approved: false });
+    await chat.settled(2);
+    const tool = chat.messages[1].parts.find((part) => part.type === 'tool-write_file');
+    assert.equal(tool.state, 'output-denied', JSON.stringify(tool));
+  });
+});
