@@ -29,7 +29,36 @@ fn through_the_stream(message: &Message) -> Message {
     let mut message = message.clone();
     message.role = Role::Assistant;
     let mut calls: HashMap<String, String> = HashMap::new();
+    let mut approvals: HashMap<String, String> = HashMap::new();
+    let mut denied: Vec<String> = Vec::new();
     let mut n_steps = 0;
+    // The tool error that follows a denial is not sent (the denial ends the call).
+    message.parts.retain(|part| match part {
+        Part::ApprovalRequest(request) => {
+            approvals.insert(
+                request.approval_id.to_string(),
+                request.tool_call_id.to_string(),
+            );
+            true
+        }
+        Part::ApprovalResponse(response) if !response.approved => {
+            if let Some(call) = approvals.get(response.approval_id.as_str()) {
+                denied.push(call.clone());
+            }
+            true
+        }
+        Part::ToolError(error) => match denied
+            .iter()
+            .position(|call| call == error.tool_call_id.as_str())
+        {
+            Some(at) => {
+                denied.remove(at);
+                false
+            }
+            None => true,
+        },
+        _ => true,
+    });
     for part in &mut message.parts {
         match part {
             Part::ToolCall(call) => {
@@ -376,15 +405,25 @@ fn the_approval_round_trip_continues_the_message() {
     assert_eq!(request.continues().map(|id| id.as_str()), Some("msg_1"));
     assert_eq!(request.messages[1], answered);
 
-    // Round 2 appends to msg_1 and, the call being known, a denial names it.
+    // Round 2 appends to msg_1 and, the call being known, a denial names it. The runtime's
+    // tool error that tells the model of the denial is not sent: for the client the denial
+    // ends the call (the real client would turn the part into `output-error` otherwise).
     let mut encoder = AiSdkEncoder::for_request(&request);
     let round2 = Message::new(
         Role::Assistant,
-        vec![Part::ApprovalResponse(ApprovalResponse {
-            approval_id: "apr_1".into(),
-            approved: false,
-            reason: Some("not today".into()),
-        })],
+        vec![
+            Part::ApprovalResponse(ApprovalResponse {
+                approval_id: "apr_1".into(),
+                approved: false,
+                reason: Some("not today".into()),
+            }),
+            Part::ToolError(agentwire_core::ToolError {
+                tool_call_id: "call_1".into(),
+                tool_name: Some("delete_file".into()),
+                error_type: ToolErrorKind::Execution,
+                message: "The user denied this call: not today".into(),
+            }),
+        ],
     )
     .with_id("msg_2");
     let wire = encode(

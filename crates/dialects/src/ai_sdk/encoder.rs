@@ -1,6 +1,6 @@
 //! [`AiSdkEncoder`]: canonical events → UI message stream chunks.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use agentwire_core::ids::ApprovalId;
@@ -45,6 +45,9 @@ pub struct AiSdkEncoder {
     metadata: Map<String, Value>,
     calls: HashMap<ToolCallId, KnownCall>,
     approvals: HashMap<ApprovalId, ToolCallId>,
+    /// Calls the client was told were denied: the tool error that tells the model so is not
+    /// sent, since for the client the denial is the call's end (`output-denied`).
+    denied: HashSet<ToolCallId>,
     last_error: Option<String>,
 }
 
@@ -311,6 +314,7 @@ impl AiSdkEncoder {
                     output: &result.result,
                 },
             ),
+            Part::ToolError(error) if self.denied.remove(&error.tool_call_id) => {}
             Part::ToolError(error) => {
                 let known = self.calls.get(&error.tool_call_id);
                 match (error.error_type, known) {
@@ -361,6 +365,7 @@ impl AiSdkEncoder {
                             tool_call_id: tool_call_id.as_str(),
                         },
                     );
+                    self.denied.insert(tool_call_id.clone());
                 }
             }
             Part::StepStart(_) => {

@@ -71,6 +71,9 @@
 //! - A validation error for a call the encoder has not seen becomes `tool-output-error`: the
 //!   decoder reads it as an `EXECUTION` error. Error codes (`run_status` and `error` events):
 //!   only the message is sent; the decoder's code is `error`.
+//! - A tool error for a call whose approval was just denied (the runtime's words to the model)
+//!   is not sent: for the client the denial ends the call (`tool-output-denied`), as the AI SDK's
+//!   own server does it; an error after it would turn the part into `output-error`.
 //! - Incomplete runs' reasons; awaiting input reads back as completed; rejected as failed.
 //! - A file URL that is a `data:<media type>;base64,` URL reads back as inline data.
 //! - A data part named `artifact` or `plan_update` whose payload is such a part reads back as one.
