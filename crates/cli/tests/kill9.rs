@@ -13,8 +13,18 @@ use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::native::NativeSseDecoder;
 use serde_json::{Value, json};
 
+/// The server process, killed when dropped (also when an assertion fails).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts the server on `dir` and returns it with its URL.
-fn serve(dir: &Path) -> (Child, String) {
+fn serve(dir: &Path) -> (Server, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
         .args([
             "serve",
@@ -38,7 +48,7 @@ fn serve(dir: &Path) -> (Child, String) {
         .strip_prefix("agentwire listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_owned();
-    (child, url)
+    (Server(child), url)
 }
 
 /// Reads SSE chunks into events until `done` says so or the body ends.
@@ -103,11 +113,11 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
     })
     .await;
     assert!(seen.iter().any(|event| event.name() == "part_complete"));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
     drop(response);
 
-    let (mut child, url) = serve(dir.path());
+    let (child, url) = serve(dir.path());
     let run: Value = http
         .get(format!("{url}/v1/runs/{id}"))
         .send()
@@ -142,7 +152,5 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
             ..
         }
     ));
-
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
 }
