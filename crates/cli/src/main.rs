@@ -63,6 +63,10 @@ enum Command {
         /// Where the server keeps its data; the default agent's workspace is under it.
         #[arg(long, default_value = ".agentwire")]
         data_dir: PathBuf,
+        /// The store (default: the file's `[server] database_url`, else
+        /// `sqlite://<data-dir>/agentwire.db`); `postgres://…` for many nodes.
+        #[arg(long, env = "AGENTWIRE_DATABASE_URL")]
+        database_url: Option<String>,
     },
 }
 
@@ -108,11 +112,13 @@ fn main() -> ExitCode {
                 config,
                 addr,
                 data_dir,
+                database_url,
             } => {
                 serve::run(serve::ServeArgs {
                     config,
                     addr,
                     data_dir,
+                    database_url,
                 })
                 .await
             }

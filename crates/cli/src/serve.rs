@@ -1,6 +1,8 @@
 //! `agentwire serve`: the server on the embedded default of DESIGN §11, or on a configuration
 //! file. It prints the address it listens on (`listening on http://…`), so a free port picked
-//! with `--addr 127.0.0.1:0` can be read by whoever started it.
+//! with `--addr 127.0.0.1:0` can be read by whoever started it. The store is
+//! `--database-url` (or `AGENTWIRE_DATABASE_URL`), else the file's `[server] database_url`, else
+//! `sqlite://<data-dir>/agentwire.db`.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -17,6 +19,7 @@ pub(crate) struct ServeArgs {
     pub(crate) config: Option<PathBuf>,
     pub(crate) addr: Option<SocketAddr>,
     pub(crate) data_dir: PathBuf,
+    pub(crate) database_url: Option<String>,
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -51,7 +54,16 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Some(addr) = args.addr {
         settings.addr = addr;
     }
-    let server = Server::new(agents, settings);
+    if let Some(url) = args.database_url {
+        settings.database_url = Some(url);
+    }
+    if settings.database_url.is_none() {
+        let file = args.data_dir.join("agentwire.db");
+        settings.database_url = Some(format!("sqlite://{}", file.display()));
+    }
+    let server = Server::open(agents, settings)
+        .await
+        .context("cannot open the store")?;
     let listener = server
         .bind()
         .await

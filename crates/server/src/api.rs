@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
-use crate::state::{AppState, LiveRun, Owner};
+use crate::state::{AppState, FoundRun, LiveRun, Owner};
 use crate::stream::sse_body;
 
 type Shared = State<Arc<AppState>>;
@@ -145,7 +145,10 @@ fn wants_sse(headers: &HeaderMap) -> bool {
 fn sse_response(state: &AppState, live: Arc<LiveRun>, after: u64) -> Response {
     let run_id = live.handle.id().to_string();
     let body = sse_body(live, after, state.settings.heartbeat);
-    let mut response = Response::new(body);
+    sse_headers(Response::new(body), &run_id)
+}
+
+fn sse_headers(mut response: Response, run_id: &str) -> Response {
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -155,7 +158,7 @@ fn sse_response(state: &AppState, live: Arc<LiveRun>, after: u64) -> Response {
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("no-cache"),
     );
-    if let Ok(value) = header::HeaderValue::from_str(&run_id) {
+    if let Ok(value) = header::HeaderValue::from_str(run_id) {
         headers.insert("x-agentwire-run-id", value);
     }
     response
@@ -182,7 +185,9 @@ async fn create_run(
     }
     let agent = state.agent(request.agent.as_deref())?;
     let start = RunStart::new(request.input).with_client_tools(tools);
-    let live = state.start(agent, &owner, request.session_id, start)?;
+    let live = state
+        .start(agent, &owner, request.session_id, start)
+        .await?;
     if wants_sse(&headers) {
         return Ok(sse_response(&state, live, 0));
     }
@@ -196,8 +201,10 @@ async fn get_run(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let live = state.run(&id, &owner)?;
-    Ok(run_json(&live))
+    match state.run(&id, &owner).await? {
+        FoundRun::Live(live) => Ok(run_json(&live)),
+        FoundRun::Stored(record) => crate::stored::run_json(&state, &record).await,
+    }
 }
 
 /// `?after=N`: resume after event N.
@@ -236,10 +243,16 @@ async fn run_events(
                 })?,
         ),
     };
-    let live = state.run(&id, &owner)?;
+    let found = state.run(&id, &owner).await?;
     // The header is what a reconnecting EventSource sends; it wins over the query it reuses.
     let after = last_event_id.or(after).unwrap_or(0);
-    Ok(sse_response(&state, live, after))
+    Ok(match found {
+        FoundRun::Live(live) => sse_response(&state, live, after),
+        FoundRun::Stored(record) => {
+            let body = crate::stored::sse_body(Arc::clone(&state), &record, after);
+            sse_headers(Response::new(body), &id)
+        }
+    })
 }
 
 async fn run_input(
@@ -249,7 +262,13 @@ async fn run_input(
     body: Body,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let live = state.run(&id, &owner)?;
+    let FoundRun::Live(live) = state.run(&id, &owner).await? else {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "run_not_here",
+            "this server does not execute the run; send its input to the one that does",
+        ));
+    };
     let bytes = read_body(&state, body).await?;
     let message: Message = parse(&bytes)?;
     live.handle.input(message)?;
@@ -262,7 +281,22 @@ async fn cancel_run(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let live = state.run(&id, &owner)?;
+    let live = match state.run(&id, &owner).await? {
+        FoundRun::Live(live) => live,
+        FoundRun::Stored(record) => {
+            // The node executing it cancels it when it hears the notice.
+            let notice = agentwire_store::Notice::Cancel {
+                run_id: record.id.clone(),
+            };
+            state
+                .store
+                .notify(&notice)
+                .await
+                .map_err(crate::state::store_error)?;
+            let view = crate::stored::view(&record);
+            return Ok((StatusCode::ACCEPTED, Json(json!({"run": view}))).into_response());
+        }
+    };
     live.handle.cancel();
     Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
 }
@@ -273,7 +307,7 @@ async fn get_session(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let messages = state.session(&id, &owner)?;
+    let messages = state.session(&id, &owner).await?;
     Ok(Json(json!({"id": id, "messages": messages})).into_response())
 }
 
@@ -283,6 +317,6 @@ async fn delete_session(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    state.delete_session(&id, &owner)?;
+    state.delete_session(&id, &owner).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

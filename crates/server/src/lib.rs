@@ -3,15 +3,17 @@
 //! A [`Server`] holds agents and [`Settings`]. `POST /v1/runs` starts a run and streams its
 //! events as native SSE (or waits and answers JSON); every run's events go to its event log,
 //! which `GET /v1/runs/{id}/events` replays from any point and then follows live; sessions keep
-//! the conversation between runs. Runs and sessions live in this process's memory until the
-//! store persists them.
+//! the conversation between runs. Sessions, runs and every event persist in the store
+//! (SQLite or PostgreSQL): a run's events are committed before any client sees them, and a
+//! restarted server marks the runs it left unfinished `incomplete` and replays them.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};
-//! # async fn serve(agents: Vec<agentwire_runtime::Agent>) -> std::io::Result<()> {
-//! let server = Server::new(agents, Settings::default());
+//! # async fn serve(agents: Vec<agentwire_runtime::Agent>) -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::open(agents, Settings::default()).await?;
 //! let listener = server.bind().await?;
-//! server.serve(listener, shutdown_signal()).await
+//! server.serve(listener, shutdown_signal()).await?;
+//! # Ok(())
 //! # }
 //! ```
 
@@ -22,6 +24,7 @@ mod log;
 mod server;
 mod settings;
 mod state;
+mod stored;
 mod stream;
 
 pub use error::ApiError;

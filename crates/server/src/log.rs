@@ -1,6 +1,6 @@
-//! A run's event log: every event the run produced, in order, that readers replay from any point
-//! and then follow live. This in-memory log is the run's state of record in the server today;
-//! the store will make each event durable behind the same `append` before readers see it.
+//! A run's event log in memory: every event the run produced, in order, that readers replay from
+//! any point and then follow live. Events come here only once the store has committed them (the
+//! store is the state of record; this is the fast path for the runs this process executes).
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -21,6 +21,8 @@ struct Logged {
     /// The last event is a status the run stays in until the client acts (awaiting) or for
     /// ever (terminal): a reader that has it has the whole stream for now.
     settled: bool,
+    /// The status of the last `run_status` event.
+    status: Option<RunStatus>,
     /// The run's stream ended: nothing more will be appended.
     closed: bool,
 }
@@ -49,18 +51,19 @@ impl EventLog {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Appends the run's next event and wakes the readers.
-    pub(crate) fn append(&self, event: Event) {
+    /// Appends the run's next events and wakes the readers once.
+    pub(crate) fn append_all(&self, events: impl IntoIterator<Item = Event>) {
         {
             let mut logged = self.lock();
-            if !matches!(event.kind, EventKind::Heartbeat {}) {
-                logged.settled = matches!(
-                    &event.kind,
-                    EventKind::RunStatus { status, .. }
-                        if status.is_terminal() || matches!(status, RunStatus::Awaiting(_))
-                );
+            for event in events {
+                if !matches!(event.kind, EventKind::Heartbeat {}) {
+                    logged.settled = settles(&event);
+                }
+                if let EventKind::RunStatus { status, .. } = &event.kind {
+                    logged.status = Some(*status);
+                }
+                logged.events.push(event);
             }
-            logged.events.push(event);
         }
         self.changed.send_modify(|version| *version += 1);
     }
@@ -77,15 +80,22 @@ impl EventLog {
     }
 
     /// Hands `visit` every event with a sequence number above `after`, in order (under the lock,
-    /// so a reader encodes straight from the log without copying events).
-    pub(crate) fn read_after(&self, after: u64, mut visit: impl FnMut(&Event)) -> Read {
+    /// so a reader encodes straight from the log without copying events). `now` is the run's
+    /// status: a log settled on `awaiting` is not complete once the run has moved on (input was
+    /// accepted, its next events are on their way through the store).
+    pub(crate) fn read_after(
+        &self,
+        after: u64,
+        now: RunStatus,
+        mut visit: impl FnMut(&Event),
+    ) -> Read {
         let logged = self.lock();
         let start = logged.events.partition_point(|event| event.seq <= after);
         let fresh = &logged.events[start..];
         fresh.iter().for_each(&mut visit);
         Read {
             last_seq: fresh.last().map(|event| event.seq),
-            complete: logged.closed || logged.settled,
+            complete: logged.closed || (logged.settled && logged.status == Some(now)),
         }
     }
 
@@ -105,4 +115,14 @@ impl EventLog {
             }
         }
     }
+}
+
+/// The event is a status the run stays in until the client acts (awaiting) or for ever
+/// (terminal).
+pub(crate) fn settles(event: &Event) -> bool {
+    matches!(
+        &event.kind,
+        EventKind::RunStatus { status, .. }
+            if status.is_terminal() || matches!(status, RunStatus::Awaiting(_))
+    )
 }

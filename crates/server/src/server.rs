@@ -5,7 +5,12 @@
 //! [`Settings::shutdown_grace`] to settle, then every run that has not ended (including those
 //! awaiting the client, which could wait for ever) is canceled, which ends it `canceled` with
 //! everything complete kept; once their streams have ended the server exits. Nothing is cut
-//! mid-event: a stream ends on its run's terminal status.
+//! mid-event: a stream ends on its run's terminal status, and the server waits for every run's
+//! last events to be committed before it closes the store.
+//!
+//! After a crash (`kill -9`) nothing needs to be shut down: on the next start the node marks its
+//! runs that had not ended `incomplete` (code `interrupted`, see [`Store::mark_interrupted`]),
+//! which ends their logs, so their streams replay to the end.
 
 use std::future::Future;
 use std::io;
@@ -13,6 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use agentwire_runtime::Agent;
+use agentwire_store::{Store, StoreError};
 use axum::Router;
 use axum::serve::ListenerExt;
 use tokio::net::{TcpListener, TcpSocket};
@@ -32,11 +38,40 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server for these agents (the default agent is `assistant`, or else the first).
-    pub fn new(agents: Vec<Agent>, settings: Settings) -> Self {
-        Self {
-            state: Arc::new(AppState::new(agents, settings)),
+    /// A server for these agents (the default agent is `assistant`, or else the first) on the
+    /// store of [`Settings::database_url`]: opens and migrates it, marks the runs this node
+    /// left unfinished as interrupted, and starts listening for the store's notices.
+    ///
+    /// # Errors
+    /// When the store cannot be opened or read.
+    pub async fn open(agents: Vec<Agent>, settings: Settings) -> Result<Self, StoreError> {
+        let url = settings
+            .database_url
+            .as_deref()
+            .unwrap_or("sqlite::memory:");
+        let store = Store::open(url).await?;
+        let node = match &settings.node_id {
+            Some(node) => node.clone(),
+            // One process per SQLite file: a fixed name finds the runs of the last process.
+            None if !store.is_postgres() => "local".to_owned(),
+            None => format!("node_{}", uuid::Uuid::now_v7().simple()),
+        };
+        let interrupted = store.mark_interrupted(&node).await?;
+        if !interrupted.is_empty() {
+            tracing::warn!(
+                node,
+                runs = interrupted.len(),
+                "marked interrupted runs incomplete"
+            );
         }
+        let state = Arc::new(AppState::new(agents, settings, store, node));
+        Arc::clone(&state).follow_notices().await?;
+        Ok(Self { state })
+    }
+
+    /// This process's name in the store.
+    pub fn node_id(&self) -> &str {
+        &self.state.node
     }
 
     /// The settings it runs with.
@@ -92,7 +127,15 @@ impl Server {
                 let _ = stopped.wait_for(|stop| *stop).await;
             })
             .await;
-        wind_down.abort();
+        // Runs canceled by the wind-down still commit their last events.
+        if result.is_err() {
+            wind_down.abort();
+        }
+        let _ = wind_down.await;
+        let all = self.state.live_runs();
+        let settle = futures::future::join_all(all.iter().map(|live| live.log.settled()));
+        let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
+        self.state.store.close().await;
         result
     }
 }

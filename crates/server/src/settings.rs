@@ -3,7 +3,8 @@
 //! ```toml
 //! [server]
 //! addr = "127.0.0.1:8080"
-//! database_url = "sqlite://.agentwire/agentwire.db"   # kept for the store; runs live in memory today
+//! database_url = "sqlite://.agentwire/agentwire.db"   # or postgres://…; env AGENTWIRE_DATABASE_URL
+//! node_id = "node-a"                                  # PostgreSQL: this node's stable name
 //! api_keys = ["key-1", "key-2"]                       # none: no authentication
 //!
 //! [[agents]]
@@ -27,8 +28,13 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 pub struct Settings {
     /// Where to listen.
     pub addr: SocketAddr,
-    /// The store's database, kept for when the store is wired in.
+    /// The store's database (`sqlite://…` or `postgres://…`); `None` keeps everything in an
+    /// in-memory SQLite database that lives as long as the server.
     pub database_url: Option<String>,
+    /// This process's name in the store. Its runs carry it; on start it marks the runs it left
+    /// unfinished `incomplete`. `None`: `local` on SQLite (one process per file), a fresh name
+    /// per process on PostgreSQL.
+    pub node_id: Option<String>,
     /// Bearer tokens; empty means no authentication.
     pub api_keys: Vec<String>,
     /// The largest request body, in bytes.
@@ -46,6 +52,7 @@ impl Default for Settings {
         Self {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             database_url: None,
+            node_id: None,
             api_keys: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             max_input_messages: 256,
@@ -63,6 +70,8 @@ pub struct ServerSection {
     pub addr: Option<SocketAddr>,
     /// The store's database URL.
     pub database_url: Option<String>,
+    /// This node's stable name in a shared store (see [`Settings::node_id`]).
+    pub node_id: Option<String>,
     /// Bearer tokens that may call the API.
     #[serde(default)]
     pub api_keys: Vec<String>,
@@ -79,6 +88,7 @@ impl ServerSection {
         Settings {
             addr: self.addr.unwrap_or(defaults.addr),
             database_url: self.database_url.clone(),
+            node_id: self.node_id.clone(),
             api_keys: self.api_keys.clone(),
             max_body_bytes: self.max_body_bytes.unwrap_or(defaults.max_body_bytes),
             max_input_messages: self

@@ -1,16 +1,21 @@
-//! The server's live state: the agents, the runs (each a [`RunHandle`] and its [`EventLog`])
-//! and the sessions (their history).
+//! The server's live state: the agents, the store, the runs this process executes (each a
+//! [`RunHandle`] and its in-memory [`EventLog`]) and the sessions busy with one of them.
 //!
-//! Everything here lives in this process's memory today. It is reached only through the
-//! methods below (start a run, find it, append a finished run to its session, read or delete a
-//! session), which is the seam the store takes over: it will persist the event log and the
-//! sessions' history behind the same calls.
+//! The store is the state of record: sessions and their messages, a row per run and every event
+//! live there. A run's events reach its in-memory log only after the store has committed them
+//! (see [`AppState::pump`]), so nothing a client saw can be lost by a crash. Runs this process
+//! does not hold (finished before a restart, or executed by another node) are read from the
+//! store.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
-use agentwire_core::{EventKind, Message, RunId, SessionId};
+use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
 use agentwire_runtime::{Agent, RunEvents, RunHandle, RunStart};
+use agentwire_store::{Notice, RunRecord, Store, StoreError};
+use futures::StreamExt;
+use tokio::sync::broadcast;
 
 use crate::error::ApiError;
 use crate::log::EventLog;
@@ -19,21 +24,24 @@ use crate::settings::Settings;
 /// Who made a request: the API key it presented, or `None` when the server has no keys.
 pub(crate) type Owner = Option<Arc<str>>;
 
-/// A run the server holds.
+/// How often a batch is tried before the run is given up (the append is idempotent).
+const APPEND_ATTEMPTS: u32 = 5;
+
+/// A run this process executes.
 #[derive(Debug)]
 pub(crate) struct LiveRun {
     pub(crate) handle: RunHandle,
     pub(crate) log: EventLog,
     pub(crate) owner: Owner,
+    /// How many of the handle's messages are the input (already in the session).
+    input_len: usize,
 }
 
-/// A conversation: its history, and the run working on it now.
+/// A run found by id: one this process executes, or one only the store knows.
 #[derive(Debug)]
-struct Session {
-    owner: Owner,
-    messages: Vec<Message>,
-    /// A run of this session that has not ended; the next turn waits for it.
-    active: Option<Arc<LiveRun>>,
+pub(crate) enum FoundRun {
+    Live(Arc<LiveRun>),
+    Stored(Box<RunRecord>),
 }
 
 /// Everything the handlers share.
@@ -43,8 +51,14 @@ pub(crate) struct AppState {
     default_agent: usize,
     pub(crate) settings: Settings,
     keys: Vec<Arc<str>>,
+    pub(crate) store: Store,
+    /// This process in the store: its runs carry it, and it marks them interrupted on restart.
+    pub(crate) node: String,
+    /// The store's notices, fanned out to this process's readers of stored runs.
+    pub(crate) notices: broadcast::Sender<Notice>,
     runs: Mutex<HashMap<RunId, Arc<LiveRun>>>,
-    sessions: Mutex<HashMap<SessionId, Session>>,
+    /// Sessions with a run starting (`None`) or going on this node: the next turn waits.
+    busy: Mutex<HashMap<SessionId, Option<Arc<LiveRun>>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -52,8 +66,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A store failure, as the API answers it.
+pub(crate) fn store_error(error: StoreError) -> ApiError {
+    tracing::error!("store: {error}");
+    ApiError::new(
+        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        "store_error",
+        "the server could not reach its store",
+    )
+}
+
 impl AppState {
-    pub(crate) fn new(agents: Vec<Agent>, settings: Settings) -> Self {
+    pub(crate) fn new(agents: Vec<Agent>, settings: Settings, store: Store, node: String) -> Self {
         let default_agent = agents
             .iter()
             .position(|agent| agent.name() == "assistant")
@@ -68,9 +92,35 @@ impl AppState {
             default_agent,
             settings,
             keys,
+            store,
+            node,
+            notices: broadcast::Sender::new(1024),
             runs: Mutex::default(),
-            sessions: Mutex::default(),
+            busy: Mutex::default(),
         }
+    }
+
+    /// Moves the store's notices to this process's readers, and cancels the runs other nodes
+    /// asked to cancel. Runs until the store's listener ends.
+    pub(crate) async fn follow_notices(self: Arc<Self>) -> Result<(), StoreError> {
+        let mut notices = self.store.listen().await?;
+        tokio::spawn(async move {
+            while let Some(notice) = notices.next().await {
+                match notice {
+                    Ok(Notice::Cancel { run_id }) => {
+                        if let Some(live) = lock(&self.runs).get(&run_id) {
+                            live.handle.cancel();
+                        }
+                    }
+                    Ok(notice) => {
+                        let _ = self.notices.send(notice);
+                    }
+                    // Missed notices: readers also read the log on every heartbeat.
+                    Err(error) => tracing::warn!("store notices: {error}"),
+                }
+            }
+        });
+        Ok(())
     }
 
     /// The agent by name, or the default agent.
@@ -113,9 +163,19 @@ impl AppState {
         }
     }
 
+    /// The owner as the store records it: the key's position in `api_keys` (`key-1`, …), never
+    /// the secret itself.
+    pub(crate) fn owner_id(&self, owner: &Owner) -> Option<String> {
+        let owner = owner.as_ref()?;
+        let index = self.keys.iter().position(|key| key == owner)?;
+        Some(format!("key-{}", index + 1))
+    }
+
     /// Starts a run of `agent` for `owner` in a session (the one named, created if new, or a
-    /// fresh one), with the session's history. Nothing changes when the runtime refuses it.
-    pub(crate) fn start(
+    /// fresh one), with the session's history from the store. The run's row and its input are
+    /// committed before this returns (an accepted input is durable before it is acknowledged).
+    /// Nothing changes when the runtime refuses the run.
+    pub(crate) async fn start(
         self: &Arc<Self>,
         agent: &Agent,
         owner: &Owner,
@@ -124,87 +184,193 @@ impl AppState {
     ) -> Result<Arc<LiveRun>, ApiError> {
         let session_id = session_id
             .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
-        let mut sessions = lock(&self.sessions);
-        let history = match sessions.get(&session_id) {
-            Some(session) if session.owner != *owner => {
+        self.reserve(&session_id)?;
+        let started = self.start_reserved(agent, owner, &session_id, start).await;
+        let mut busy = lock(&self.busy);
+        match &started {
+            Ok(live) => {
+                busy.insert(session_id, Some(Arc::clone(live)));
+            }
+            Err(_) => {
+                busy.remove(&session_id);
+            }
+        }
+        drop(busy);
+        let live = started?;
+        lock(&self.runs).insert(live.handle.id().clone(), Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// Marks the session as starting a run, unless a run of it is starting or going on.
+    fn reserve(&self, session_id: &SessionId) -> Result<(), ApiError> {
+        let mut busy = lock(&self.busy);
+        if let Some(active) = busy.get(session_id) {
+            let going = active
+                .as_ref()
+                .is_none_or(|live| !live.handle.status().is_terminal());
+            if going {
+                let run = active.as_ref().map_or_else(
+                    || "a run".to_owned(),
+                    |live| format!("run '{}'", live.handle.id()),
+                );
+                return Err(ApiError::new(
+                    axum::http::StatusCode::CONFLICT,
+                    "session_busy",
+                    format!("session '{session_id}' has {run} going; answer or cancel it first"),
+                ));
+            }
+        }
+        busy.insert(session_id.clone(), None);
+        Ok(())
+    }
+
+    async fn start_reserved(
+        self: &Arc<Self>,
+        agent: &Agent,
+        owner: &Owner,
+        session_id: &SessionId,
+        start: RunStart,
+    ) -> Result<Arc<LiveRun>, ApiError> {
+        let owner_id = self.owner_id(owner);
+        let history = match self.store.session(session_id).await.map_err(store_error)? {
+            Some(session) if session.owner != owner_id => {
                 return Err(ApiError::not_found("session", session_id.as_str()));
             }
-            Some(session) => {
-                if let Some(active) = &session.active
-                    && !active.handle.status().is_terminal()
-                {
-                    return Err(ApiError::new(
-                        axum::http::StatusCode::CONFLICT,
-                        "session_busy",
-                        format!(
-                            "session '{session_id}' has run '{}' going; answer or cancel it first",
-                            active.handle.id()
-                        ),
-                    ));
-                }
-                session.messages.clone()
-            }
+            Some(_) => self
+                .store
+                .session_messages(session_id)
+                .await
+                .map_err(store_error)?,
             None => Vec::new(),
         };
+        let input_len = start.input.len();
         let run = agent.start(start.with_session(session_id.clone()).with_history(history))?;
         let live = Arc::new(LiveRun {
             handle: run.handle,
             log: EventLog::default(),
             owner: owner.clone(),
+            input_len,
         });
-        sessions
-            .entry(session_id)
-            .or_insert_with(|| Session {
-                owner: owner.clone(),
-                messages: Vec::new(),
-                active: None,
-            })
-            .active = Some(Arc::clone(&live));
-        drop(sessions);
-        lock(&self.runs).insert(live.handle.id().clone(), Arc::clone(&live));
+        if let Err(error) = self.record_start(&live, session_id, owner_id).await {
+            live.handle.cancel();
+            return Err(store_error(error));
+        }
         tokio::spawn(Arc::clone(self).pump(Arc::clone(&live), run.events));
         Ok(live)
     }
 
-    /// Moves a run's events into its log. Before the terminal status is logged, the run's
-    /// conversation joins its session, so a client that sees the end finds the history updated.
-    /// The run goes on whether or not anyone reads its log.
+    /// Commits the session (if new), the run's row and its input.
+    async fn record_start(
+        &self,
+        live: &LiveRun,
+        session_id: &SessionId,
+        owner_id: Option<String>,
+    ) -> Result<(), StoreError> {
+        match self
+            .store
+            .create_session(session_id, owner_id.as_deref())
+            .await
+        {
+            Ok(_) | Err(StoreError::AlreadyExists(_)) => {}
+            Err(error) => return Err(error),
+        }
+        let handle = &live.handle;
+        let record = RunRecord {
+            session_id: Some(session_id.clone()),
+            owner: owner_id,
+            ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
+        };
+        self.store.create_run(&record).await?;
+        let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
+        self.store.append_messages(session_id, &input).await
+    }
+
+    /// Moves a run's events into the store, then into its in-memory log, a batch at a time
+    /// (everything the run has made since the last batch: one transaction however fast it
+    /// streams). Committing first is what makes a `part_complete` durable before any client
+    /// sees it. Before the terminal status is stored, the run's output joins its session, so a
+    /// client that sees the end finds the history updated. The run goes on whether or not
+    /// anyone reads its log.
     async fn pump(self: Arc<Self>, live: Arc<LiveRun>, mut events: RunEvents) {
-        while let Some(event) = events.recv().await {
-            if let EventKind::RunStatus { status, .. } = &event.kind
-                && status.is_terminal()
-            {
-                self.finish_session(&live);
+        let mut batch = Vec::new();
+        while events.recv_many(&mut batch).await > 0 {
+            let ends = batch.iter().any(|event| {
+                matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
+            });
+            if ends {
+                self.finish_session(&live).await;
             }
-            live.log.append(event);
+            if self.persist(&live, &batch).await {
+                live.log.append_all(batch.drain(..));
+            } else {
+                // Nothing unstored is shown: the run is given up, its stream ends short.
+                live.handle.cancel();
+                batch.clear();
+            }
         }
         live.log.close();
     }
 
-    fn finish_session(&self, live: &Arc<LiveRun>) {
+    /// Appends a batch to the store, retrying a failure a few times; false if it never went in.
+    async fn persist(&self, live: &LiveRun, batch: &[Event]) -> bool {
+        let mut wait = Duration::from_millis(50);
+        for attempt in 1..=APPEND_ATTEMPTS {
+            match self.store.append_events(live.handle.id(), batch).await {
+                Ok(()) => return true,
+                // Its session was deleted with its runs: it goes on, kept in memory only.
+                Err(StoreError::RunNotFound(_)) => return true,
+                Err(error) => {
+                    tracing::error!(run = %live.handle.id(), attempt, "storing events: {error}");
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+            }
+        }
+        false
+    }
+
+    async fn finish_session(&self, live: &Arc<LiveRun>) {
         let Some(session_id) = live.handle.session_id() else {
             return;
         };
-        let mut sessions = lock(&self.sessions);
-        if let Some(session) = sessions.get_mut(session_id) {
-            session.messages.extend(live.handle.messages());
-            if session
-                .active
+        let output: Vec<Message> = live
+            .handle
+            .messages()
+            .into_iter()
+            .skip(live.input_len)
+            .collect();
+        match self.store.append_messages(session_id, &output).await {
+            // A session deleted while its run went on does not keep the run's conversation.
+            Ok(()) | Err(StoreError::SessionNotFound(_)) => {}
+            Err(error) => tracing::error!(run = %live.handle.id(), "storing the output: {error}"),
+        }
+        let mut busy = lock(&self.busy);
+        if busy.get(session_id).is_some_and(|active| {
+            active
                 .as_ref()
                 .is_some_and(|active| Arc::ptr_eq(active, live))
-            {
-                session.active = None;
-            }
+        }) {
+            busy.remove(session_id);
         }
     }
 
-    /// The run, if `owner` may see it.
-    pub(crate) fn run(&self, id: &str, owner: &Owner) -> Result<Arc<LiveRun>, ApiError> {
-        lock(&self.runs)
-            .get(&RunId::from(id))
-            .filter(|live| live.owner == *owner)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found("run", id))
+    /// The run, if `owner` may see it: from memory when this process executes it, else from
+    /// the store.
+    pub(crate) async fn run(&self, id: &str, owner: &Owner) -> Result<FoundRun, ApiError> {
+        let run_id = RunId::from(id);
+        let live = lock(&self.runs).get(&run_id).cloned();
+        if let Some(live) = live {
+            return match live.owner == *owner {
+                true => Ok(FoundRun::Live(live)),
+                false => Err(ApiError::not_found("run", id)),
+            };
+        }
+        match self.store.run(&run_id).await.map_err(store_error)? {
+            Some(record) if record.owner == self.owner_id(owner) => {
+                Ok(FoundRun::Stored(Box::new(record)))
+            }
+            _ => Err(ApiError::not_found("run", id)),
+        }
     }
 
     /// Every run that has not ended.
@@ -216,26 +382,37 @@ impl AppState {
             .collect()
     }
 
-    /// A session's messages, if `owner` may see it.
-    pub(crate) fn session(&self, id: &str, owner: &Owner) -> Result<Vec<Message>, ApiError> {
-        lock(&self.sessions)
-            .get(&SessionId::from(id))
-            .filter(|session| session.owner == *owner)
-            .map(|session| session.messages.clone())
-            .ok_or_else(|| ApiError::not_found("session", id))
+    /// Every run this process executes or executed.
+    pub(crate) fn live_runs(&self) -> Vec<Arc<LiveRun>> {
+        lock(&self.runs).values().cloned().collect()
     }
 
-    /// Deletes a session, if `owner` may see it. A run still going on it goes on; its
-    /// conversation is not kept.
-    pub(crate) fn delete_session(&self, id: &str, owner: &Owner) -> Result<(), ApiError> {
-        let mut sessions = lock(&self.sessions);
-        let key = SessionId::from(id);
-        match sessions.get(&key) {
-            Some(session) if session.owner == *owner => {
-                sessions.remove(&key);
-                Ok(())
-            }
-            _ => Err(ApiError::not_found("session", id)),
+    /// A session's messages, if `owner` may see it.
+    pub(crate) async fn session(&self, id: &str, owner: &Owner) -> Result<Vec<Message>, ApiError> {
+        let session_id = SessionId::from(id);
+        match self.store.session(&session_id).await.map_err(store_error)? {
+            Some(session) if session.owner == self.owner_id(owner) => {}
+            _ => return Err(ApiError::not_found("session", id)),
         }
+        match self.store.session_messages(&session_id).await {
+            Ok(messages) => Ok(messages),
+            Err(StoreError::SessionNotFound(_)) => Err(ApiError::not_found("session", id)),
+            Err(error) => Err(store_error(error)),
+        }
+    }
+
+    /// Deletes a session with its runs, if `owner` may see it. A run still going on it goes on;
+    /// its conversation is not kept.
+    pub(crate) async fn delete_session(&self, id: &str, owner: &Owner) -> Result<(), ApiError> {
+        let session_id = SessionId::from(id);
+        match self.store.session(&session_id).await.map_err(store_error)? {
+            Some(session) if session.owner == self.owner_id(owner) => {}
+            _ => return Err(ApiError::not_found("session", id)),
+        }
+        self.store
+            .delete_session(&session_id)
+            .await
+            .map_err(store_error)?;
+        Ok(())
     }
 }

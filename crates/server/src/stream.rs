@@ -49,7 +49,9 @@ async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Re
         let read = reader
             .live
             .log
-            .read_after(reader.after, |event| encoder.encode(event, &mut out));
+            .read_after(reader.after, reader.live.handle.status(), |event| {
+                encoder.encode(event, &mut out);
+            });
         if let Some(last) = read.last_seq {
             reader.after = last;
             reader.done = read.complete;

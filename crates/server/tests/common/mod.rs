@@ -29,7 +29,7 @@ impl TestServer {
             addr: "127.0.0.1:0".parse().unwrap(),
             ..settings
         };
-        let server = Server::new(agents, settings);
+        let server = Server::open(agents, settings).await.unwrap();
         let listener = server.bind().await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();

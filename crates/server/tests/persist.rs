@@ -1,0 +1,187 @@
+//! The server on a real store: what it committed survives a restart on the same SQLite file,
+//! and two servers on one PostgreSQL stream and cancel each other's runs.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use agentwire_core::{EventKind, RunStatus};
+use agentwire_server::Settings;
+use common::{SseClient, TestServer, run_body, talker, text_of};
+use serde_json::{Value, json};
+
+const WORDS: &[&str] = &["kept ", "on ", "disk"];
+
+async fn get_json(server: &TestServer, path: &str) -> (u16, Value) {
+    let response = server.http.get(server.url(path)).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// The numbers 1..=n: a replay with no gap and no duplicate.
+fn one_to(n: usize) -> Vec<u64> {
+    (1..=n as u64).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_run_and_its_session_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let first = TestServer::start(vec![talker("assistant", WORDS, 0.0)], settings()).await;
+    let mut body = run_body(None, "remember");
+    body["session_id"] = json!("ses_kept");
+    let run: Value = first
+        .http
+        .post(first.url("/v1/runs"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = run["run"]["id"].as_str().unwrap().to_owned();
+    let live_events = SseClient::new(
+        first
+            .http
+            .get(first.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    let mut live_events = live_events;
+    live_events.until_end().await;
+    first.shutdown().await;
+
+    let second = TestServer::start(vec![talker("assistant", WORDS, 0.0)], settings()).await;
+    let (status, stored) = get_json(&second, &format!("/v1/runs/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(stored["run"]["status"], "completed");
+    assert_eq!(stored["run"]["session_id"], "ses_kept");
+    assert_eq!(stored["run"]["usage"]["output_tokens"], 2);
+    assert_eq!(text_of(&stored["output"][0]), WORDS.concat());
+
+    let mut replay = SseClient::new(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    replay.until_end().await;
+    assert_eq!(replay.events, live_events.events);
+    assert_eq!(replay.numbered(), one_to(replay.numbered().len()));
+    assert_eq!(replay.messages(), live_events.messages());
+
+    // From the middle, as a reconnecting client asks.
+    let mut rest = SseClient::resumed(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{id}/events")))
+            .header("last-event-id", "3")
+            .send()
+            .await
+            .unwrap(),
+    );
+    rest.until_end().await;
+    assert_eq!(
+        rest.numbered(),
+        (4..=replay.numbered().len() as u64).collect::<Vec<_>>()
+    );
+
+    let (status, session) = get_json(&second, "/v1/sessions/ses_kept").await;
+    assert_eq!(status, 200);
+    let messages = session["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(text_of(&messages[0]), "remember");
+    assert_eq!(text_of(&messages[1]), WORDS.concat());
+
+    // The next turn starts from the stored history.
+    let mut again = run_body(None, "and?");
+    again["session_id"] = json!("ses_kept");
+    let again = second
+        .http
+        .post(second.url("/v1/runs"))
+        .json(&again)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 200);
+    let (_, session) = get_json(&second, "/v1/sessions/ses_kept").await;
+    assert_eq!(session["messages"].as_array().unwrap().len(), 4);
+    second.shutdown().await;
+}
+
+fn postgres_url() -> String {
+    std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgres_stream_and_cancel_each_others_runs() {
+    let settings = || Settings {
+        database_url: Some(postgres_url()),
+        ..Settings::default()
+    };
+    let words: Vec<&str> = std::iter::repeat_n("tick ", 400).collect();
+    let a = TestServer::start(vec![talker("assistant", &words, 40.0)], settings()).await;
+    let b = TestServer::start(vec![talker("assistant", &words, 40.0)], settings()).await;
+
+    let mut on_a = SseClient::new(
+        a.http
+            .post(a.url("/v1/runs"))
+            .header("accept", "text/event-stream")
+            .json(&run_body(None, "go"))
+            .send()
+            .await
+            .unwrap(),
+    );
+    on_a.until_events(3).await;
+    let id = on_a.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+
+    // B does not execute the run: it reads the store and follows A's notices.
+    let mut on_b = SseClient::new(
+        b.http
+            .get(b.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    on_b.until_events(10).await;
+    let (status, seen) = get_json(&b, &format!("/v1/runs/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(seen["run"]["status"], "in_progress");
+
+    let canceled = b
+        .http
+        .post(b.url(&format!("/v1/runs/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(canceled.status(), 202);
+    on_b.until_end().await;
+    on_a.until_end().await;
+    let ended = |client: &SseClient| match &client.events.last().unwrap().kind {
+        EventKind::RunStatus { status, .. } => *status,
+        other => panic!("the stream ends on {other:?}"),
+    };
+    assert_eq!(ended(&on_b), RunStatus::Canceled);
+    assert_eq!(ended(&on_a), RunStatus::Canceled);
+    assert_eq!(on_b.numbered(), one_to(on_b.numbered().len()));
+    assert_eq!(
+        on_b.events,
+        on_a.events
+            .iter()
+            .filter(|e| e.name() != "heartbeat")
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+}
