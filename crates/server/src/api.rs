@@ -262,13 +262,7 @@ async fn run_input(
     body: Body,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let FoundRun::Live(live) = state.run(&id, &owner).await? else {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "run_not_here",
-            "this server does not execute the run; send its input to the one that does",
-        ));
-    };
+    let live = state.live_run(&id, &owner).await?;
     let bytes = read_body(&state, body).await?;
     let message: Message = parse(&bytes)?;
     live.handle.input(message)?;

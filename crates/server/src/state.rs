@@ -14,6 +14,7 @@ use std::time::Duration;
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
 use agentwire_runtime::{Agent, RunEvents, RunHandle, RunStart};
 use agentwire_store::{Notice, RunRecord, Store, StoreError};
+use axum::http::StatusCode;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 
@@ -351,6 +352,19 @@ impl AppState {
                 .is_some_and(|active| Arc::ptr_eq(active, live))
         }) {
             busy.remove(session_id);
+        }
+    }
+
+    /// The run if this process executes it: what continuing a run (its input, its live stream)
+    /// needs. A run known only from the store is a 409 `run_not_here`.
+    pub(crate) async fn live_run(&self, id: &str, owner: &Owner) -> Result<Arc<LiveRun>, ApiError> {
+        match self.run(id, owner).await? {
+            FoundRun::Live(live) => Ok(live),
+            FoundRun::Stored(_) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "run_not_here",
+                "this server does not execute the run; send its input to the one that does",
+            )),
         }
     }
 

@@ -181,7 +181,7 @@ async fn send(
     state.check_count(request.input.len())?;
     let (live, after) = match &request.task_id {
         Some(task_id) => {
-            let live = state.app.run(task_id, owner)?;
+            let live = state.app.live_run(task_id, owner).await?;
             if let Some(context_id) = &request.context_id
                 && live.handle.session_id().map(SessionId::as_str) != Some(context_id.as_str())
             {
@@ -207,7 +207,7 @@ async fn send(
         None => {
             let session = request.context_id.clone().map(SessionId::from);
             let start = RunStart::new(request.input);
-            (state.app.start(agent, owner, session, start)?, 0)
+            (state.app.start(agent, owner, session, start).await?, 0)
         }
     };
     let task_id = live.handle.id().to_string();
@@ -231,7 +231,7 @@ async fn settled_after(live: &LiveRun, after: u64) {
     let mut changes = live.log.subscribe();
     loop {
         changes.borrow_and_update();
-        let read = live.log.read_after(after, |_| {});
+        let read = live.log.read_after(after, live.handle.status(), |_| {});
         let moved = after == 0 || read.last_seq.is_some() || live.handle.status().is_terminal();
         if read.complete && moved {
             return;
@@ -247,8 +247,9 @@ async fn settled_after(live: &LiveRun, after: u64) {
 /// encoder stays the one place where parts become A2A parts; this reads its output once.
 fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
     let mut out = Vec::new();
-    live.log
-        .read_after(0, |event| encoder.encode(event, &mut out));
+    live.log.read_after(0, live.handle.status(), |event| {
+        encoder.encode(event, &mut out);
+    });
     encoder.finish(&mut out);
     let mut task = Map::new();
     let mut artifacts: Vec<Value> = Vec::new();

@@ -57,7 +57,7 @@ async fn run(
     let agent = state.agent(&params)?;
     let encoder = AgUiEncoder::for_input(&input);
     let thread_id = input.thread_id.to_string();
-    if let Some(live) = waiting_run(&state, &owner, &thread_id) {
+    if let Some(live) = waiting_run(&state, &owner, &thread_id).await {
         // The thread's last turn onwards: the assistant message holding the tool messages, and
         // the user message holding the `resume` answers.
         let turn_from = input
@@ -108,7 +108,8 @@ async fn run(
     }
     let live = state
         .app
-        .start(agent, &owner, Some(input.thread_id), start)?;
+        .start(agent, &owner, Some(input.thread_id), start)
+        .await?;
     state
         .threads
         .set(&owner, &thread_id, live.handle.id().clone());
@@ -116,8 +117,8 @@ async fn run(
 }
 
 /// The thread's last run, if it waits for the client.
-fn waiting_run(state: &Dialects, owner: &Owner, thread_id: &str) -> Option<Arc<LiveRun>> {
+async fn waiting_run(state: &Dialects, owner: &Owner, thread_id: &str) -> Option<Arc<LiveRun>> {
     let run_id = state.threads.get(owner, thread_id)?;
-    let live = state.app.run(run_id.as_str(), owner).ok()?;
+    let live = state.app.live_run(run_id.as_str(), owner).await.ok()?;
     matches!(live.handle.status(), agentwire_core::RunStatus::Awaiting(_)).then_some(live)
 }

@@ -30,7 +30,10 @@ async fn process(
     state.check_count(request.input.len())?;
     let agent = state.agent(&params)?;
     let start = RunStart::new(request.input);
-    let live = state.app.start(agent, &owner, request.session_id, start)?;
+    let live = state
+        .app
+        .start(agent, &owner, request.session_id, start)
+        .await?;
     Ok(state.stream(
         live,
         0,

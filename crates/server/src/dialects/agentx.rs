@@ -34,6 +34,9 @@ async fn chat(
         _ => state.agent(&params)?,
     };
     let start = RunStart::new(request.messages);
-    let live = state.app.start(agent, &owner, request.session_id, start)?;
+    let live = state
+        .app
+        .start(agent, &owner, request.session_id, start)
+        .await?;
     Ok(state.stream(live, 0, Box::new(AgentxEncoder::default()), &SSE_HEADERS))
 }

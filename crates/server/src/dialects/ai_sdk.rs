@@ -82,7 +82,7 @@ async fn chat(
     let chat_id = request.chat_id.clone();
     let stream = match (last.role, request.continues(), &chat_id) {
         (Role::Assistant, Some(continues), Some(chat_id)) => {
-            let live = awaiting_run(&state, &owner, chat_id)?;
+            let live = awaiting_run(&state, &owner, chat_id).await?;
             live.log.settled().await;
             let after = last_seq(&live);
             live.handle.input(answers(&live, &last.parts))?;
@@ -103,7 +103,7 @@ async fn chat(
         _ => {
             let start = RunStart::new(vec![last.clone()]);
             let session = chat_id.clone().map(SessionId::from);
-            let live = state.app.start(agent, &owner, session, start)?;
+            let live = state.app.start(agent, &owner, session, start).await?;
             let stream = ChatStream {
                 run_id: live.handle.id().clone(),
                 after: 0,
@@ -126,12 +126,16 @@ async fn chat(
 }
 
 /// The chat's run, which must be awaiting the client.
-fn awaiting_run(state: &Dialects, owner: &Owner, chat_id: &str) -> Result<Arc<LiveRun>, ApiError> {
+async fn awaiting_run(
+    state: &Dialects,
+    owner: &Owner,
+    chat_id: &str,
+) -> Result<Arc<LiveRun>, ApiError> {
     let stream = state
         .chats
         .get(owner, chat_id)
         .ok_or_else(|| ApiError::not_found("chat", chat_id))?;
-    state.app.run(stream.run_id.as_str(), owner)
+    state.app.live_run(stream.run_id.as_str(), owner).await
 }
 
 /// `GET /api/chat/{id}/stream`: the chat's stream again from its start while it is going;
@@ -148,7 +152,7 @@ async fn resume(
     let Some(stream) = state.chats.get(&owner, chat_id) else {
         return Ok(StatusCode::NO_CONTENT.into_response());
     };
-    let live = state.app.run(stream.run_id.as_str(), &owner)?;
+    let live = state.app.live_run(stream.run_id.as_str(), &owner).await?;
     if settled(&live) {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }

@@ -144,7 +144,8 @@ fn bad_request(error: &DecodeError) -> ApiError {
 /// The sequence number of the last event logged for `live` (0 when none is).
 fn last_seq(live: &LiveRun) -> u64 {
     let mut last = 0;
-    live.log.read_after(0, |event| last = event.seq);
+    live.log
+        .read_after(0, live.handle.status(), |event| last = event.seq);
     last
 }
 
@@ -194,7 +195,9 @@ fn answers(live: &LiveRun, parts: &[Part]) -> Message {
 
 /// Whether a reader that has read up to the end of `live`'s log has the whole stream for now.
 fn settled(live: &LiveRun) -> bool {
-    live.log.read_after(u64::MAX, |_| {}).complete
+    live.log
+        .read_after(u64::MAX, live.handle.status(), |_| {})
+        .complete
 }
 
 struct Reader {
@@ -244,7 +247,9 @@ async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Re
         let read = reader
             .live
             .log
-            .read_after(reader.after, |event| encoder.encode(event, &mut out));
+            .read_after(reader.after, reader.live.handle.status(), |event| {
+                encoder.encode(event, &mut out)
+            });
         if let Some(last) = read.last_seq {
             reader.after = last;
             reader.waiting_for_news = false;
