@@ -3,52 +3,20 @@
 //! its event stream replays to the end with no gap.
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use agentwire_core::{Event, EventKind, RunStatus};
 use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::native::NativeSseDecoder;
+use common::{Server, serve};
 use serde_json::{Value, json};
 
-/// The server process, killed when dropped (also when an assertion fails).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the server on `dir` and returns it with its URL.
-fn serve(dir: &Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--config",
-            "agentwire.toml",
-        ])
-        .current_dir(dir)
-        .env_remove("AGENTWIRE_ADDR")
-        .env_remove("AGENTWIRE_DATABASE_URL")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("agentwire listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    (Server(child), url)
+/// Starts the server on `dir` with the test's configuration.
+fn start(dir: &Path) -> Server {
+    serve(dir, &["--config", "agentwire.toml"])
 }
 
 /// Reads SSE chunks into events until `done` says so or the body ends.
@@ -88,7 +56,8 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
     )
     .unwrap();
 
-    let (mut child, url) = serve(dir.path());
+    let mut server = start(dir.path());
+    let url = server.url.clone();
     let http = reqwest::Client::new();
     let mut response = http
         .post(format!("{url}/v1/runs"))
@@ -113,11 +82,12 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
     })
     .await;
     assert!(seen.iter().any(|event| event.name() == "part_complete"));
-    child.0.kill().unwrap();
-    child.0.wait().unwrap();
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
     drop(response);
 
-    let (child, url) = serve(dir.path());
+    let server = start(dir.path());
+    let url = server.url.clone();
     let run: Value = http
         .get(format!("{url}/v1/runs/{id}"))
         .send()
@@ -152,5 +122,5 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
             ..
         }
     ));
-    drop(child);
+    drop(server);
 }
