@@ -42,7 +42,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .merge(crate::dialects::router(state))
 }
 
-fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
+/// The key's owner, from the `Authorization` header (anyone when no keys are configured).
+pub(crate) fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok());
@@ -50,7 +51,7 @@ fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
 }
 
 /// The body, read up to the configured limit.
-async fn read_body(state: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
+pub(crate) async fn read_body(state: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
     let limit = state.settings.max_body_bytes;
     axum::body::to_bytes(body, limit).await.map_err(|_| {
         ApiError::new(
@@ -59,6 +60,19 @@ async fn read_body(state: &AppState, body: Body) -> Result<axum::body::Bytes, Ap
             format!("the request body is larger than {limit} bytes"),
         )
     })
+}
+
+/// Refuses a request carrying more messages than the server takes.
+pub(crate) fn check_message_count(state: &AppState, count: usize) -> Result<(), ApiError> {
+    let limit = state.settings.max_input_messages;
+    if count > limit {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "too_many_messages",
+            format!("a request may carry at most {limit} messages; this one has {count}"),
+        ));
+    }
+    Ok(())
 }
 
 fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
@@ -172,17 +186,7 @@ async fn create_run(
     let owner = owner(&state, &headers)?;
     let bytes = read_body(&state, body).await?;
     let CreateRun { request, tools } = parse(&bytes)?;
-    let limit = state.settings.max_input_messages;
-    if request.input.len() > limit {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "too_many_messages",
-            format!(
-                "a request may carry at most {limit} messages; this one has {}",
-                request.input.len()
-            ),
-        ));
-    }
+    check_message_count(&state, request.input.len())?;
     let agent = state.agent(request.agent.as_deref())?;
     let start = RunStart::new(request.input).with_client_tools(tools);
     let live = state

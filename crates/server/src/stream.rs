@@ -1,5 +1,5 @@
-//! A run's event log as a native SSE response body: the events after a point, then the live
-//! ones as they are logged, with a heartbeat when the run is quiet. The body ends once the
+//! A run's event log as a response body, in any dialect's encoding (native SSE by default):
+//! the events after a point, then the live ones as they are logged, with a heartbeat when the run is quiet. The body ends once the
 //! reader has everything and the run is settled or ended. Dropping the body (a client that
 //! disconnects) only stops the reading; the run goes on.
 
@@ -19,19 +19,39 @@ struct Reader {
     live: Arc<LiveRun>,
     after: u64,
     changes: watch::Receiver<u64>,
+    encoder: Box<dyn Encoder + Send>,
     heartbeat: Duration,
     done: bool,
+    /// The stream continues a settled run: the log is still settled from the last answer until
+    /// the run's first new event, which must come before the stream may end.
+    waiting_for_news: bool,
 }
 
-/// The body streaming `live`'s events after sequence number `after`.
+/// The native SSE body streaming `live`'s events after sequence number `after`.
 pub(crate) fn sse_body(live: Arc<LiveRun>, after: u64, heartbeat: Duration) -> Body {
+    encoded_body(live, after, Box::new(NativeSseEncoder), heartbeat, false)
+}
+
+/// A body streaming `live`'s events after `after` through `encoder` (any dialect's), ending
+/// with the encoder's `finish` once the run is settled or ended. `continues` says the stream
+/// picks up a settled run just answered, so it waits for the run's next event before it may
+/// end.
+pub(crate) fn encoded_body(
+    live: Arc<LiveRun>,
+    after: u64,
+    encoder: Box<dyn Encoder + Send>,
+    heartbeat: Duration,
+    continues: bool,
+) -> Body {
     let changes = live.log.subscribe();
     let reader = Reader {
         live,
         after,
         changes,
+        encoder,
         heartbeat,
         done: false,
+        waiting_for_news: continues,
     };
     Body::from_stream(futures::stream::unfold(reader, next_chunk))
 }
@@ -42,10 +62,10 @@ async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Re
     if reader.done {
         return None;
     }
-    let mut encoder = NativeSseEncoder;
     loop {
         reader.changes.borrow_and_update();
         let mut out = Vec::new();
+        let encoder = &mut reader.encoder;
         let read = reader
             .live
             .log
@@ -54,17 +74,29 @@ async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Re
             });
         if let Some(last) = read.last_seq {
             reader.after = last;
-            reader.done = read.complete;
+            reader.waiting_for_news = false;
+        }
+        if read.complete && !reader.waiting_for_news {
+            reader.encoder.finish(&mut out);
+            reader.done = true;
+        }
+        if !out.is_empty() {
             return Some((Ok(Bytes::from(out)), reader));
         }
-        if read.complete {
+        if reader.done {
             return None;
         }
         match tokio::time::timeout(reader.heartbeat, reader.changes.changed()).await {
             Ok(Ok(())) => {}
-            Ok(Err(_)) => return None,
+            Ok(Err(_)) => {
+                reader.encoder.finish(&mut out);
+                reader.done = true;
+                return (!out.is_empty()).then(|| (Ok(Bytes::from(out)), reader));
+            }
             Err(_) => {
-                encoder.encode(&Event::heartbeat(reader.after), &mut out);
+                reader
+                    .encoder
+                    .encode(&Event::heartbeat(reader.after), &mut out);
                 return Some((Ok(Bytes::from(out)), reader));
             }
         }

@@ -10,21 +10,20 @@ mod agentx;
 mod ai_sdk;
 
 use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
-use agentwire_core::{Event, Message, Part, Role};
+use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
-use tokio::sync::watch;
 
+use crate::api;
 use crate::error::ApiError;
 use crate::state::{AppState, LiveRun, Owner};
+use crate::stream::encoded_body;
 
 /// What the dialect handlers share: the server's state, and what the dialects themselves
 /// remember (the AI SDK's chats, AG-UI's threads).
@@ -64,18 +63,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 impl Dialects {
     /// Authenticates the caller and reads the body within the server's limit.
     async fn begin(&self, headers: &HeaderMap, body: Body) -> Result<(Owner, Bytes), ApiError> {
-        let authorization = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| value.to_str().ok());
-        let owner = self.app.authenticate(authorization)?;
-        let limit = self.app.settings.max_body_bytes;
-        let bytes = axum::body::to_bytes(body, limit).await.map_err(|_| {
-            ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                format!("the request body is larger than {limit} bytes"),
-            )
-        })?;
+        let owner = api::owner(&self.app, headers)?;
+        let bytes = api::read_body(&self.app, body).await?;
         Ok((owner, bytes))
     }
 
@@ -86,15 +75,7 @@ impl Dialects {
 
     /// Refuses a request carrying more messages than the server takes.
     fn check_count(&self, count: usize) -> Result<(), ApiError> {
-        let limit = self.app.settings.max_input_messages;
-        if count > limit {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "too_many_messages",
-                format!("a request may carry at most {limit} messages; this one has {count}"),
-            ));
-        }
-        Ok(())
+        api::check_message_count(&self.app, count)
     }
 
     /// `live`'s events after `after`, through `encoder`, with `headers`.
@@ -111,6 +92,7 @@ impl Dialects {
             after,
             encoder,
             self.app.settings.heartbeat,
+            after > 0,
         ));
         let map = response.headers_mut();
         for (name, value) in headers {
@@ -198,82 +180,4 @@ fn settled(live: &LiveRun) -> bool {
     live.log
         .read_after(u64::MAX, live.handle.status(), |_| {})
         .complete
-}
-
-struct Reader {
-    live: Arc<LiveRun>,
-    after: u64,
-    changes: watch::Receiver<u64>,
-    encoder: Box<dyn Encoder + Send>,
-    heartbeat: Duration,
-    done: bool,
-    /// The stream continues a settled run (it starts after event `after` > 0): the log is
-    /// still settled from the last answer until the run's first new event, which must come
-    /// before the stream may end.
-    waiting_for_news: bool,
-}
-
-/// A body streaming `live`'s events after `after` through `encoder`, ending with the encoder's
-/// `finish` once the run is settled or ended. As with the native stream, a client that
-/// disconnects stops only the reading.
-fn encoded_body(
-    live: Arc<LiveRun>,
-    after: u64,
-    encoder: Box<dyn Encoder + Send>,
-    heartbeat: Duration,
-) -> Body {
-    let changes = live.log.subscribe();
-    let reader = Reader {
-        live,
-        after,
-        changes,
-        encoder,
-        heartbeat,
-        done: false,
-        waiting_for_news: after > 0,
-    };
-    Body::from_stream(futures::stream::unfold(reader, next_chunk))
-}
-
-/// Everything logged since the last chunk, encoded as one write.
-async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Reader)> {
-    if reader.done {
-        return None;
-    }
-    loop {
-        reader.changes.borrow_and_update();
-        let mut out = Vec::new();
-        let encoder = &mut reader.encoder;
-        let read = reader
-            .live
-            .log
-            .read_after(reader.after, reader.live.handle.status(), |event| {
-                encoder.encode(event, &mut out)
-            });
-        if let Some(last) = read.last_seq {
-            reader.after = last;
-            reader.waiting_for_news = false;
-        }
-        if read.complete && !reader.waiting_for_news {
-            reader.encoder.finish(&mut out);
-            reader.done = true;
-        }
-        if !out.is_empty() || reader.done {
-            return Some((Ok(Bytes::from(out)), reader));
-        }
-        match tokio::time::timeout(reader.heartbeat, reader.changes.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                reader.encoder.finish(&mut out);
-                reader.done = true;
-                return Some((Ok(Bytes::from(out)), reader));
-            }
-            Err(_) => {
-                reader
-                    .encoder
-                    .encode(&Event::heartbeat(reader.after), &mut out);
-                return Some((Ok(Bytes::from(out)), reader));
-            }
-        }
-    }
 }
