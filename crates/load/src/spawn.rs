@@ -1,0 +1,158 @@
+//! The server under load: the real `agentwire serve` as a child process, on a free port, with a
+//! generated configuration (one scripted agent) in a temporary directory; and what `/proc` says
+//! about its memory and CPU time.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::AGENT;
+
+/// A running `agentwire serve`, killed when dropped.
+#[derive(Debug)]
+pub struct ServerProcess {
+    child: Child,
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// Holds the configuration, the script and the SQLite file; removed when dropped.
+    _dir: tempfile::TempDir,
+}
+
+/// The server's resident memory, in bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memory {
+    /// Now (`VmRSS`).
+    pub(crate) rss: u64,
+    /// The most it ever held (`VmHWM`).
+    pub(crate) peak: u64,
+}
+
+/// The scripted brain's one turn: `tokens` text deltas of one word, then the finish.
+pub(crate) fn script(tokens: u32) -> serde_json::Value {
+    let mut turn: Vec<serde_json::Value> = (0..tokens)
+        .map(|_| serde_json::json!({"type": "text_delta", "text": "token "}))
+        .collect();
+    turn.push(serde_json::json!({"type": "finish", "reason": "stop"}));
+    serde_json::json!({ "turns": [turn] })
+}
+
+/// The configuration: the scripted agent at `rate` tokens/s. The rate is written as a float so
+/// a whole number stays a TOML float.
+pub(crate) fn config(rate: f64) -> String {
+    format!(
+        "[[agents]]\nname = \"{AGENT}\"\nprovider = \"scripted\"\nscript = \"script.json\"\n\
+         tokens_per_second = {rate:?}\n"
+    )
+}
+
+impl ServerProcess {
+    /// Starts `agentwire serve` with a scripted agent streaming `tokens` deltas per run at
+    /// `rate`, and waits until it listens.
+    ///
+    /// # Errors
+    /// When the files cannot be written, the binary not started, or it does not say where it
+    /// listens.
+    pub fn start(
+        agentwire: &Path,
+        tokens: u32,
+        rate: f64,
+        database_url: Option<&str>,
+    ) -> anyhow::Result<ServerProcess> {
+        let dir = tempfile::tempdir().context("cannot make a temporary directory")?;
+        std::fs::write(dir.path().join("script.json"), script(tokens).to_string())?;
+        let config_path = dir.path().join("agentwire.toml");
+        std::fs::write(&config_path, config(rate))?;
+        let mut command = Command::new(agentwire);
+        command
+            .arg("serve")
+            .arg("--config")
+            .arg(&config_path)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .args(["--addr", "127.0.0.1:0"])
+            .env_remove("AGENTWIRE_ADDR")
+            .env_remove("AGENTWIRE_DATABASE_URL")
+            .stdout(Stdio::piped());
+        if let Some(url) = database_url {
+            command.args(["--database-url", url]);
+        }
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {}", agentwire.display()))?;
+        let stdout = child.stdout.take().context("the server has no stdout")?;
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line)?;
+        let addr = line
+            .trim()
+            .strip_prefix("agentwire listening on http://")
+            .and_then(|addr| addr.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let _ = child.wait();
+            anyhow::bail!("the server did not say where it listens (it printed {line:?})");
+        };
+        Ok(ServerProcess {
+            child,
+            addr,
+            _dir: dir,
+        })
+    }
+
+    /// The process's resident memory now and at its peak.
+    pub(crate) fn memory(&self) -> anyhow::Result<Memory> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .context("cannot read the server's /proc status")?;
+        let field = |name: &str| -> anyhow::Result<u64> {
+            let line = status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .with_context(|| format!("no {name} in /proc status"))?;
+            let kib: u64 = line
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .with_context(|| format!("bad {name} line {line:?}"))?;
+            Ok(kib * 1024)
+        };
+        Ok(Memory {
+            rss: field("VmRSS:")?,
+            peak: field("VmHWM:")?,
+        })
+    }
+
+    /// The CPU time the process has used (user + system).
+    pub(crate) fn cpu(&self) -> anyhow::Result<Duration> {
+        cpu_of(&format!("/proc/{}/stat", self.child.id()))
+    }
+}
+
+/// The CPU time (user + system) in a `/proc/<pid>/stat` file.
+pub(crate) fn cpu_of(path: &str) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    // The command name (field 2) may hold spaces; the fields after its `)` are plain.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15, i.e. 11 and 12 after the name, in clock ticks
+    // (USER_HZ, which Linux fixes at 100 for every program).
+    let ticks = |index: usize| -> anyhow::Result<u64> {
+        fields
+            .get(index)
+            .and_then(|field| field.parse().ok())
+            .with_context(|| format!("bad {path}"))
+    };
+    Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
