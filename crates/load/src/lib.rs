@@ -85,7 +85,10 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
         "--rate must be a positive number of tokens per second"
     );
     // Every run holds a socket here and one in the server (it inherits the raised limit).
-    let files = u64::try_from(options.runs).unwrap_or(u64::MAX).saturating_mul(2) + 256;
+    let files = u64::try_from(options.runs)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(2)
+        + 256;
     let allowed = rlimit::increase_nofile_limit(files).context("cannot raise RLIMIT_NOFILE")?;
     anyhow::ensure!(
         allowed >= files,
@@ -116,7 +119,8 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
     let open = Arc::new(AtomicUsize::new(0));
     let peak_open = Arc::new(AtomicUsize::new(0));
     let spec = Arc::new(client::RunSpec::new(addr, options.tokens, options.rate));
-    let budget = options.ramp + Duration::from_secs_f64(f64::from(options.tokens) / options.rate)
+    let budget = options.ramp
+        + Duration::from_secs_f64(f64::from(options.tokens) / options.rate)
         + Duration::from_secs(60);
     let started = Instant::now();
     let gap = options.ramp.div_f64(options.runs as f64);

@@ -79,7 +79,10 @@ impl Report {
         for error in outcomes.iter().filter_map(|outcome| outcome.error.as_ref()) {
             *errors.entry(error.clone()).or_insert(0) += 1;
         }
-        let deltas: u64 = outcomes.iter().map(|outcome| u64::from(outcome.deltas)).sum();
+        let deltas: u64 = outcomes
+            .iter()
+            .map(|outcome| u64::from(outcome.deltas))
+            .sum();
         let mut added: Vec<u32> = outcomes
             .iter()
             .flat_map(|outcome| outcome.added_us.iter().copied())
@@ -138,7 +141,10 @@ fn latency(samples: &mut [u32]) -> Latency {
 }
 
 fn kib(bytes: Option<u64>) -> String {
-    bytes.map_or_else(|| "-".to_owned(), |bytes| format!("{:.1} KiB", bytes as f64 / 1024.0))
+    bytes.map_or_else(
+        || "-".to_owned(),
+        |bytes| format!("{:.1} KiB", bytes as f64 / 1024.0),
+    )
 }
 
 fn seconds(seconds: Option<f64>) -> String {

@@ -11,7 +11,14 @@ fn agentwire() -> PathBuf {
     let load = Path::new(env!("CARGO_BIN_EXE_agentwire-load"));
     let dir = load.parent().unwrap();
     let mut build = Command::new(env!("CARGO"));
-    build.args(["build", "--quiet", "-p", "agentwire-cli", "--bin", "agentwire"]);
+    build.args([
+        "build",
+        "--quiet",
+        "-p",
+        "agentwire-cli",
+        "--bin",
+        "agentwire",
+    ]);
     match dir.file_name().and_then(|name| name.to_str()) {
         Some("debug") | None => {}
         Some(profile) => {
@@ -25,7 +32,16 @@ fn agentwire() -> PathBuf {
 #[test]
 fn every_token_of_every_run_arrives_and_the_report_says_so() {
     let output = Command::new(env!("CARGO_BIN_EXE_agentwire-load"))
-        .args(["--runs", "20", "--tokens", "20", "--rate", "200", "--ramp-ms", "100"])
+        .args([
+            "--runs",
+            "20",
+            "--tokens",
+            "20",
+            "--rate",
+            "200",
+            "--ramp-ms",
+            "100",
+        ])
         .arg("--agentwire")
         .arg(agentwire())
         .arg("--json")
@@ -45,7 +61,10 @@ fn every_token_of_every_run_arrives_and_the_report_says_so() {
     assert_eq!(report["deltas"], 400);
     assert_eq!(report["errors"], serde_json::json!({}));
     for key in ["delivered_tokens_per_s", "memory_per_run", "server_cpu_s"] {
-        assert!(report[key].as_f64().is_some_and(|value| value > 0.0), "{key}: {json}");
+        assert!(
+            report[key].as_f64().is_some_and(|value| value > 0.0),
+            "{key}: {json}"
+        );
     }
     for key in ["p50_ms", "p99_ms", "max_ms"] {
         let added = report["added_latency"][key].as_f64().unwrap();
@@ -57,7 +76,16 @@ fn every_token_of_every_run_arrives_and_the_report_says_so() {
 fn a_server_that_is_not_there_is_an_error_per_run_not_a_hang() {
     // Nothing listens on port 9 (discard) of loopback here; every run fails to connect.
     let output = Command::new(env!("CARGO_BIN_EXE_agentwire-load"))
-        .args(["--runs", "3", "--tokens", "5", "--rate", "100", "--ramp-ms", "0"])
+        .args([
+            "--runs",
+            "3",
+            "--tokens",
+            "5",
+            "--rate",
+            "100",
+            "--ramp-ms",
+            "0",
+        ])
         .args(["--server", "127.0.0.1:9", "--json"])
         .output()
         .unwrap();

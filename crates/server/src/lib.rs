@@ -4,8 +4,8 @@
 //! events as native SSE (or waits and answers JSON); every run's events go to its event log,
 //! which `GET /v1/runs/{id}/events` replays from any point and then follows live; sessions keep
 //! the conversation between runs. Sessions, runs and every event persist in the store
-//! (SQLite or PostgreSQL): a run's events are committed before any client sees them, and a
-//! restarted server marks the runs it left unfinished `incomplete` and replays them.
+//! (SQLite or PostgreSQL): a run's events are committed before any client sees them (the
+//! batches of all runs together, one transaction at a time), and a restarted server marks the runs it left unfinished `incomplete` and replays them.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};
@@ -18,6 +18,7 @@
 //! ```
 
 mod api;
+mod commit;
 mod dialects;
 mod error;
 mod log;

@@ -18,6 +18,7 @@ use axum::http::StatusCode;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 
+use crate::commit::{Committed, Committer};
 use crate::error::ApiError;
 use crate::log::EventLog;
 use crate::settings::Settings;
@@ -53,6 +54,8 @@ pub(crate) struct AppState {
     pub(crate) settings: Settings,
     keys: Vec<Arc<str>>,
     pub(crate) store: Store,
+    /// Commits the runs' event batches to the store together.
+    committer: Committer,
     /// This process in the store: its runs carry it, and it marks them interrupted on restart.
     pub(crate) node: String,
     /// The store's notices, fanned out to this process's readers of stored runs.
@@ -93,6 +96,7 @@ impl AppState {
             default_agent,
             settings,
             keys,
+            committer: Committer::start(store.clone()),
             store,
             node,
             notices: broadcast::Sender::new(1024),
@@ -301,7 +305,7 @@ impl AppState {
             if ends {
                 self.finish_session(&live).await;
             }
-            if self.persist(&live, &batch).await {
+            if self.persist(&live, &mut batch).await {
                 live.log.append_all(batch.drain(..));
             } else {
                 // Nothing unstored is shown: the run is given up, its stream ends short.
@@ -312,15 +316,21 @@ impl AppState {
         live.log.close();
     }
 
-    /// Appends a batch to the store, retrying a failure a few times; false if it never went in.
-    async fn persist(&self, live: &LiveRun, batch: &[Event]) -> bool {
+    /// Appends a batch to the store (with other runs' batches: [`Committer`]), retrying a
+    /// failure a few times; false if it never went in.
+    async fn persist(&self, live: &LiveRun, batch: &mut Vec<Event>) -> bool {
         let mut wait = Duration::from_millis(50);
         for attempt in 1..=APPEND_ATTEMPTS {
-            match self.store.append_events(live.handle.id(), batch).await {
-                Ok(()) => return true,
+            let (events, committed) = self
+                .committer
+                .commit(live.handle.id(), std::mem::take(batch))
+                .await;
+            *batch = events;
+            match committed {
+                Committed::Stored => return true,
                 // Its session was deleted with its runs: it goes on, kept in memory only.
-                Err(StoreError::RunNotFound(_)) => return true,
-                Err(error) => {
+                Committed::RunGone => return true,
+                Committed::Failed(error) => {
                     tracing::error!(run = %live.handle.id(), attempt, "storing events: {error}");
                     tokio::time::sleep(wait).await;
                     wait *= 2;

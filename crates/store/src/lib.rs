@@ -23,7 +23,7 @@ mod session;
 mod store;
 
 pub use error::StoreError;
-pub use event_log::INTERRUPTED;
+pub use event_log::{EventWriter, INTERRUPTED};
 pub use notice::{Notice, Notices};
 pub use run::RunRecord;
 pub use session::SessionRecord;

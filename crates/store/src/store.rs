@@ -9,12 +9,14 @@
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use sqlx::Connection;
+use sqlx::Connection as _;
 use sqlx::migrate::Migrator;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{Postgres, Sqlite};
 use tokio::sync::broadcast;
 
 use agentwire_core::Timestamp;
@@ -67,6 +69,30 @@ macro_rules! with_pool {
 }
 pub(crate) use with_pool;
 
+/// A connection taken from the pool (returned to it when dropped).
+#[derive(Debug)]
+pub(crate) enum Connection {
+    Sqlite(PoolConnection<Sqlite>),
+    Postgres(PoolConnection<Postgres>),
+}
+
+/// As [`with_pool!`], for a [`Connection`]: `$connection` is the `&mut PoolConnection<_>`.
+macro_rules! with_connection {
+    ($connection:expr, |$conn:ident, $begin:ident| $body:expr) => {
+        match $connection {
+            $crate::store::Connection::Sqlite($conn) => {
+                let $begin: &'static str = "BEGIN IMMEDIATE";
+                $body
+            }
+            $crate::store::Connection::Postgres($conn) => {
+                let $begin: &'static str = "BEGIN";
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_connection;
+
 impl Store {
     /// Opens the database at `url` and migrates it: `sqlite://path/to/file.db` (the file and its
     /// directory are created; `sqlite::memory:` for a database that lives as long as the store)
@@ -85,6 +111,14 @@ impl Store {
         }
         let (local, _) = broadcast::channel(LOCAL_NOTICE_CAPACITY);
         Ok(Store { backend, local })
+    }
+
+    /// A connection of the pool, for a caller that keeps it.
+    pub(crate) async fn connection(&self) -> Result<Connection, StoreError> {
+        Ok(match &self.backend {
+            Backend::Sqlite(pool) => Connection::Sqlite(pool.acquire().await?),
+            Backend::Postgres(pool) => Connection::Postgres(pool.acquire().await?),
+        })
     }
 
     /// True when the store is on PostgreSQL, where other nodes may share it.

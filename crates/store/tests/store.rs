@@ -88,6 +88,7 @@ on_both_backends!(
     interrupted_runs_become_incomplete_and_replay_to_an_end,
     everything_is_there_after_reopening,
     concurrent_appends_to_different_runs,
+    batches_of_many_runs_commit_together,
     notices_reach_listeners,
 );
 
@@ -416,6 +417,55 @@ async fn concurrent_appends_to_different_runs(db: Db) {
     for run in &runs {
         let events = store.events_after(run, 0, 1000).await.unwrap();
         assert_eq!(seqs(&events), (1..=500).collect::<Vec<_>>(), "{run}");
+    }
+}
+
+async fn batches_of_many_runs_commit_together(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let a = new_run(&store, "run_a", None, "node_a").await;
+    let b = new_run(&store, "run_b", None, "node_a").await;
+    let missing = RunId::from("run_missing");
+    let (a1, a2) = ([delta(1), delta(2)], [delta(3)]);
+    let b1 = [delta(1), status(2, RunStatus::Completed, None)];
+    let gone = store
+        .append_event_batches(&[
+            (&a, &a1[..]),
+            (&missing, &[delta(1)][..]),
+            (&b, &b1[..]),
+            // A run's second batch in the same group follows its first.
+            (&a, &a2[..]),
+            (&b, &[Event::heartbeat(2)][..]),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(gone, vec![missing]);
+    assert_eq!(
+        seqs(&store.events_after(&a, 0, 100).await.unwrap()),
+        [1, 2, 3]
+    );
+    assert_eq!(store.events_after(&b, 0, 100).await.unwrap(), b1);
+    let row = store.run(&a).await.unwrap().unwrap();
+    assert_eq!((row.last_seq, row.status), (3, RunStatus::Created));
+    let row = store.run(&b).await.unwrap().unwrap();
+    assert_eq!((row.last_seq, row.status), (2, RunStatus::Completed));
+
+    // More runs than one statement takes, each with a batch, in one group.
+    let mut runs = Vec::new();
+    for n in 0..1001 {
+        runs.push(new_run(&store, &format!("run_{n:04}"), None, "node_a").await);
+    }
+    let events: Vec<Event> = (1..=3).map(delta).collect();
+    let group: Vec<(&RunId, &[Event])> = runs.iter().map(|run| (run, &events[..])).collect();
+    assert!(store.append_event_batches(&group).await.unwrap().is_empty());
+    // Retried whole: nothing is duplicated.
+    assert!(store.append_event_batches(&group).await.unwrap().is_empty());
+    for run in [&runs[0], &runs[999], &runs[1000]] {
+        assert_eq!(
+            store.events_after(run, 0, 100).await.unwrap(),
+            events,
+            "{run}"
+        );
+        assert_eq!(store.run(run).await.unwrap().unwrap().last_seq, 3);
     }
 }
 
