@@ -84,11 +84,10 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
         options.rate.is_finite() && options.rate > 0.0,
         "--rate must be a positive number of tokens per second"
     );
-    // Every run holds a socket here and one in the server (it inherits the raised limit).
+    // Every run holds a socket here, and one in the server, which inherits the raised limit.
     let files = u64::try_from(options.runs)
         .unwrap_or(u64::MAX)
-        .saturating_mul(2)
-        + 256;
+        .saturating_add(256);
     let allowed = rlimit::increase_nofile_limit(files).context("cannot raise RLIMIT_NOFILE")?;
     anyhow::ensure!(
         allowed >= files,

@@ -7,6 +7,7 @@
 //! once and [`with_pool!`] runs it on whichever pool is open.
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::Connection as _;
@@ -31,6 +32,9 @@ static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 /// batched appends, short enough that a stuck writer shows up as an error.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a SQLite store copies its write-ahead log back into the database file.
+const SQLITE_CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
 /// How many notices a local (SQLite) listener may fall behind before it is told it lagged.
 const LOCAL_NOTICE_CAPACITY: usize = 4096;
 
@@ -41,6 +45,18 @@ pub struct Store {
     pub(crate) backend: Backend,
     /// Notices between the users of one SQLite store (PostgreSQL carries them itself).
     pub(crate) local: broadcast::Sender<Notice>,
+    /// A SQLite file's checkpoints, stopped when the last clone of the store is dropped.
+    _checkpoints: Option<Arc<AbortOnDrop>>,
+}
+
+/// Aborts a background task when dropped.
+#[derive(Debug)]
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The open pool.
@@ -98,8 +114,14 @@ impl Store {
     /// directory are created; `sqlite::memory:` for a database that lives as long as the store)
     /// or `postgres://user:password@host:port/database`.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
+        let mut checkpoints = None;
         let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite(open_sqlite(url).await?)
+            let (pool, in_memory) = open_sqlite(url).await?;
+            if !in_memory {
+                let task = tokio::spawn(checkpoint_sqlite(pool.clone()));
+                checkpoints = Some(Arc::new(AbortOnDrop(task)));
+            }
+            Backend::Sqlite(pool)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             Backend::Postgres(open_postgres(url).await?)
         } else {
@@ -110,7 +132,11 @@ impl Store {
             Backend::Postgres(pool) => MIGRATOR.run(pool).await?,
         }
         let (local, _) = broadcast::channel(LOCAL_NOTICE_CAPACITY);
-        Ok(Store { backend, local })
+        Ok(Store {
+            backend,
+            local,
+            _checkpoints: checkpoints,
+        })
     }
 
     /// A connection of the pool, for a caller that keeps it.
@@ -135,7 +161,25 @@ impl Store {
     }
 }
 
-async fn open_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
+/// Checkpoints the WAL in the background until the pool closes. SQLite would otherwise do it
+/// inside whichever commit crosses 1,000 pages of log, stalling that writer (and every stream
+/// waiting on it) while it copies pages and syncs the file; here it runs on another
+/// connection, beside the writer (a PASSIVE checkpoint never blocks it), and the log restarts
+/// from its beginning once it has all been copied.
+async fn checkpoint_sqlite(pool: SqlitePool) {
+    let mut every = tokio::time::interval(SQLITE_CHECKPOINT_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    while !pool.is_closed() {
+        every.tick().await;
+        // A failed checkpoint loses nothing (the log keeps every commit); the next one retries.
+        let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+            .execute(&pool)
+            .await;
+    }
+}
+
+/// The pool, and whether the database is in memory.
+async fn open_sqlite(url: &str) -> Result<(SqlitePool, bool), StoreError> {
     let options =
         SqliteConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
     let in_memory = url.contains(":memory:") || url.contains("mode=memory");
@@ -156,13 +200,16 @@ async fn open_sqlite(url: &str) -> Result<SqlitePool, StoreError> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
-        .busy_timeout(SQLITE_BUSY_TIMEOUT);
+        .busy_timeout(SQLITE_BUSY_TIMEOUT)
+        // Checkpoints are `checkpoint_sqlite`'s, off the writers' path.
+        .pragma("wal_autocheckpoint", "0");
     // An in-memory database exists once per connection: one connection keeps it one database.
     let max_connections = if in_memory { 1 } else { 8 };
-    Ok(SqlitePoolOptions::new()
+    let pool = SqlitePoolOptions::new()
         .max_connections(max_connections)
         .connect_with(options)
-        .await?)
+        .await?;
+    Ok((pool, in_memory))
 }
 
 async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
