@@ -26,6 +26,7 @@ mod settings;
 mod state;
 mod stored;
 mod stream;
+mod ws;
 
 pub use error::ApiError;
 pub use server::{Server, bind, shutdown_signal};
