@@ -36,6 +36,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{id}/cancel", post(cancel_run))
         .route("/v1/sessions/{id}", get(get_session).delete(delete_session))
         .route("/v1/ws", get(crate::ws::upgrade))
+        .route("/openapi.json", get(crate::openapi::serve))
+        .route("/docs", get(crate::docs::page))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })

@@ -19,8 +19,10 @@
 
 mod api;
 mod dialects;
+mod docs;
 mod error;
 mod log;
+mod openapi;
 mod server;
 mod settings;
 mod state;
