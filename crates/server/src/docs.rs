@@ -99,24 +99,25 @@ fn operation_html(out: &mut String, document: &Value, path: &str, method: &str, 
     {
         out.push_str("<p><em>Public: no key needed.</em></p>");
     }
-    if let Some(parameters) = op.get("parameters").and_then(Value::as_array) {
-        if !parameters.is_empty() {
-            out.push_str("<table><tr><th>parameter</th><th>in</th><th>required</th><th>description</th></tr>");
-            for parameter in parameters {
-                let _ = write!(
-                    out,
-                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(text(parameter, "name")),
-                    escape(text(parameter, "in")),
-                    parameter
-                        .get("required")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    escape(text(parameter, "description")),
-                );
-            }
-            out.push_str("</table>");
+    let parameters = op.get("parameters").and_then(Value::as_array);
+    if let Some(parameters) = parameters.filter(|parameters| !parameters.is_empty()) {
+        out.push_str(
+            "<table><tr><th>parameter</th><th>in</th><th>required</th><th>description</th></tr>",
+        );
+        for parameter in parameters {
+            let _ = write!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(text(parameter, "name")),
+                escape(text(parameter, "in")),
+                parameter
+                    .get("required")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                escape(text(parameter, "description")),
+            );
         }
+        out.push_str("</table>");
     }
     if let Some(body) = op.get("requestBody") {
         out.push_str("<h4>Request body</h4>");

@@ -6,6 +6,8 @@
 //! the conversation between runs. Sessions, runs and every event persist in the store
 //! (SQLite or PostgreSQL): a run's events are committed before any client sees them, and a
 //! restarted server marks the runs it left unfinished `incomplete` and replays them.
+//! The same protocol runs over a WebSocket (`GET /v1/ws`, several runs per connection), and
+//! `/openapi.json` with its `/docs` page describes every route.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};

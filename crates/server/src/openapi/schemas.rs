@@ -66,10 +66,9 @@ fn parts() -> Value {
 fn events() -> Value {
     let seq = || json!({"type": "integer", "minimum": 0});
     let index = || json!({"type": "integer", "minimum": 0});
-    let status = [("status", schema("RunStatusName"))];
     json!({"oneOf": [
         variant("event", "run_created", &[("seq", seq()), ("run_id", string())], &[("session_id", string()), ("agent", string())]),
-        variant("event", "run_status", &[("seq", seq()), status[0].clone()],
+        variant("event", "run_status", &[("seq", seq()), ("status", schema("RunStatusName"))],
             &[("awaiting", schema("Awaiting")), ("error", schema("ErrorInfo")), ("usage", schema("Usage"))]),
         variant("event", "message_start", &[("seq", seq()), ("message_id", string()), ("role", schema("Role"))],
             &[("metadata", json!({"type": "object"})), ("created_at", json!({"type": "integer"}))]),
