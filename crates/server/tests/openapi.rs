@@ -296,6 +296,46 @@ async fn real_answers_validate_against_the_documented_schemas() {
         assert_valid(&document, "Part", event);
     }
 
+    // The WebSocket's frames, both ways.
+    use futures::{SinkExt, StreamExt};
+    let url = format!("{}/v1/ws", server.url.replace("http://", "ws://"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let mut start = run_body(None, "hi");
+    start["type"] = json!("start");
+    start["id"] = json!("r1");
+    let bad = json!({"type": "cancel", "id": 2, "run_id": "run_nope"});
+    for request in [&start, &bad] {
+        assert_valid(&document, "WsRequest", request);
+        let text = request.to_string();
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(text))
+            .await
+            .unwrap();
+    }
+    let mut kinds = BTreeSet::new();
+    while kinds.len() < 4 {
+        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let Ok(text) = frame.to_text() else { continue };
+        let frame: Value = serde_json::from_str(text).unwrap();
+        let schema = match frame["type"].as_str().unwrap() {
+            "event" => "WsEvent",
+            "end" => "WsEnd",
+            _ => "WsAnswer",
+        };
+        assert_valid(&document, schema, &frame);
+        kinds.insert(frame["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        kinds,
+        ["end", "error", "event", "started"]
+            .map(String::from)
+            .into()
+    );
+
     // The schemas are not empty promises: a run without its status fails them.
     let mut broken = run.clone();
     broken["run"]
