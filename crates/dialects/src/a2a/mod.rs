@@ -1,6 +1,6 @@
 //! A2A 1.0 (the Agent2Agent protocol), JSON-RPC binding: the SSE stream of a
-//! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, and the
-//! agent card.
+//! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, the
+//! `GetTask` / `CancelTask` / `SubscribeToTask` request, and the agent card.
 //!
 //! # Framing
 //!
@@ -95,4 +95,4 @@ mod wire;
 pub use card::{AgentDescription, AgentSkill, agent_card};
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
-pub use request::{A2aMethod, A2aRequest, decode_request};
+pub use request::{A2aMethod, A2aRequest, A2aTaskRequest, decode_request, decode_task_request};
