@@ -566,6 +566,63 @@ async fn a2a_waiting_task(server: &TestServer, context: &str) -> String {
 }
 
 #[tokio::test]
+async fn a2a_a_streamed_answer_begins_with_the_task() {
+    // Regression (the a2a-sdk peer): a follow-up's stream began with a status update, but an
+    // A2A task stream begins with the task.
+    let server = server().await;
+    let task_id = a2a_waiting_task(&server, "ctx_follow").await;
+    let call = a2a_task_call("GetTask", json!(1), json!({"id": task_id}));
+    let waiting: Value = post_json(&server, "/agents/approver/a2a", &call)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let events = decode(
+        Dialect::A2a,
+        format!(
+            "data: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"task": waiting["result"]}})
+        )
+        .as_bytes(),
+    );
+    let approval = approval_id(&accumulate(&events));
+    let answer =
+        json!([{"data": {"type": "approval_response", "approval_id": approval, "approved": true}}]);
+    let body = a2a_send(
+        "SendStreamingMessage",
+        json!("f"),
+        answer,
+        json!({"taskId": task_id, "contextId": "ctx_follow"}),
+    );
+    let wire = post_json(&server, "/agents/approver/a2a", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let items: Vec<Value> = wire
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let first = &items[0]["result"]["task"];
+    assert_eq!(first["id"], task_id.as_str(), "{wire}");
+    assert_eq!(
+        first["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{wire}"
+    );
+    assert!(
+        items[1..]
+            .iter()
+            .all(|item| item["result"].get("task").is_none()),
+        "{wire}"
+    );
+    assert!(items.iter().all(|item| item["id"] == "f"), "{wire}");
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    assert_eq!(text(accumulate(&events).last().unwrap()), "done");
+}
+
+#[tokio::test]
 async fn a2a_get_task_answers_the_run_as_a_task() {
     let server = server().await;
     let body = a2a_send(

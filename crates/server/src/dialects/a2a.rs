@@ -216,6 +216,7 @@ async fn send(
 ) -> Result<Response, ApiError> {
     let agent = state.agent(params)?;
     state.check_count(request.input.len())?;
+    let mut snapshot = None;
     let (live, after) = match &request.task_id {
         Some(task_id) => {
             let live = state.app.live_run(task_id, owner).await?;
@@ -230,6 +231,8 @@ async fn send(
             }
             live.log.settled().await;
             let after = last_seq(&live);
+            // A2A task streams begin with the task, a follow-up's too: the task as it waits.
+            snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)));
             // The answers the run waits for; anything else (a reply to a question) goes as
             // sent, and the runtime says whether the run takes it.
             let parts: Vec<_> = request.input.iter().flat_map(|m| m.parts.clone()).collect();
@@ -249,6 +252,13 @@ async fn send(
     };
     let encoder = encoder_for(&live, request.id.clone());
     if request.method == A2aMethod::SendStreamingMessage {
+        let encoder = TaskFirst {
+            task: snapshot.map(|task| {
+                let item = json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}});
+                format!("data: {item}\n\n").into_bytes()
+            }),
+            encoder,
+        };
         return Ok(state.stream(live, after, Box::new(encoder), &SSE_HEADERS));
     }
     if !request.return_immediately {
@@ -256,6 +266,29 @@ async fn send(
     }
     let task = task_of(&live, encoder);
     Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}})).into_response())
+}
+
+/// An A2A encoder whose stream begins with `task`, when set: the snapshot a follow-up's
+/// stream starts with (the encoder writes the `task` item only for `run_created`).
+struct TaskFirst {
+    task: Option<Vec<u8>>,
+    encoder: A2aEncoder,
+}
+
+impl Encoder for TaskFirst {
+    fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        if let Some(task) = self.task.take() {
+            out.extend_from_slice(&task);
+        }
+        self.encoder.encode(event, out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        if let Some(task) = self.task.take() {
+            out.extend_from_slice(&task);
+        }
+        self.encoder.finish(out);
+    }
 }
 
 /// Waits until `live` is settled with an event after `after` (an answered run must move first).
