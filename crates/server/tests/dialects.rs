@@ -854,6 +854,9 @@ async fn ag_ui_frontend_tool_answered_by_a_tool_message() {
         "{wire}"
     );
     assert!(wire.contains("\"runId\":\"run_b\""), "{wire}");
+    // Regression (the @ag-ui/client peer): the client holds its tool message already; a
+    // TOOL_CALL_RESULT for it would make its reducer add a second one.
+    assert!(!wire.contains("TOOL_CALL_RESULT"), "{wire}");
     assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
     assert_eq!(text(accumulate(&events).last().unwrap()), "confirmed");
     // The run heard the client's answer, and the thread keeps it.
