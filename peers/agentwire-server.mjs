@@ -9,12 +9,13 @@
 // The binary is $AGENTWIRE_BIN, else $CARGO_TARGET_DIR/debug/agentwire, else target/debug/agentwire
 // of the repository; `scripts/test` has built it (cargo test builds the CLI's binary) before the
 // peers run. Nothing here builds it, so several suites cost nothing more; a missing binary, or one
-// older than the sources, fails with the command that makes it. `stop` sends SIGTERM (SIGKILL
-// after 5 s) and removes the directory; the server is killed if the test process exits first.
+// older than a source in cargo's dep-info file for it, fails with the command that makes it.
+// `stop` sends SIGTERM (SIGKILL after 5 s) and removes the directory; the server is killed if the
+// test process exits first.
 // Only node's own modules are used, so any peer can import this file.
 
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,20 +31,19 @@ export function binaryPath() {
   return path.join(target, 'debug', process.platform === 'win32' ? 'agentwire.exe' : 'agentwire');
 }
 
-/** Refuses a missing binary, or one older than a Rust source of the crates it is built from. */
+/**
+ * Refuses a missing binary, or one older than a source it is built from: the sources cargo lists
+ * in its dep-info file beside the binary.
+ */
 function checkFresh(binary) {
   if (!existsSync(binary)) throw new Error(`${binary} is missing: build it first with \`${BUILD}\``);
-  if (process.env.AGENTWIRE_BIN) return;
+  const depInfo = `${binary}.d`;
+  if (!existsSync(depInfo)) return;
   const built = statSync(binary).mtimeMs;
-  const crates = path.join(repoRoot, 'crates');
-  for (const crate of readdirSync(crates)) {
-    const src = path.join(crates, crate, 'src');
-    if (!existsSync(src)) continue;
-    for (const file of readdirSync(src, { recursive: true })) {
-      const source = path.join(src, String(file));
-      if (source.endsWith('.rs') && statSync(source).mtimeMs > built) {
-        throw new Error(`${binary} is older than ${path.relative(repoRoot, source)}: rebuild it with \`${BUILD}\``);
-      }
+  const sources = readFileSync(depInfo, 'utf8').split(': ').slice(1).join(': ').split(/\s+/);
+  for (const source of sources) {
+    if (source && existsSync(source) && statSync(source).mtimeMs > built) {
+      throw new Error(`${binary} is older than ${source}: rebuild it with \`${BUILD}\``);
     }
   }
 }

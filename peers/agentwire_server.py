@@ -8,7 +8,8 @@ port 0 with an agentwire.toml and scripted brains written into a temporary direc
 The binary is `$AGENTWIRE_BIN`, else `$CARGO_TARGET_DIR/debug/agentwire`, else
 `target/debug/agentwire` of the repository; `scripts/test` has built it (cargo test builds the
 CLI's binary) before the peers run. Nothing here builds it, so several suites cost nothing more;
-a missing binary, or one older than the sources, fails with the command that makes it.
+a missing binary, or one older than a source in cargo's dep-info file for it, fails with the
+command that makes it.
 The server is stopped (SIGTERM, then SIGKILL after 5 s) and the directory removed on exit.
 """
 
@@ -36,18 +37,19 @@ def binary() -> Path:
 
 
 def check_fresh(path: Path) -> None:
-    """Refuses a missing binary, or one older than a source it is built from."""
+    """Refuses a missing binary, or one older than a source it is built from (the sources
+    cargo lists in its dep-info file beside the binary)."""
     if not path.exists():
         raise RuntimeError(f"{path} is missing: build it first with `{BUILD}`")
-    if os.environ.get("AGENTWIRE_BIN"):
+    dep_info = path.with_name(path.name + ".d")
+    if not dep_info.exists():
         return
     built = path.stat().st_mtime
-    sources = list((REPO / "crates").glob("*/src/**/*.rs"))
-    newer = [source for source in sources if source.stat().st_mtime > built]
-    if newer:
-        raise RuntimeError(
-            f"{path} is older than {newer[0].relative_to(REPO)}: rebuild it with `{BUILD}`"
-        )
+    _, _, sources = dep_info.read_text().partition(": ")
+    for source in sources.split():
+        source = Path(source)
+        if source.exists() and source.stat().st_mtime > built:
+            raise RuntimeError(f"{path} is older than {source}: rebuild it with `{BUILD}`")
 
 
 class AgentwireServer:

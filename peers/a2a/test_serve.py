@@ -15,12 +15,12 @@ from a2a.client import ClientConfig, create_client
 from a2a.client.card_resolver import A2ACardResolver
 from a2a.helpers import get_artifact_text, get_data_parts, new_data_part
 from a2a.types import a2a_pb2
-from google.protobuf.json_format import MessageToDict
 from a2a.utils.errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from google.protobuf.json_format import MessageToDict
 
 from a2a_peer import rebuild
 
