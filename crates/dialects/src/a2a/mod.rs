@@ -84,7 +84,10 @@
 //! - The decoder's sequence numbers are its own, counted from 1.
 //! - In the a2a-sdk client (not in this codec): data numbers become doubles
 //!   (`google.protobuf.Value`), so integers beyond 2^53 lose precision; appended text stays
-//!   separate parts.
+//!   separate parts; an appended chunk's `metadata` replaces the artifact's top-level keys, so
+//!   when the last chunk carries `agentwire` (the final metadata) the first chunk's
+//!   `agentwire.role` / `created_at` are gone from the task it keeps (the server's own fold, in
+//!   `GetTask`, merges them).
 
 mod card;
 mod decode;
