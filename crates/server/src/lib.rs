@@ -6,6 +6,8 @@
 //! the conversation between runs. Sessions, runs and every event persist in the store
 //! (SQLite or PostgreSQL): a run's events are committed before any client sees them, and a
 //! restarted server marks the runs it left unfinished `incomplete` and replays them.
+//! Around the API: `/metrics` for Prometheus, CORS for the configured origins, a tracing span
+//! per request and per run, and the server's ceilings over every agent's limits.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};
@@ -18,11 +20,14 @@
 //! ```
 
 mod api;
+mod cors;
 mod dialects;
 mod error;
 mod log;
+mod metrics;
 mod server;
 mod settings;
+mod spans;
 mod state;
 mod stored;
 mod stream;

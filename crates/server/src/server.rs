@@ -23,9 +23,9 @@ use axum::Router;
 use axum::serve::ListenerExt;
 use tokio::net::{TcpListener, TcpSocket};
 
-use crate::api;
 use crate::settings::Settings;
 use crate::state::AppState;
+use crate::{api, cors, metrics, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients
 /// (DESIGN §12).
@@ -79,9 +79,20 @@ impl Server {
         &self.state.settings
     }
 
-    /// The HTTP routes, for serving elsewhere or testing in process.
+    /// The HTTP routes, for serving elsewhere or testing in process: the API with its metrics
+    /// and request spans, inside the CORS layer when origins are configured.
     pub fn router(&self) -> Router {
-        api::router(Arc::clone(&self.state))
+        let state = &self.state;
+        let router = api::router(Arc::clone(state))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(state),
+                metrics::track,
+            ))
+            .layer(spans::requests());
+        match cors::layer(&state.settings.cors_origins) {
+            Some(cors) => router.layer(cors),
+            None => router,
+        }
     }
 
     /// Binds the settings' address with a large backlog.
