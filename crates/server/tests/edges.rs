@@ -657,3 +657,45 @@ async fn a_line_logged_inside_a_run_carries_the_run_span() {
     assert_eq!(run["node"], "local");
     server.shutdown().await;
 }
+
+#[test]
+fn the_server_table_reads_and_checks_the_edge_settings() {
+    let read =
+        |server: &str| agentwire_server::ConfigFile::from_toml(&format!("[server]\n{server}"));
+    let file = read(
+        "cors_origins = [\"https://app.example\", \"http://localhost:5173\"]\n\
+         max_tool_output_bytes = 2048\nmax_run_seconds = 30",
+    )
+    .unwrap();
+    let settings = file.server.settings();
+    assert_eq!(
+        settings.cors_origins,
+        ["https://app.example", "http://localhost:5173"]
+    );
+    assert_eq!(settings.max_tool_output_bytes, 2048);
+    assert_eq!(settings.max_run_duration, Duration::from_secs(30));
+    let defaults = read("").unwrap().server.settings();
+    assert!(
+        defaults.cors_origins.is_empty(),
+        "same-origin only by default"
+    );
+    assert_eq!(defaults.max_tool_output_bytes, 1024 * 1024);
+    assert_eq!(defaults.max_run_duration, Duration::from_secs(900));
+    assert_eq!(
+        read("cors_origins = [\"*\"]").unwrap().server.cors_origins,
+        ["*"]
+    );
+    for (bad, says) in [
+        (
+            "cors_origins = [\"*\", \"https://a.example\"]",
+            "must stand alone",
+        ),
+        ("cors_origins = [\"https://app.example/\"]", "not an origin"),
+        ("cors_origins = [\"app.example\"]", "not an origin"),
+        ("max_run_seconds = 0", "nonzero"),
+        ("max_run_secs = 5", "unknown field"),
+    ] {
+        let error = read(bad).unwrap_err().to_string();
+        assert!(error.contains(says), "{bad}: {error}");
+    }
+}
