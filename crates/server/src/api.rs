@@ -27,6 +27,7 @@ type Shared = State<Arc<AppState>>;
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/metrics", get(crate::metrics::scrape))
         .route("/v1/agents", get(list_agents))
         .route("/v1/agents/{name}", get(agent_card))
         .route("/v1/runs", post(create_run))

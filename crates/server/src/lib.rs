@@ -8,6 +8,8 @@
 //! restarted server marks the runs it left unfinished `incomplete` and replays them.
 //! The same protocol runs over a WebSocket (`GET /v1/ws`, several runs per connection), and
 //! `/openapi.json` with its `/docs` page describes every route.
+//! Around the API: `/metrics` for Prometheus, CORS for the configured origins, a tracing span
+//! per request and per run, and the server's ceilings over every agent's limits.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};
@@ -20,13 +22,16 @@
 //! ```
 
 mod api;
+mod cors;
 mod dialects;
 mod docs;
 mod error;
 mod log;
+mod metrics;
 mod openapi;
 mod server;
 mod settings;
+mod spans;
 mod state;
 mod stored;
 mod stream;

@@ -94,6 +94,12 @@ fn native_paths() -> Map<String, Value> {
             "Health", "Answers while the server is up.",
             json!({"200": json_answer("Up.", json!({"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}))}),
             &[]), json!({"tags": ["server"]})))},
+        "/metrics": {"get": with(operation(
+            "Metrics", "Prometheus text exposition: runs started and ended by agent and status, runs in \
+             progress, tokens, time to the first delta, run duration, events, open streams and request \
+             durations. Needs a key when keys are configured (the numbers cover every key's runs).",
+            json!({"200": {"description": "The metrics.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}}),
+            &[401]), json!({"tags": ["server"]}))},
         "/openapi.json": {"get": public(with(operation(
             "This document", "The OpenAPI 3.1 document of every route.",
             json!({"200": json_answer("The document.", json!({"type": "object"}))}),
