@@ -52,20 +52,23 @@ enum Command {
         source: SourceArgs,
     },
     /// Serve agents over HTTP: the default assistant with no arguments, or the agents and
-    /// `[server]` settings of a configuration file. Stops on Ctrl-C or SIGTERM.
+    /// `[server]` settings of a configuration file. Stops on Ctrl-C or SIGTERM. Logs go to
+    /// stderr, filtered by `RUST_LOG` (default `info`).
     Serve {
         /// The configuration file (`[server]` and `[[agents]]`).
         #[arg(long)]
         config: Option<PathBuf>,
         /// Where to listen (default: the file's `[server] addr`, else 127.0.0.1:8080).
-        #[arg(long, env = "AGENTWIRE_ADDR")]
+        /// `AGENTWIRE_ADDR` overrides it.
+        #[arg(long)]
         addr: Option<SocketAddr>,
         /// Where the server keeps its data; the default agent's workspace is under it.
         #[arg(long, default_value = ".agentwire")]
         data_dir: PathBuf,
         /// The store (default: the file's `[server] database_url`, else
         /// `sqlite://<data-dir>/agentwire.db`); `postgres://…` for many nodes.
-        #[arg(long, env = "AGENTWIRE_DATABASE_URL")]
+        /// `AGENTWIRE_DATABASE_URL` overrides it.
+        #[arg(long)]
         database_url: Option<String>,
     },
 }

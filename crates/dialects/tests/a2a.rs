@@ -10,6 +10,7 @@ use agentwire_core::{
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::a2a::{
     A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentSkill, agent_card, decode_request,
+    decode_task_request,
 };
 use agentwire_testkit::stream::{Choices, events_for};
 use agentwire_testkit::{golden, scenarios, strategy};
@@ -437,7 +438,11 @@ fn requests_read_every_documented_shape() {
     for (body, says) in [
         (
             r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#,
-            "GetTask",
+            "message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#,
+            "ListTasks",
         ),
         (
             r#"{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{}}"#,
@@ -462,6 +467,52 @@ fn requests_read_every_documented_shape() {
         ("not json", "expected"),
     ] {
         let err = decode_request(body.as_bytes()).expect_err(body);
+        assert!(matches!(err, DecodeError::InvalidRequest { .. }), "{err}");
+        assert!(err.to_string().contains(says), "{body}: {err}");
+    }
+}
+
+#[test]
+fn task_requests_name_their_task() {
+    let get = decode_task_request(
+        br#"{"jsonrpc":"2.0","id":"g","method":"GetTask","params":{"id":"run_1","historyLength":3,"tenant":""}}"#,
+    )
+    .expect("valid");
+    assert_eq!(get.method, A2aMethod::GetTask);
+    assert_eq!((get.id, get.task_id.as_str()), (json!("g"), "run_1"));
+    assert_eq!(get.history_length, Some(3));
+    let cancel = decode_task_request(
+        br#"{"jsonrpc":"2.0","id":2,"method":"tasks/cancel","params":{"id":"run_1","metadata":{"why":"late"}}}"#,
+    )
+    .expect("valid");
+    assert_eq!(cancel.method, A2aMethod::CancelTask);
+    assert_eq!(cancel.metadata["why"], "late");
+    let subscribe = decode_task_request(
+        br#"{"jsonrpc":"2.0","id":3,"method":"SubscribeToTask","params":{"id":"run_1"}}"#,
+    )
+    .expect("valid");
+    assert_eq!(subscribe.method, A2aMethod::SubscribeToTask);
+    assert_eq!(subscribe.history_length, None);
+
+    for (body, says) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"id":"t"}}"#,
+            "message",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":""}}"#,
+            "empty",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}"#,
+            "id",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t","historyLength":-1}}"#,
+            "-1",
+        ),
+    ] {
+        let err = decode_task_request(body.as_bytes()).expect_err(body);
         assert!(matches!(err, DecodeError::InvalidRequest { .. }), "{err}");
         assert!(err.to_string().contains(says), "{body}: {err}");
     }

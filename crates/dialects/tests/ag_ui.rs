@@ -278,6 +278,39 @@ fn the_request_ids_win_over_the_runs() {
     );
 }
 
+#[test]
+fn results_the_clients_history_holds_are_not_sent_back() {
+    // The tool_call scenario's result for call_1, as if the client's frontend tool had made it:
+    // its history holds the tool message, so the client must not get a second one.
+    let scenario = scenarios::tool_call();
+    let input = decode_request(
+        br#"{"threadId":"t","runId":"r","messages":[
+            {"id":"u","role":"user","content":"Weather?"},
+            {"id":"a","role":"assistant","toolCalls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
+            {"id":"t1","role":"tool","toolCallId":"call_1","content":"sunny"}]}"#,
+    )
+    .expect("valid");
+    let known = frames(&encode(
+        &mut AgUiEncoder::for_input(&input),
+        &scenario.events,
+    ));
+    let all = frames(&wire(&scenario));
+    let results = |frames: &[Value]| {
+        frames
+            .iter()
+            .filter(|frame| frame["type"] == "TOOL_CALL_RESULT")
+            .count()
+    };
+    assert_eq!(results(&all), 1);
+    assert_eq!(results(&known), 0);
+    // Everything else is the same, and the call is not left pending.
+    assert_eq!(known.len(), all.len() - 1);
+    assert_eq!(
+        known.last().expect("frames")["outcome"],
+        json!({"type": "success"})
+    );
+}
+
 /// A run around one message streamed any way, so that the message completes when the run does.
 fn run_of(message: &Message, choices: &mut Choices) -> Vec<Event> {
     let run = |kind| Event { seq: 0, kind };

@@ -73,4 +73,4 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{AgentConfig, AgentsFile, ConfigError, Provider};
 pub use events::RunEvents;
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
-pub use run::{InputError, Run, RunHandle, RunStart, StartError};
+pub use run::{InputError, Run, RunHandle, RunLimits, RunStart, StartError};

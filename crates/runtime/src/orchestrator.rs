@@ -26,6 +26,7 @@ use agentwire_core::{
     Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder, MessageStart, Part, Role,
     RunStatus, ToolCall, ToolSpec, Usage,
 };
+use agentwire_tools::ToolLimits;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
@@ -33,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::EventQueue;
 use crate::ids::IdKind;
-use crate::run::Shared;
+use crate::run::{RunLimits, Shared};
 use crate::schema;
 use crate::wait::{Resolution, Wait, not_run};
 
@@ -52,6 +53,10 @@ pub(crate) struct Orchestrator {
     budget: Option<Duration>,
     /// When the working time runs out, while the run works.
     deadline: Option<Instant>,
+    /// The working time the run had: the agent's `max_duration` or a tighter ceiling.
+    max_duration: Option<Duration>,
+    /// The limits its tool calls run under: the toolbox's, or tighter ceilings.
+    tool_limits: ToolLimits,
 }
 
 /// Why a run ends without its answer.
@@ -86,8 +91,17 @@ impl Orchestrator {
         shared: Arc<Shared>,
         queue: Arc<EventQueue>,
         client_tools: Vec<ToolSpec>,
+        limits: RunLimits,
     ) -> Self {
-        let budget = shared.agent.inner.max_duration;
+        let agent = &shared.agent.inner;
+        let max_duration = match (agent.max_duration, limits.max_duration) {
+            (Some(own), Some(ceiling)) => Some(own.min(ceiling)),
+            (own, ceiling) => own.or(ceiling),
+        };
+        let mut tool_limits = agent.toolbox.limits();
+        if let Some(ceiling) = limits.max_tool_output_bytes {
+            tool_limits.max_output_bytes = tool_limits.max_output_bytes.min(ceiling);
+        }
         Self {
             shared,
             queue,
@@ -96,8 +110,10 @@ impl Orchestrator {
             steps: 0,
             usage: None,
             message_usage: None,
-            budget,
+            budget: max_duration,
             deadline: None,
+            max_duration,
+            tool_limits,
         }
     }
 
@@ -350,7 +366,8 @@ impl Orchestrator {
             .enumerate()
             .map(|(idx, call)| {
                 let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
-                async move { (idx, toolbox.run(call, cancel).await) }
+                let limits = self.tool_limits;
+                async move { (idx, toolbox.run_within(call, cancel, limits).await) }
             })
             .collect();
         let mut answered = vec![false; calls.len()];
@@ -537,7 +554,7 @@ impl Orchestrator {
         match halt {
             Halt::Canceled => (RunStatus::Canceled, None),
             Halt::OutOfTime => {
-                let limit = config.max_duration.unwrap_or_default();
+                let limit = self.max_duration.unwrap_or_default();
                 (
                     RunStatus::Incomplete,
                     Some(ErrorInfo::new(

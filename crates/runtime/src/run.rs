@@ -9,6 +9,7 @@
 //! conversation to the session, which outlives runs.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
 use agentwire_core::{
@@ -17,6 +18,7 @@ use agentwire_core::{
 use thiserror::Error;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
@@ -49,6 +51,22 @@ pub struct RunStart {
     /// Tools the client declares and runs itself, offered to the model after the agent's. A
     /// call to one pauses the run until the client sends its output.
     pub client_tools: Vec<ToolSpec>,
+    /// Ceilings over the agent's own limits for this run (a server's limits).
+    pub limits: RunLimits,
+}
+
+/// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
+/// Each applies only where it is tighter than the agent's own; `None` leaves the agent's.
+///
+/// A run over `max_duration` ends as one over the agent's own `max_duration` does:
+/// `incomplete` with error code `max_duration`, everything complete kept. A tool result over
+/// `max_tool_output_bytes` is cut or refused as the toolbox does with its own limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunLimits {
+    /// The most working time (time waiting for the client does not count).
+    pub max_duration: Option<Duration>,
+    /// The most bytes of JSON one tool result may take.
+    pub max_tool_output_bytes: Option<usize>,
 }
 
 impl RunStart {
@@ -81,6 +99,12 @@ impl RunStart {
     /// Sets the tools the client runs itself.
     pub fn with_client_tools(mut self, client_tools: Vec<ToolSpec>) -> Self {
         self.client_tools = client_tools;
+        self
+    }
+
+    /// Sets ceilings over the agent's limits.
+    pub fn with_limits(mut self, limits: RunLimits) -> Self {
+        self.limits = limits;
         self
     }
 }
@@ -209,8 +233,16 @@ impl Shared {
 }
 
 impl Agent {
+    /// A fresh run id from the agent's id source, for a caller that names the run before it
+    /// starts (a server's tracing span; pass it back with [`RunStart::with_run_id`]).
+    pub fn new_run_id(&self) -> RunId {
+        self.inner.ids.next_id(IdKind::Run).into()
+    }
+
     /// Starts a run: checks the input against the agent's schema (a refusal starts nothing),
-    /// then spawns the orchestrator on the current Tokio runtime.
+    /// then spawns the orchestrator on the current Tokio runtime. The orchestrator and its
+    /// tools' tasks run in the caller's current `tracing` span, so a span the caller opens for
+    /// the run covers everything it does.
     pub fn start(&self, start: RunStart) -> Result<Run, StartError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| StartError::NoRuntime)?;
         let config = &self.inner;
@@ -269,9 +301,13 @@ impl Agent {
             cancel: CancellationToken::new(),
         });
         let queue = Arc::new(EventQueue::default());
-        let orchestrator =
-            Orchestrator::new(Arc::clone(&shared), Arc::clone(&queue), start.client_tools);
-        runtime.spawn(orchestrator.run());
+        let orchestrator = Orchestrator::new(
+            Arc::clone(&shared),
+            Arc::clone(&queue),
+            start.client_tools,
+            start.limits,
+        );
+        runtime.spawn(orchestrator.run().in_current_span());
         Ok(Run {
             handle: RunHandle { shared },
             events: RunEvents::new(queue),

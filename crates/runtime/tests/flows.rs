@@ -306,6 +306,52 @@ async fn max_duration_ends_the_run_incomplete() {
     assert_eq!(run.handle.output()[0].content(), "ab");
 }
 
+/// `RunLimits` are ceilings: the tighter of the agent's `max_duration` and the run's wins.
+#[tokio::test(start_paused = true)]
+async fn run_limits_cap_the_agents_max_duration() {
+    let script = json!({"turns": [[{"type": "text_delta", "text": "a"}, {"type": "text_delta", "text": "b"},
+                                   {"type": "text_delta", "text": "c"}, {"type": "finish", "reason": "stop"}]]});
+    let cases = [
+        (None, Some(1500), "ab", Some("1500 ms")),
+        (Some(2500), Some(1500), "ab", Some("1500 ms")),
+        (Some(1500), Some(2500), "ab", Some("1500 ms")),
+        (None, None, "abc", None),
+    ];
+    for (own, ceiling, text, limit) in cases {
+        let brain = Recording::paced(script.clone(), 1.0);
+        let mut builder = agent(&brain);
+        if let Some(own) = own {
+            builder = builder.max_duration(Duration::from_millis(own));
+        }
+        let limits = agentwire_runtime::RunLimits {
+            max_duration: ceiling.map(Duration::from_millis),
+            max_tool_output_bytes: None,
+        };
+        let run = builder
+            .build()
+            .unwrap()
+            .start(RunStart::new(vec![Message::user("slowly")]).with_limits(limits))
+            .unwrap();
+        let mut client = Client::new(run.events);
+        let status = client.until_end().await;
+        client.check_agrees_with(&run.handle);
+        assert_eq!(
+            run.handle.output()[0].content(),
+            text,
+            "{own:?} {ceiling:?}"
+        );
+        match limit {
+            Some(limit) => {
+                assert_eq!(status, RunStatus::Incomplete);
+                let error = run.handle.error().unwrap();
+                assert_eq!(error.code, "max_duration");
+                assert!(error.message.contains(limit), "{}", error.message);
+            }
+            None => assert_eq!(status, RunStatus::Completed),
+        }
+    }
+}
+
 /// An answer cut off at the token limit is not a complete answer.
 #[tokio::test]
 async fn a_truncated_answer_is_incomplete() {

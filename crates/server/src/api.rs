@@ -27,6 +27,7 @@ type Shared = State<Arc<AppState>>;
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/metrics", get(crate::metrics::scrape))
         .route("/v1/agents", get(list_agents))
         .route("/v1/agents/{name}", get(agent_card))
         .route("/v1/runs", post(create_run))
@@ -35,6 +36,9 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{id}/input", post(run_input))
         .route("/v1/runs/{id}/cancel", post(cancel_run))
         .route("/v1/sessions/{id}", get(get_session).delete(delete_session))
+        .route("/v1/ws", get(crate::ws::upgrade))
+        .route("/openapi.json", get(crate::openapi::serve))
+        .route("/docs", get(crate::docs::page))
         .fallback(|| async {
             ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
         })
@@ -111,7 +115,7 @@ async fn agent_card(
 
 /// The body of `POST /v1/runs`: the native request, plus the tools the client runs itself.
 #[derive(Deserialize)]
-struct CreateRun {
+pub(crate) struct CreateRun {
     #[serde(flatten)]
     request: RunRequest,
     #[serde(default)]
@@ -120,7 +124,7 @@ struct CreateRun {
 
 /// A run as the API shows it.
 #[derive(Serialize)]
-struct RunView {
+pub(crate) struct RunView {
     id: String,
     session_id: Option<String>,
     agent: String,
@@ -131,7 +135,7 @@ struct RunView {
     error: Option<agentwire_core::ErrorInfo>,
 }
 
-fn view(live: &LiveRun) -> RunView {
+pub(crate) fn view(live: &LiveRun) -> RunView {
     let handle = &live.handle;
     RunView {
         id: handle.id().to_string(),
@@ -185,18 +189,24 @@ async fn create_run(
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
     let bytes = read_body(&state, body).await?;
-    let CreateRun { request, tools } = parse(&bytes)?;
-    check_message_count(&state, request.input.len())?;
-    let agent = state.agent(request.agent.as_deref())?;
-    let start = RunStart::new(request.input).with_client_tools(tools);
-    let live = state
-        .start(agent, &owner, request.session_id, start)
-        .await?;
+    let live = start_run(&state, &owner, parse(&bytes)?).await?;
     if wants_sse(&headers) {
         return Ok(sse_response(&state, live, 0));
     }
     live.log.settled().await;
     Ok(run_json(&live))
+}
+
+/// Starts the run a `POST /v1/runs` body asks for (also the WebSocket's `start`).
+pub(crate) async fn start_run(
+    state: &Arc<AppState>,
+    owner: &Owner,
+    CreateRun { request, tools }: CreateRun,
+) -> Result<Arc<LiveRun>, ApiError> {
+    check_message_count(state, request.input.len())?;
+    let agent = state.agent(request.agent.as_deref())?;
+    let start = RunStart::new(request.input).with_client_tools(tools);
+    state.start(agent, owner, request.session_id, start).await
 }
 
 async fn get_run(
@@ -268,9 +278,15 @@ async fn run_input(
     let owner = owner(&state, &headers)?;
     let live = state.live_run(&id, &owner).await?;
     let bytes = read_body(&state, body).await?;
-    let message: Message = parse(&bytes)?;
-    live.handle.input(message)?;
+    input_run(&live, parse(&bytes)?)?;
     Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
+}
+
+/// Gives a run the client's input (also the WebSocket's `input`); checked by the runtime
+/// against the run's wait and schema, so a refusal changes nothing.
+pub(crate) fn input_run(live: &LiveRun, message: Message) -> Result<(), ApiError> {
+    live.handle.input(message)?;
+    Ok(())
 }
 
 async fn cancel_run(
@@ -279,7 +295,14 @@ async fn cancel_run(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
-    let live = match state.run(&id, &owner).await? {
+    let view = cancel(&state, &owner, &id).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"run": view}))).into_response())
+}
+
+/// Cancels a run, here or on the node executing it (also the WebSocket's `cancel`); the run
+/// as it was when asked.
+pub(crate) async fn cancel(state: &AppState, owner: &Owner, id: &str) -> Result<Value, ApiError> {
+    let live = match state.run(id, owner).await? {
         FoundRun::Live(live) => live,
         FoundRun::Stored(record) => {
             // The node executing it cancels it when it hears the notice.
@@ -291,12 +314,11 @@ async fn cancel_run(
                 .notify(&notice)
                 .await
                 .map_err(crate::state::store_error)?;
-            let view = crate::stored::view(&record);
-            return Ok((StatusCode::ACCEPTED, Json(json!({"run": view}))).into_response());
+            return Ok(crate::stored::view(&record));
         }
     };
     live.handle.cancel();
-    Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
+    Ok(json!(view(&live)))
 }
 
 async fn get_session(

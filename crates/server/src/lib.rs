@@ -5,7 +5,12 @@
 //! which `GET /v1/runs/{id}/events` replays from any point and then follows live; sessions keep
 //! the conversation between runs. Sessions, runs and every event persist in the store
 //! (SQLite or PostgreSQL): a run's events are committed before any client sees them (the
-//! batches of all runs together, one transaction at a time), and a restarted server marks the runs it left unfinished `incomplete` and replays them.
+//! batches of all runs together, one transaction at a time), and a restarted server marks the
+//! runs it left unfinished `incomplete` and replays them.
+//! The same protocol runs over a WebSocket (`GET /v1/ws`, several runs per connection), and
+//! `/openapi.json` with its `/docs` page describes every route.
+//! Around the API: `/metrics` for Prometheus, CORS for the configured origins, a tracing span
+//! per request and per run, and the server's ceilings over every agent's limits.
 //!
 //! ```no_run
 //! use agentwire_server::{Server, Settings, shutdown_signal};
@@ -19,14 +24,20 @@
 
 mod api;
 mod commit;
+mod cors;
 mod dialects;
+mod docs;
 mod error;
 mod log;
+mod metrics;
+mod openapi;
 mod server;
 mod settings;
+mod spans;
 mod state;
 mod stored;
 mod stream;
+mod ws;
 
 pub use error::ApiError;
 pub use server::{Server, bind, shutdown_signal};

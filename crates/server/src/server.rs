@@ -23,9 +23,9 @@ use axum::Router;
 use axum::serve::ListenerExt;
 use tokio::net::{TcpListener, TcpSocket};
 
-use crate::api;
 use crate::settings::Settings;
 use crate::state::AppState;
+use crate::{api, cors, metrics, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients
 /// (DESIGN §12).
@@ -79,9 +79,20 @@ impl Server {
         &self.state.settings
     }
 
-    /// The HTTP routes, for serving elsewhere or testing in process.
+    /// The HTTP routes, for serving elsewhere or testing in process: the API with its metrics
+    /// and request spans, inside the CORS layer when origins are configured.
     pub fn router(&self) -> Router {
-        api::router(Arc::clone(&self.state))
+        let state = &self.state;
+        let router = api::router(Arc::clone(state))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(state),
+                metrics::track,
+            ))
+            .layer(spans::requests());
+        match cors::layer(&state.settings.cors_origins) {
+            Some(cors) => router.layer(cors),
+            None => router,
+        }
     }
 
     /// Binds the settings' address with a large backlog.
@@ -155,24 +166,32 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Completes on Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is called,
+/// not when the future is first polled, so a signal sent as soon as the server says where it
+/// listens is not missed (which would kill the process instead of shutting it down).
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+        async fn received(signal: std::io::Result<Signal>) {
+            match signal {
+                Ok(mut signal) => {
+                    signal.recv().await;
+                }
+                Err(_) => std::future::pending().await,
             }
-            Err(_) => std::future::pending().await,
         }
-    };
+        let interrupt = received(signal(SignalKind::interrupt()));
+        let terminate = received(signal(SignalKind::terminate()));
+        async move {
+            tokio::select! {
+                () = interrupt => {}
+                () = terminate => {}
+            }
+        }
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

@@ -2,19 +2,30 @@
 //!
 //! ```toml
 //! [server]
-//! addr = "127.0.0.1:8080"
+//! addr = "127.0.0.1:8080"                             # env AGENTWIRE_ADDR, flag --addr
 //! database_url = "sqlite://.agentwire/agentwire.db"   # or postgres://…; env AGENTWIRE_DATABASE_URL
 //! node_id = "node-a"                                  # PostgreSQL: this node's stable name
 //! api_keys = ["key-1", "key-2"]                       # none: no authentication
+//! cors_origins = ["https://app.example"]              # or ["*"]; none: same-origin only
+//! max_body_bytes = 4194304                            # the largest request body
+//! max_input_messages = 256                            # the most messages one request carries
+//! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
+//! max_run_seconds = 900                               # ceiling over every run's working time
 //!
 //! [[agents]]
 //! name = "assistant"
 //! ```
 //!
+//! `max_tool_output_bytes` and `max_run_seconds` cap what each agent allows itself (its
+//! toolbox's output limit, its `max_duration`): the tighter one wins. A run over its working
+//! time ends `incomplete` with error code `max_duration`; a tool result over the limit is cut
+//! (text) or answered with an `EXECUTION` error the model reads.
+//!
 //! The `[[agents]]` entries are read by the runtime's [`AgentsFile`]; this module reads
 //! `[server]` from the same text and leaves the agents to it.
 
 use std::net::SocketAddr;
+use std::num::NonZeroU64;
 use std::time::Duration;
 
 use agentwire_runtime::{AgentsFile, ConfigError};
@@ -45,6 +56,13 @@ pub struct Settings {
     pub heartbeat: Duration,
     /// On shutdown, how long running runs get to settle before they are canceled.
     pub shutdown_grace: Duration,
+    /// Browser origins allowed to call the API across origins (`https://app.example`), or
+    /// `*` for any; empty: none (same-origin only).
+    pub cors_origins: Vec<String>,
+    /// The most bytes of JSON one tool result may take, over every agent's own limit.
+    pub max_tool_output_bytes: usize,
+    /// The most working time of a run, over every agent's own `max_duration`.
+    pub max_run_duration: Duration,
 }
 
 impl Default for Settings {
@@ -58,6 +76,11 @@ impl Default for Settings {
             max_input_messages: 256,
             heartbeat: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(10),
+            cors_origins: Vec::new(),
+            // Above the toolboxes' own default (128 KiB): a ceiling for agents that raise theirs.
+            max_tool_output_bytes: 1024 * 1024,
+            // Working time: model calls and tools, not time waiting for the client.
+            max_run_duration: Duration::from_secs(15 * 60),
         }
     }
 }
@@ -79,6 +102,43 @@ pub struct ServerSection {
     pub max_body_bytes: Option<usize>,
     /// The most input messages one request may carry.
     pub max_input_messages: Option<usize>,
+    /// Origins allowed to call across origins, or `["*"]`.
+    #[serde(default, deserialize_with = "origins")]
+    pub cors_origins: Vec<String>,
+    /// The most bytes of JSON one tool result may take, over every agent's limit.
+    pub max_tool_output_bytes: Option<usize>,
+    /// The most working time of a run, in seconds, over every agent's `max_duration`.
+    pub max_run_seconds: Option<NonZeroU64>,
+}
+
+/// Reads `cors_origins`: `["*"]` alone, or origins as browsers send them (`scheme://host`,
+/// with a port if not the scheme's default, no path or trailing slash; a slip there would
+/// silently match nothing).
+fn origins<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    let origins = Vec::<String>::deserialize(deserializer)?;
+    if origins.iter().any(|origin| origin == "*") && origins.len() > 1 {
+        return Err(serde::de::Error::custom(
+            "cors_origins: \"*\" allows every origin and must stand alone",
+        ));
+    }
+    for origin in origins.iter().filter(|origin| *origin != "*") {
+        let host = origin
+            .strip_prefix("https://")
+            .or_else(|| origin.strip_prefix("http://"));
+        let valid = host.is_some_and(|host| {
+            !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(&byte))
+        });
+        if !valid {
+            return Err(serde::de::Error::custom(format!(
+                "cors_origins: '{origin}' is not an origin like \"https://app.example\" \
+                 (scheme and host, a port if needed, no path)"
+            )));
+        }
+    }
+    Ok(origins)
 }
 
 impl ServerSection {
@@ -94,6 +154,15 @@ impl ServerSection {
             max_input_messages: self
                 .max_input_messages
                 .unwrap_or(defaults.max_input_messages),
+            cors_origins: self.cors_origins.clone(),
+            max_tool_output_bytes: self
+                .max_tool_output_bytes
+                .unwrap_or(defaults.max_tool_output_bytes),
+            max_run_duration: self
+                .max_run_seconds
+                .map_or(defaults.max_run_duration, |seconds| {
+                    Duration::from_secs(seconds.get())
+                }),
             ..defaults
         }
     }

@@ -9,18 +9,20 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
-use agentwire_runtime::{Agent, RunEvents, RunHandle, RunStart};
+use agentwire_runtime::{Agent, RunEvents, RunHandle, RunLimits, RunStart};
 use agentwire_store::{Notice, RunRecord, Store, StoreError};
 use axum::http::StatusCode;
 use futures::StreamExt;
 use tokio::sync::broadcast;
+use tracing::Instrument;
 
 use crate::commit::{Committed, Committer};
 use crate::error::ApiError;
 use crate::log::EventLog;
+use crate::metrics::{Metrics, RunMetrics};
 use crate::settings::Settings;
 
 /// Who made a request: the API key it presented, or `None` when the server has no keys.
@@ -63,6 +65,8 @@ pub(crate) struct AppState {
     runs: Mutex<HashMap<RunId, Arc<LiveRun>>>,
     /// Sessions with a run starting (`None`) or going on this node: the next turn waits.
     busy: Mutex<HashMap<SessionId, Option<Arc<LiveRun>>>>,
+    /// What `/metrics` reports.
+    pub(crate) metrics: Metrics,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -91,6 +95,7 @@ impl AppState {
             .iter()
             .map(|key| key.as_str().into())
             .collect();
+        let metrics = Metrics::new(agents.iter().map(Agent::name));
         Self {
             agents,
             default_agent,
@@ -102,6 +107,7 @@ impl AppState {
             notices: broadcast::Sender::new(1024),
             runs: Mutex::default(),
             busy: Mutex::default(),
+            metrics,
         }
     }
 
@@ -249,7 +255,16 @@ impl AppState {
             None => Vec::new(),
         };
         let input_len = start.input.len();
-        let run = agent.start(start.with_session(session_id.clone()).with_history(history))?;
+        let run_id = start.run_id.clone().unwrap_or_else(|| agent.new_run_id());
+        // Everything the run does, its runtime tasks included, logs inside this span.
+        let span = crate::spans::run(&run_id, agent.name(), session_id, &self.node);
+        let started = Instant::now();
+        let start = start
+            .with_run_id(run_id)
+            .with_session(session_id.clone())
+            .with_history(history)
+            .with_limits(self.run_limits());
+        let run = span.in_scope(|| agent.start(start))?;
         let live = Arc::new(LiveRun {
             handle: run.handle,
             log: EventLog::default(),
@@ -260,8 +275,18 @@ impl AppState {
             live.handle.cancel();
             return Err(store_error(error));
         }
-        tokio::spawn(Arc::clone(self).pump(Arc::clone(&live), run.events));
+        let metrics = self.metrics.run_started(agent.name(), started);
+        let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, metrics);
+        tokio::spawn(pump.instrument(span));
         Ok(live)
+    }
+
+    /// The server's ceilings over every agent's limits.
+    fn run_limits(&self) -> RunLimits {
+        RunLimits {
+            max_duration: Some(self.settings.max_run_duration),
+            max_tool_output_bytes: Some(self.settings.max_tool_output_bytes),
+        }
     }
 
     /// Commits the session (if new), the run's row and its input.
@@ -296,7 +321,12 @@ impl AppState {
     /// sees it. Before the terminal status is stored, the run's output joins its session, so a
     /// client that sees the end finds the history updated. The run goes on whether or not
     /// anyone reads its log.
-    async fn pump(self: Arc<Self>, live: Arc<LiveRun>, mut events: RunEvents) {
+    async fn pump(
+        self: Arc<Self>,
+        live: Arc<LiveRun>,
+        mut events: RunEvents,
+        mut metrics: RunMetrics,
+    ) {
         let mut batch = Vec::new();
         while events.recv_many(&mut batch).await > 0 {
             let ends = batch.iter().any(|event| {
@@ -306,6 +336,7 @@ impl AppState {
                 self.finish_session(&live).await;
             }
             if self.persist(&live, &mut batch).await {
+                metrics.logged(&batch);
                 live.log.append_all(batch.drain(..));
             } else {
                 // Nothing unstored is shown: the run is given up, its stream ends short.

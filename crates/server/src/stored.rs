@@ -7,7 +7,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Accumulator, Event, RunId};
+use agentwire_core::{Accumulator, Event, EventKind, RunId, RunStatus};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::native::NativeSseEncoder;
 use agentwire_store::{Notice, RunRecord};
@@ -20,6 +20,7 @@ use tokio::sync::broadcast;
 use crate::error::ApiError;
 use crate::log::settles;
 use crate::state::{AppState, store_error};
+use crate::stream::Until;
 
 /// Events read from the store at once: a replay of a long run goes out in pages.
 const PAGE: u32 = 1000;
@@ -62,100 +63,140 @@ pub(crate) async fn run_json(state: &AppState, record: &RunRecord) -> Result<Res
     Ok(Json(json!({"run": view(record), "output": accumulator.messages()})).into_response())
 }
 
-struct Reader {
+/// Pulls a stored run's events after a point, a page at a time.
+pub(crate) struct StoredReader {
     state: Arc<AppState>,
     run_id: RunId,
     after: u64,
     notices: broadcast::Receiver<Notice>,
     heartbeat: Duration,
+    until: Until,
     done: bool,
     /// The row said the run is settled; the next empty read ends the stream.
     ending: bool,
 }
 
+impl StoredReader {
+    /// A reader of `record`'s events after `after`.
+    pub(crate) fn new(state: Arc<AppState>, record: &RunRecord, after: u64, until: Until) -> Self {
+        // Subscribed before the first read: an append after it is either read or noticed.
+        let notices = state.notices.subscribe();
+        let heartbeat = state.settings.heartbeat;
+        Self {
+            state,
+            run_id: record.id.clone(),
+            after,
+            notices,
+            heartbeat,
+            until,
+            done: false,
+            ending: false,
+        }
+    }
+
+    /// Waits until there is something to hand over, and hands `visit` the next page of events,
+    /// or a heartbeat after a quiet `heartbeat`. False once the stream is complete.
+    pub(crate) async fn next(&mut self, mut visit: impl FnMut(&Event)) -> bool {
+        if self.done {
+            return false;
+        }
+        loop {
+            let page: Vec<Event> = match self
+                .state
+                .store
+                .events_after(&self.run_id, self.after, PAGE)
+                .await
+            {
+                Ok(page) => page,
+                Err(error) => {
+                    tracing::error!(run = %self.run_id, "replaying events: {error}");
+                    self.done = true;
+                    return false;
+                }
+            };
+            if let Some(last) = page.last() {
+                page.iter().for_each(&mut visit);
+                self.after = last.seq;
+                self.ending = false;
+                self.done = match self.until {
+                    Until::Settled => settles(last),
+                    Until::Ended => matches!(
+                        &last.kind,
+                        EventKind::RunStatus { status, .. } if status.is_terminal()
+                    ),
+                };
+                return true;
+            }
+            // Nothing new: the stream is complete if the run is settled (its row follows its
+            // log).
+            match self.state.store.run(&self.run_id).await {
+                // Read once more: events and the row commit together, so that read has them all.
+                Ok(Some(record)) if self.stops_at(record.status) => {
+                    if self.ending {
+                        self.done = true;
+                        return false;
+                    }
+                    self.ending = true;
+                    continue;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    self.done = true;
+                    return false;
+                }
+                Err(error) => {
+                    tracing::error!(run = %self.run_id, "reading the run: {error}");
+                    self.done = true;
+                    return false;
+                }
+            }
+            // Wait for a notice of this run; on silence send a heartbeat and read again (a
+            // notice can be missed while a listener reconnects).
+            let run_id = &self.run_id;
+            let notices = &mut self.notices;
+            let wait = async {
+                loop {
+                    match notices.recv().await {
+                        Ok(Notice::Events { run_id: of, .. }) if of == *run_id => return true,
+                        Ok(_) => {}
+                        Err(broadcast::error::RecvError::Lagged(_)) => return true,
+                        Err(broadcast::error::RecvError::Closed) => return false,
+                    }
+                }
+            };
+            match tokio::time::timeout(self.heartbeat, wait).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return false;
+                }
+                Err(_) => {
+                    visit(&Event::heartbeat(self.after));
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// The reader stops once the run is in `status` and its log is read.
+    fn stops_at(&self, status: RunStatus) -> bool {
+        match self.until {
+            Until::Settled => !is_moving(status),
+            Until::Ended => status.is_terminal(),
+        }
+    }
+}
+
 /// The native SSE body of a stored run's events after `after`: the log, then what is appended
 /// to it, until the run is settled or ended.
 pub(crate) fn sse_body(state: Arc<AppState>, record: &RunRecord, after: u64) -> Body {
-    // Subscribed before the first read: an append after it is either read or noticed.
-    let notices = state.notices.subscribe();
-    let heartbeat = state.settings.heartbeat;
-    let reader = Reader {
-        state,
-        run_id: record.id.clone(),
-        after,
-        notices,
-        heartbeat,
-        done: false,
-        ending: false,
-    };
-    Body::from_stream(futures::stream::unfold(reader, next_chunk))
-}
-
-async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Reader)> {
-    if reader.done {
-        return None;
-    }
-    let mut encoder = NativeSseEncoder;
-    loop {
-        let page: Vec<Event> = match reader
-            .state
-            .store
-            .events_after(&reader.run_id, reader.after, PAGE)
-            .await
-        {
-            Ok(page) => page,
-            Err(error) => {
-                tracing::error!(run = %reader.run_id, "replaying events: {error}");
-                return None;
-            }
-        };
-        if let Some(last) = page.last() {
-            let mut out = Vec::new();
-            page.iter()
-                .for_each(|event| encoder.encode(event, &mut out));
-            reader.after = last.seq;
-            reader.done = settles(last);
-            return Some((Ok(Bytes::from(out)), reader));
-        }
-        // Nothing new: the stream is complete if the run is settled (its row follows its log).
-        match reader.state.store.run(&reader.run_id).await {
-            // Read once more: events and the row commit together, so that read has them all.
-            Ok(Some(record)) if !is_moving(record.status) => {
-                if reader.ending {
-                    return None;
-                }
-                reader.ending = true;
-                continue;
-            }
-            Ok(Some(_)) => {}
-            Ok(None) => return None,
-            Err(error) => {
-                tracing::error!(run = %reader.run_id, "reading the run: {error}");
-                return None;
-            }
-        }
-        // Wait for a notice of this run; on silence send a heartbeat and read again (a notice
-        // can be missed while a listener reconnects).
-        let wait = async {
-            loop {
-                match reader.notices.recv().await {
-                    Ok(Notice::Events { run_id, .. }) if run_id == reader.run_id => return true,
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => return true,
-                    Err(broadcast::error::RecvError::Closed) => return false,
-                }
-            }
-        };
-        match tokio::time::timeout(reader.heartbeat, wait).await {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(_) => {
-                let mut out = Vec::new();
-                encoder.encode(&Event::heartbeat(reader.after), &mut out);
-                return Some((Ok(Bytes::from(out)), reader));
-            }
-        }
-    }
+    let reader = StoredReader::new(state, record, after, Until::Settled);
+    Body::from_stream(futures::stream::unfold(reader, |mut reader| async move {
+        let mut out = Vec::new();
+        let mut encoder = NativeSseEncoder;
+        let more = reader.next(|event| encoder.encode(event, &mut out)).await;
+        (more || !out.is_empty()).then(|| (Ok::<_, Infallible>(Bytes::from(out)), reader))
+    }))
 }
 
 /// The run may still append events without the client doing anything.

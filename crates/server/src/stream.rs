@@ -1,7 +1,11 @@
 //! A run's event log as a response body, in any dialect's encoding (native SSE by default):
-//! the events after a point, then the live ones as they are logged, with a heartbeat when the run is quiet. The body ends once the
-//! reader has everything and the run is settled or ended. Dropping the body (a client that
-//! disconnects) only stops the reading; the run goes on.
+//! the events after a point, then the live ones as they are logged, with a heartbeat when the
+//! run is quiet. The body ends once the reader has everything and the run is settled or ended.
+//! Dropping the body (a client that disconnects) only stops the reading; the run goes on.
+//!
+//! [`LiveReader`] is the one reader loop; the bodies here and the WebSocket subscriptions
+//! (`ws.rs`) both pull from it, so a slow client is never buffered for: nothing is read from the
+//! log until the last batch has been written.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,16 +19,89 @@ use tokio::sync::watch;
 
 use crate::state::LiveRun;
 
-struct Reader {
+/// Where a reader stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// When the run is settled: awaiting the client, or ended (an HTTP stream).
+    Settled,
+    /// When the run has ended; an awaiting run is followed on (a WebSocket subscription).
+    Ended,
+}
+
+/// Pulls a live run's events after a point, a batch at a time.
+pub(crate) struct LiveReader {
     live: Arc<LiveRun>,
     after: u64,
     changes: watch::Receiver<u64>,
-    encoder: Box<dyn Encoder + Send>,
     heartbeat: Duration,
+    until: Until,
     done: bool,
     /// The stream continues a settled run: the log is still settled from the last answer until
     /// the run's first new event, which must come before the stream may end.
     waiting_for_news: bool,
+}
+
+impl LiveReader {
+    /// A reader of `live`'s events after `after`. `continues` says the stream picks up a
+    /// settled run just answered, so it waits for the run's next event before it may end.
+    pub(crate) fn new(
+        live: Arc<LiveRun>,
+        after: u64,
+        heartbeat: Duration,
+        until: Until,
+        continues: bool,
+    ) -> Self {
+        let changes = live.log.subscribe();
+        Self {
+            live,
+            after,
+            changes,
+            heartbeat,
+            until,
+            done: false,
+            waiting_for_news: continues,
+        }
+    }
+
+    /// Waits until there is something to hand over, and hands `visit` every event logged since
+    /// the last call (under the log's lock: encoded straight from the log), or a heartbeat
+    /// after a quiet `heartbeat`. False once the stream is complete: nothing more will come.
+    pub(crate) async fn next(&mut self, mut visit: impl FnMut(&Event)) -> bool {
+        if self.done {
+            return false;
+        }
+        loop {
+            self.changes.borrow_and_update();
+            let now = self.live.handle.status();
+            let read = self.live.log.read_after(self.after, now, &mut visit);
+            if let Some(last) = read.last_seq {
+                self.after = last;
+                self.waiting_for_news = false;
+            }
+            let ends = match self.until {
+                Until::Settled => true,
+                Until::Ended => now.is_terminal(),
+            };
+            if read.complete && ends && !self.waiting_for_news {
+                self.done = true;
+                return false;
+            }
+            if read.last_seq.is_some() {
+                return true;
+            }
+            match tokio::time::timeout(self.heartbeat, self.changes.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => {
+                    self.done = true;
+                    return false;
+                }
+                Err(_) => {
+                    visit(&Event::heartbeat(self.after));
+                    return true;
+                }
+            }
+        }
+    }
 }
 
 /// The native SSE body streaming `live`'s events after sequence number `after`.
@@ -43,62 +120,31 @@ pub(crate) fn encoded_body(
     heartbeat: Duration,
     continues: bool,
 ) -> Body {
-    let changes = live.log.subscribe();
-    let reader = Reader {
-        live,
-        after,
-        changes,
-        encoder,
-        heartbeat,
-        done: false,
-        waiting_for_news: continues,
-    };
-    Body::from_stream(futures::stream::unfold(reader, next_chunk))
-}
-
-/// Everything logged since the last chunk, encoded as one write (a slow client gets fewer,
-/// larger writes rather than a backlog of small ones).
-async fn next_chunk(mut reader: Reader) -> Option<(Result<Bytes, Infallible>, Reader)> {
-    if reader.done {
-        return None;
-    }
-    loop {
-        reader.changes.borrow_and_update();
-        let mut out = Vec::new();
-        let encoder = &mut reader.encoder;
-        let read = reader
-            .live
-            .log
-            .read_after(reader.after, reader.live.handle.status(), |event| {
-                encoder.encode(event, &mut out);
-            });
-        if let Some(last) = read.last_seq {
-            reader.after = last;
-            reader.waiting_for_news = false;
-        }
-        if read.complete && !reader.waiting_for_news {
-            reader.encoder.finish(&mut out);
-            reader.done = true;
-        }
-        if !out.is_empty() {
-            return Some((Ok(Bytes::from(out)), reader));
-        }
-        if reader.done {
-            return None;
-        }
-        match tokio::time::timeout(reader.heartbeat, reader.changes.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => {
-                reader.encoder.finish(&mut out);
-                reader.done = true;
-                return (!out.is_empty()).then(|| (Ok(Bytes::from(out)), reader));
+    let reader = LiveReader::new(live, after, heartbeat, Until::Settled, continues);
+    Body::from_stream(futures::stream::unfold(
+        (reader, encoder, false),
+        |(mut reader, mut encoder, finished)| async move {
+            if finished {
+                return None;
             }
-            Err(_) => {
-                reader
-                    .encoder
-                    .encode(&Event::heartbeat(reader.after), &mut out);
-                return Some((Ok(Bytes::from(out)), reader));
+            // Everything logged since the last chunk, encoded as one write (a slow client gets
+            // fewer, larger writes rather than a backlog of small ones).
+            let mut out = Vec::new();
+            loop {
+                let more = reader.next(|event| encoder.encode(event, &mut out)).await;
+                if !more {
+                    encoder.finish(&mut out);
+                    return (!out.is_empty()).then(|| {
+                        (
+                            Ok::<_, Infallible>(Bytes::from(out)),
+                            (reader, encoder, true),
+                        )
+                    });
+                }
+                if !out.is_empty() {
+                    return Some((Ok(Bytes::from(out)), (reader, encoder, false)));
+                }
             }
-        }
-    }
+        },
+    ))
 }

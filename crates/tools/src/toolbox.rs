@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
+use tracing::Instrument;
 
 use crate::output::{self, TooLarge};
 use crate::tool::{Tool, ToolContext, ToolFailure};
@@ -167,7 +168,18 @@ impl Toolbox {
     /// what went wrong (see the type's docs). `cancel` stops the call at once: the answer is
     /// then a `tool_error` `EXECUTION` saying the call was canceled.
     pub async fn run(&self, call: &ToolCall, cancel: CancellationToken) -> Part {
-        match self.outcome(call, cancel).await {
+        self.run_within(call, cancel, self.limits).await
+    }
+
+    /// [`run`](Self::run) under other limits than the toolbox's own (a run whose server caps
+    /// its tools' output tighter).
+    pub async fn run_within(
+        &self,
+        call: &ToolCall,
+        cancel: CancellationToken,
+        limits: ToolLimits,
+    ) -> Part {
+        match self.outcome(call, cancel, limits).await {
             Ok(result) => Part::ToolResult(ToolResult {
                 tool_call_id: call.tool_call_id.clone(),
                 tool_name: Some(call.tool_name.clone()),
@@ -210,6 +222,7 @@ impl Toolbox {
         &self,
         call: &ToolCall,
         cancel: CancellationToken,
+        limits: ToolLimits,
     ) -> Result<Value, ToolFailure> {
         let name = &call.tool_name;
         let entry = self.checked(call)?;
@@ -225,20 +238,23 @@ impl Toolbox {
         };
         let tool = Arc::clone(&entry.tool);
         let args = args.clone();
-        let task =
-            AbortOnDropHandle::new(tokio::spawn(async move { tool.call(args, context).await }));
+        // The task follows the caller's span (a server's run span), so the tool's logs name
+        // the run.
+        let task = AbortOnDropHandle::new(tokio::spawn(
+            async move { tool.call(args, context).await }.in_current_span(),
+        ));
 
         let joined = tokio::select! {
             biased;
             () = cancel.cancelled() => {
                 return Err(ToolFailure::new(format!("The call to tool '{name}' was canceled.")));
             }
-            joined = tokio::time::timeout(self.limits.timeout, task) => joined,
+            joined = tokio::time::timeout(limits.timeout, task) => joined,
         };
         let Ok(joined) = joined else {
             return Err(ToolFailure::new(format!(
                 "Tool '{name}' timed out after {} and was stopped.",
-                describe_duration(self.limits.timeout)
+                describe_duration(limits.timeout)
             )));
         };
         let result = match joined {
@@ -246,10 +262,10 @@ impl Toolbox {
             Ok(Err(failure)) => return Err(failed(name, &failure)),
             Err(join_error) => return Err(crashed(name, join_error)),
         };
-        output::cap(result, self.limits.max_output_bytes).map_err(|TooLarge { bytes }| {
+        output::cap(result, limits.max_output_bytes).map_err(|TooLarge { bytes }| {
             ToolFailure::new(format!(
                 "Tool '{name}' returned {bytes} bytes of output, over the limit of {} bytes; ask for less.",
-                self.limits.max_output_bytes
+                limits.max_output_bytes
             ))
         })
     }

@@ -6,17 +6,11 @@
 // sending the answer as an app does.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const binary = path.join(repoRoot, 'target', 'debug', process.platform === 'win32' ? 'agentwire.exe' : 'agentwire');
+import { startAgentwire } from '../../agentwire-server.mjs';
 
 const ANSWER = ['Hello ', 'from ', 'agentwire.'];
 const FILE = { path: 'notes/hello.txt', content: 'written after approval' };
@@ -74,69 +68,15 @@ approval = ["write_file"]
 workspace = "ws-deny"
 `;
 
-let dir;
 let server;
+let dir;
 let url;
 
-/** Starts the server and resolves with its URL from the `agentwire listening on` line. */
-function startServer() {
-  if (!existsSync(binary)) {
-    throw new Error(`${binary} is missing: build it first with \`cargo build -p agentwire-cli\``);
-  }
-  dir = mkdtempSync(path.join(tmpdir(), 'agentwire-ai-sdk-serve-'));
-  for (const [name, script] of Object.entries(scripts)) writeFileSync(path.join(dir, name), JSON.stringify(script));
-  for (const ws of ['ws-approve', 'ws-deny']) mkdirSync(path.join(dir, ws));
-  writeFileSync(path.join(dir, 'agentwire.toml'), config);
-  const env = { ...process.env };
-  for (const name of ['AGENTWIRE_ADDR', 'AGENTWIRE_DATABASE_URL', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) delete env[name];
-  server = spawn(binary, ['serve', '--config', path.join(dir, 'agentwire.toml'), '--addr', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  server.stderr.on('data', (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "agentwire listening on" line within 20 s; stderr: ${stderr}`)), 20_000);
-    const lines = createInterface({ input: server.stdout });
-    lines.on('line', (line) => {
-      const found = /^agentwire listening on (http:\/\/\S+)$/.exec(line.trim());
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[1]);
-      }
-    });
-    server.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    server.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`agentwire serve exited (${code ?? signal}) before listening; stderr: ${stderr}`));
-    });
-  });
-}
-
-async function stopServer() {
-  if (server != null && server.exitCode == null && server.signalCode == null) {
-    const exited = new Promise((resolve) => server.once('exit', resolve));
-    server.kill('SIGTERM');
-    const timer = setTimeout(() => server.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  }
-  if (dir != null) rmSync(dir, { recursive: true, force: true });
-}
-
-// Also on a crash of the test process itself, never leave the server behind.
-process.on('exit', () => server?.kill('SIGKILL'));
-
 before(async () => {
-  url = await startServer();
+  server = await startAgentwire({ config, files: scripts, dirs: ['ws-approve', 'ws-deny'] });
+  ({ url, dir } = server);
 });
-after(stopServer);
+after(() => server?.stop());
 
 /** The framework-free store a Chat needs (`ai` exports only AbstractChat). */
 class PlainChatState {

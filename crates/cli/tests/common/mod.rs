@@ -24,14 +24,25 @@ impl Drop for Server {
 /// Starts `agentwire serve --addr 127.0.0.1:0 <args>` in `dir` and waits for the line that
 /// says where it listens.
 pub(crate) fn serve(dir: &Path, args: &[&str]) -> Server {
+    let mut all = vec!["--addr", "127.0.0.1:0"];
+    all.extend_from_slice(args);
+    serve_with(dir, &all, &[])
+}
+
+/// Starts `agentwire serve <args>` in `dir` with these environment variables (nothing else of
+/// the server's own from the test's environment; logs at `warn`) and waits for the line that
+/// says where it listens.
+pub(crate) fn serve_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg("serve")
         .args(args)
         .current_dir(dir)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("AGENTWIRE_ADDR")
         .env_remove("AGENTWIRE_DATABASE_URL")
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();

@@ -1,6 +1,6 @@
 //! A2A 1.0 (the Agent2Agent protocol), JSON-RPC binding: the SSE stream of a
-//! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, and the
-//! agent card.
+//! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, the
+//! `GetTask` / `CancelTask` / `SubscribeToTask` request, and the agent card.
 //!
 //! # Framing
 //!
@@ -84,7 +84,10 @@
 //! - The decoder's sequence numbers are its own, counted from 1.
 //! - In the a2a-sdk client (not in this codec): data numbers become doubles
 //!   (`google.protobuf.Value`), so integers beyond 2^53 lose precision; appended text stays
-//!   separate parts.
+//!   separate parts; an appended chunk's `metadata` replaces the artifact's top-level keys, so
+//!   when the last chunk carries `agentwire` (the final metadata) the first chunk's
+//!   `agentwire.role` / `created_at` are gone from the task it keeps (the server's own fold, in
+//!   `GetTask`, merges them).
 
 mod card;
 mod decode;
@@ -95,4 +98,4 @@ mod wire;
 pub use card::{AgentDescription, AgentSkill, agent_card};
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
-pub use request::{A2aMethod, A2aRequest, decode_request};
+pub use request::{A2aMethod, A2aRequest, A2aTaskRequest, decode_request, decode_task_request};

@@ -1,5 +1,6 @@
 //! [`decode_request`]: a `SendMessage` or `SendStreamingMessage` JSON-RPC request → the
-//! canonical input message and the ids it continues.
+//! canonical input message and the ids it continues; [`decode_task_request`]: a `GetTask`,
+//! `CancelTask` or `SubscribeToTask` request → the task it names.
 
 use agentwire_core::{Message, Metadata};
 use serde::Deserialize;
@@ -8,8 +9,8 @@ use serde_json::{Map, Value};
 use super::wire;
 use crate::error::DecodeError;
 
-/// The JSON-RPC method of a request. The A2A 0.3 names (`message/send`, `message/stream`) are
-/// accepted too.
+/// The JSON-RPC method of a request. The A2A 0.3 names (`message/send`, `message/stream`,
+/// `tasks/get`, `tasks/cancel`, `tasks/resubscribe`) are accepted too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 pub enum A2aMethod {
     /// `SendMessage`: the answer is one JSON-RPC response (a task or a message).
@@ -18,6 +19,23 @@ pub enum A2aMethod {
     /// `SendStreamingMessage`: the answer is an SSE stream of JSON-RPC responses.
     #[serde(rename = "SendStreamingMessage", alias = "message/stream")]
     SendStreamingMessage,
+    /// `GetTask`: the task as it stands.
+    #[serde(rename = "GetTask", alias = "tasks/get")]
+    GetTask,
+    /// `CancelTask`: cancel the task and answer it as it then stands.
+    #[serde(rename = "CancelTask", alias = "tasks/cancel")]
+    CancelTask,
+    /// `SubscribeToTask`: the task's stream again, from its first item (the `task`).
+    #[serde(rename = "SubscribeToTask", alias = "tasks/resubscribe")]
+    SubscribeToTask,
+}
+
+impl A2aMethod {
+    /// Whether the method sends a message ([`decode_request`]) rather than naming a task
+    /// ([`decode_task_request`]).
+    pub fn sends_message(self) -> bool {
+        matches!(self, Self::SendMessage | Self::SendStreamingMessage)
+    }
 }
 
 /// A decoded `SendMessage` / `SendStreamingMessage` request.
@@ -51,7 +69,12 @@ pub struct A2aRequest {
 /// an error.
 pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
     let invalid = |source| DecodeError::InvalidRequest { source };
-    let request: RpcRequest = serde_json::from_slice(body).map_err(invalid)?;
+    let request: RpcRequest<Params> = serde_json::from_slice(body).map_err(invalid)?;
+    if !request.method.sends_message() {
+        return Err(invalid(serde::de::Error::custom(
+            "a task method is read by `decode_task_request`",
+        )));
+    }
     let message = request.params.message;
     if message.parts.is_empty() {
         return Err(invalid(serde::de::Error::custom(
@@ -89,14 +112,63 @@ pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
     })
 }
 
+/// A decoded `GetTask`, `CancelTask` or `SubscribeToTask` request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct A2aTaskRequest {
+    /// The JSON-RPC request id, which the response repeats.
+    pub id: Value,
+    /// Which method was called.
+    pub method: A2aMethod,
+    /// The task (`params.id`) it names.
+    pub task_id: String,
+    /// `params.historyLength` of `GetTask`: at most this many messages of the task's history
+    /// (0: none), if set.
+    pub history_length: Option<u32>,
+    /// The request's own `params.metadata` (`CancelTask`).
+    pub metadata: Map<String, Value>,
+}
+
+/// Reads the body of a `GetTask`, `CancelTask` or `SubscribeToTask` JSON-RPC 2.0 request
+/// (`params`: `{"id", "historyLength"?, "metadata"?, "tenant"?}`). Another method, a missing or
+/// empty `params.id`, or a negative `historyLength` is an error.
+pub fn decode_task_request(body: &[u8]) -> Result<A2aTaskRequest, DecodeError> {
+    let invalid = |source| DecodeError::InvalidRequest { source };
+    let request: RpcRequest<TaskParams> = serde_json::from_slice(body).map_err(invalid)?;
+    if request.method.sends_message() {
+        return Err(invalid(serde::de::Error::custom(
+            "a message method is read by `decode_request`",
+        )));
+    }
+    if request.params.id.is_empty() {
+        return Err(invalid(serde::de::Error::custom("`params.id` is empty")));
+    }
+    Ok(A2aTaskRequest {
+        id: request.id,
+        method: request.method,
+        task_id: request.params.id,
+        history_length: request.params.history_length,
+        metadata: request.params.metadata.unwrap_or_default(),
+    })
+}
+
 #[derive(Deserialize)]
-struct RpcRequest {
+struct RpcRequest<P> {
     #[serde(rename = "jsonrpc")]
     _version: JsonRpcVersion,
     #[serde(default)]
     id: Value,
     method: A2aMethod,
-    params: Params,
+    params: P,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TaskParams {
+    id: String,
+    #[serde(default, alias = "history_length")]
+    history_length: Option<u32>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]

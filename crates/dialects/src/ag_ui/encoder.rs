@@ -37,6 +37,9 @@ pub struct AgUiEncoder {
     calls: Vec<CallState>,
     /// Approval requests not yet answered: the interrupts of an awaiting run.
     approvals: Vec<ApprovalRequest>,
+    /// Calls whose result the client sent in its history (its frontend tools' outputs): it
+    /// holds those tool messages already, so their results are not sent back.
+    client_results: Vec<ToolCallId>,
 }
 
 #[derive(Debug)]
@@ -85,10 +88,23 @@ impl AgUiEncoder {
         }
     }
 
-    /// An encoder answering `input`: its `threadId`, `runId` and `parentRunId` are echoed.
+    /// An encoder answering `input`: its `threadId`, `runId` and `parentRunId` are echoed, and
+    /// the results of tool calls its history already holds are not sent back (the client's
+    /// reducer would add each as a second tool message).
     pub fn for_input(input: &RunAgentInput) -> Self {
+        let client_results = input
+            .messages
+            .iter()
+            .flat_map(|message| &message.parts)
+            .filter_map(|part| match part {
+                Part::ToolResult(result) => Some(result.tool_call_id.clone()),
+                Part::ToolError(error) => Some(error.tool_call_id.clone()),
+                _ => None,
+            })
+            .collect();
         Self {
             parent_run_id: input.parent_run_id.as_ref().map(ToString::to_string),
+            client_results,
             ..Self::new(input.thread_id.as_str(), input.run_id.as_str())
         }
     }
@@ -398,6 +414,10 @@ impl AgUiEncoder {
             call.answered = true;
             call.name.as_str()
         });
+        if self.client_results.contains(tool_call_id) {
+            self.message(message_id, Role::Assistant).last = Last::Other;
+            return;
+        }
         if let Some(name) = tool_name
             && derived != Some(name)
         {

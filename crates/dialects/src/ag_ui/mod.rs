@@ -22,7 +22,7 @@
 //! | `refusal` | the same, with `metadata: {"agentwire": {"refusal": true}}` |
 //! | `reasoning` | `REASONING_START`, `REASONING_MESSAGE_START {role: "reasoning"}` / `_CONTENT` / `_END`, `REASONING_END` |
 //! | `tool_call` | `TOOL_CALL_START {toolCallId, toolCallName, parentMessageId}` / `_ARGS` (the raw argument text) / `_END` |
-//! | `tool_result` | `TOOL_CALL_RESULT {messageId, toolCallId, content}`: `content` is the result's JSON text, or the string itself when it is not JSON text |
+//! | `tool_result` | `TOOL_CALL_RESULT {messageId, toolCallId, content}`: `content` is the result's JSON text, or the string itself when it is not JSON text; nothing for a result the request's history already holds (a frontend tool's output: the client has that tool message) |
 //! | `tool_error` | `TOOL_CALL_RESULT` with the error message as `content` and `metadata: {"agentwire": {"errorType": "VALIDATION" \| "EXECUTION"}}`, which the client keeps on the tool message |
 //! | `step_start` | `STEP_STARTED {stepName, metadata: {"agentwire": {messageId, stepId}}}`; `STEP_FINISHED` before the next step, at the end of the message and before the run ends |
 //! | `file`, `data`, `source`, `artifact`, `plan_update`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |

@@ -1,16 +1,22 @@
 //! A2A 1.0 over JSON-RPC: the agent card at `/.well-known/agent-card.json` and `POST /a2a`
-//! (`SendMessage`, `SendStreamingMessage`).
+//! (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`).
 //!
 //! A task is a run and its `contextId` the session. A message naming a `taskId` answers that
 //! task while it is `INPUT_REQUIRED` (approval responses, tool outputs), so the waiting run goes
-//! on. Every JSON-RPC failure is an error object with the standard code, in an HTTP 200 answer,
-//! as JSON-RPC clients expect.
+//! on. `GetTask` answers the run as a task (its status and artifacts folded from its event log,
+//! in memory or in the store; its history is the run's input while this process executes it),
+//! `CancelTask` cancels it (a run another node executes is asked to, and answered as it stands:
+//! A2A has no "canceling" state), `SubscribeToTask` streams it again from its `task` item. Every
+//! JSON-RPC failure is an error object with the standard code (A2A's own for a task that is not
+//! there, not cancelable, or over), in an HTTP 200 answer, as JSON-RPC clients expect.
 
 use std::sync::Arc;
 
-use agentwire_core::SessionId;
+use agentwire_core::{Event, EventKind, Message, Role, SessionId};
 use agentwire_dialects::Encoder;
-use agentwire_dialects::a2a::{self, A2aEncoder, A2aMethod, AgentDescription, AgentSkill};
+use agentwire_dialects::a2a::{
+    self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentSkill,
+};
 use agentwire_runtime::RunStart;
 use axum::body::Body;
 use axum::extract::State;
@@ -22,7 +28,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Dialects, Params, SSE_HEADERS, Shared, answers, last_seq};
 use crate::error::ApiError;
-use crate::state::{LiveRun, Owner};
+use crate::state::{FoundRun, LiveRun, Owner, store_error};
 
 pub(super) fn routes() -> Router<Arc<Dialects>> {
     Router::new()
@@ -71,13 +77,16 @@ async fn card(
     })))
 }
 
-/// JSON-RPC 2.0 error codes (the standard ones, and A2A's `TaskNotFoundError`).
+/// JSON-RPC 2.0 error codes (the standard ones, and A2A's `TaskNotFoundError`,
+/// `TaskNotCancelableError`, `UnsupportedOperationError`).
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const INTERNAL_ERROR: i64 = -32603;
 const TASK_NOT_FOUND: i64 = -32001;
+const TASK_NOT_CANCELABLE: i64 = -32002;
+const UNSUPPORTED_OPERATION: i64 = -32004;
 
 /// A JSON-RPC error: the request it answers, its code and message, and the server's own error
 /// code (`data.code`) when there is one.
@@ -100,9 +109,11 @@ impl RpcError {
 
     /// The JSON-RPC error for a request the server refused.
     fn refused(id: Value, error: ApiError) -> Self {
-        let code = match error.status {
-            StatusCode::NOT_FOUND => TASK_NOT_FOUND,
-            status if status.is_client_error() => INVALID_PARAMS,
+        let code = match (error.status, error.code) {
+            (StatusCode::NOT_FOUND, _) => TASK_NOT_FOUND,
+            (_, TASK_NOT_CANCELABLE_CODE) => TASK_NOT_CANCELABLE,
+            (_, "run_finished") => UNSUPPORTED_OPERATION,
+            (status, _) if status.is_client_error() => INVALID_PARAMS,
             _ => INTERNAL_ERROR,
         };
         Self {
@@ -134,16 +145,31 @@ async fn rpc(
         Ok(request) => request,
         Err(error) => return Ok(error.into_response()),
     };
-    let id = request.id.clone();
-    Ok(match send(&state, &params, &owner, request).await {
+    let (id, answered) = match request {
+        Call::Send(request) => (
+            request.id.clone(),
+            send(&state, &params, &owner, request).await,
+        ),
+        Call::Task(request) => (
+            request.id.clone(),
+            on_task(&state, &params, &owner, request).await,
+        ),
+    };
+    Ok(match answered {
         Ok(response) => response,
         Err(error) => RpcError::refused(id, error).into_response(),
     })
 }
 
+/// A decoded JSON-RPC request: a message to send, or a task to read, cancel or follow.
+enum Call {
+    Send(a2a::A2aRequest),
+    Task(A2aTaskRequest),
+}
+
 /// Decodes a request, or answers it with the JSON-RPC error that says what is wrong with it:
 /// not JSON, not a JSON-RPC request, a method this server does not have, or bad params.
-fn classify(bytes: &[u8]) -> Result<a2a::A2aRequest, RpcError> {
+fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|error| RpcError::new(Value::Null, PARSE_ERROR, error.to_string()))?;
     let id = match value.get("id") {
@@ -161,12 +187,23 @@ fn classify(bytes: &[u8]) -> Result<a2a::A2aRequest, RpcError> {
             return Err(RpcError::new(id, INVALID_REQUEST, message));
         }
     };
-    if serde_json::from_value::<A2aMethod>(Value::String(method.clone())).is_err() {
-        let message =
-            format!("no method '{method}'; this server has SendMessage and SendStreamingMessage");
+    let Ok(known) = serde_json::from_value::<A2aMethod>(Value::String(method.clone())) else {
+        let message = format!(
+            "no method '{method}'; this server has SendMessage, SendStreamingMessage, GetTask, \
+             CancelTask and SubscribeToTask"
+        );
         return Err(RpcError::new(id, METHOD_NOT_FOUND, message));
+    };
+    let invalid = |error: agentwire_dialects::DecodeError| {
+        RpcError::new(id.clone(), INVALID_PARAMS, error.to_string())
+    };
+    if known.sends_message() {
+        a2a::decode_request(bytes).map(Call::Send).map_err(invalid)
+    } else {
+        a2a::decode_task_request(bytes)
+            .map(Call::Task)
+            .map_err(invalid)
     }
-    a2a::decode_request(bytes).map_err(|error| RpcError::new(id, INVALID_PARAMS, error.to_string()))
 }
 
 /// Starts the run the message asks for, or answers the task it names, and responds as the
@@ -179,6 +216,7 @@ async fn send(
 ) -> Result<Response, ApiError> {
     let agent = state.agent(params)?;
     state.check_count(request.input.len())?;
+    let mut snapshot = None;
     let (live, after) = match &request.task_id {
         Some(task_id) => {
             let live = state.app.live_run(task_id, owner).await?;
@@ -193,6 +231,8 @@ async fn send(
             }
             live.log.settled().await;
             let after = last_seq(&live);
+            // A2A task streams begin with the task, a follow-up's too: the task as it waits.
+            snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)));
             // The answers the run waits for; anything else (a reply to a question) goes as
             // sent, and the runtime says whether the run takes it.
             let parts: Vec<_> = request.input.iter().flat_map(|m| m.parts.clone()).collect();
@@ -210,13 +250,15 @@ async fn send(
             (state.app.start(agent, owner, session, start).await?, 0)
         }
     };
-    let task_id = live.handle.id().to_string();
-    let context_id = live
-        .handle
-        .session_id()
-        .map_or_else(|| task_id.clone(), ToString::to_string);
-    let encoder = A2aEncoder::new(request.id.clone(), task_id, context_id);
+    let encoder = encoder_for(&live, request.id.clone());
     if request.method == A2aMethod::SendStreamingMessage {
+        let encoder = TaskFirst {
+            task: snapshot.map(|task| {
+                let item = json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}});
+                format!("data: {item}\n\n").into_bytes()
+            }),
+            encoder,
+        };
         return Ok(state.stream(live, after, Box::new(encoder), &SSE_HEADERS));
     }
     if !request.return_immediately {
@@ -224,6 +266,29 @@ async fn send(
     }
     let task = task_of(&live, encoder);
     Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}})).into_response())
+}
+
+/// An A2A encoder whose stream begins with `task`, when set: the snapshot a follow-up's
+/// stream starts with (the encoder writes the `task` item only for `run_created`).
+struct TaskFirst {
+    task: Option<Vec<u8>>,
+    encoder: A2aEncoder,
+}
+
+impl Encoder for TaskFirst {
+    fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        if let Some(task) = self.task.take() {
+            out.extend_from_slice(&task);
+        }
+        self.encoder.encode(event, out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        if let Some(task) = self.task.take() {
+            out.extend_from_slice(&task);
+        }
+        self.encoder.finish(out);
+    }
 }
 
 /// Waits until `live` is settled with an event after `after` (an answered run must move first).
@@ -242,22 +307,24 @@ async fn settled_after(live: &LiveRun, after: u64) {
     }
 }
 
-/// The task as it stands: the run's stream items folded as an A2A client folds them (the task,
-/// then each status replacing the status, each artifact chunk appended to its artifact). The
-/// encoder stays the one place where parts become A2A parts; this reads its output once.
+/// The task as it stands: the run's stream items folded as an A2A client folds them (see
+/// [`fold_task`]).
 fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
     let mut out = Vec::new();
     live.log.read_after(0, live.handle.status(), |event| {
         encoder.encode(event, &mut out);
     });
     encoder.finish(&mut out);
+    fold_task(&out)
+}
+
+/// The task a run's encoded stream items make: the first `task`, then each status replacing
+/// the status, each artifact chunk appended to its artifact. The encoder stays the one place
+/// where parts become A2A parts; this reads its output once.
+fn fold_task(out: &[u8]) -> Value {
     let mut task = Map::new();
     let mut artifacts: Vec<Value> = Vec::new();
-    let items = out
-        .split(|&byte| byte == b'\n')
-        .filter_map(|line| line.strip_prefix(b"data: "))
-        .filter_map(|data| serde_json::from_slice::<Value>(data).ok());
-    for mut item in items {
+    for mut item in items(out) {
         let result = item["result"].take();
         if let Value::Object(first) = &result["task"] {
             task.clone_from(first);
@@ -276,6 +343,186 @@ fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
     }
     task.insert("artifacts".into(), Value::Array(artifacts));
     Value::Object(task)
+}
+
+/// The JSON-RPC responses in an encoder's SSE output.
+fn items(out: &[u8]) -> impl Iterator<Item = Value> + '_ {
+    out.split(|&byte| byte == b'\n')
+        .filter_map(|line| line.strip_prefix(b"data: "))
+        .filter_map(|data| serde_json::from_slice::<Value>(data).ok())
+}
+
+/// The encoder answering JSON-RPC request `request_id` about `live`'s task.
+fn encoder_for(live: &LiveRun, request_id: Value) -> A2aEncoder {
+    let task_id = live.handle.id().to_string();
+    let context_id = live
+        .handle
+        .session_id()
+        .map_or_else(|| task_id.clone(), ToString::to_string);
+    A2aEncoder::new(request_id, task_id, context_id)
+}
+
+/// The `code` of a cancel refused because the task is over (→ `TaskNotCancelableError`).
+const TASK_NOT_CANCELABLE_CODE: &str = "task_not_cancelable";
+
+/// `GetTask`, `CancelTask` and `SubscribeToTask` of one of this agent's tasks.
+async fn on_task(
+    state: &Dialects,
+    params: &Params,
+    owner: &Owner,
+    request: A2aTaskRequest,
+) -> Result<Response, ApiError> {
+    let agent = state.agent(params)?;
+    let task_id = request.task_id.as_str();
+    let found = state.app.run(task_id, owner).await?;
+    let (run_agent, status) = match &found {
+        FoundRun::Live(live) => (live.handle.agent().name(), live.handle.status()),
+        FoundRun::Stored(record) => (record.agent.as_str(), record.status),
+    };
+    // Each agent is an A2A agent of its own, with only its own tasks.
+    if run_agent != agent.name() {
+        return Err(ApiError::not_found("task", task_id));
+    }
+    match request.method {
+        A2aMethod::CancelTask if status.is_terminal() => {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                TASK_NOT_CANCELABLE_CODE,
+                format!(
+                    "task '{task_id}' is over ({}): nothing to cancel",
+                    status.name()
+                ),
+            ));
+        }
+        A2aMethod::CancelTask => match &found {
+            FoundRun::Live(live) => {
+                let after = last_seq(live);
+                live.handle.cancel();
+                settled_after(live, after).await;
+            }
+            FoundRun::Stored(record) => {
+                // The node executing it cancels it when it hears the notice.
+                let notice = agentwire_store::Notice::Cancel {
+                    run_id: record.id.clone(),
+                };
+                state.app.store.notify(&notice).await.map_err(store_error)?;
+            }
+        },
+        A2aMethod::SubscribeToTask => {
+            if status.is_terminal() {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "run_finished",
+                    format!("task '{task_id}' is over; GetTask reads it"),
+                ));
+            }
+            let live = state.app.live_run(task_id, owner).await?;
+            let encoder = encoder_for(&live, request.id);
+            // From the start: the stream begins with the `task`, as A2A wants.
+            return Ok(state.stream(live, 0, Box::new(encoder), &SSE_HEADERS));
+        }
+        _ => {}
+    }
+    let mut task = match found {
+        FoundRun::Live(live) => {
+            let mut task = task_of(&live, encoder_for(&live, Value::Null));
+            let context_id = task["contextId"].as_str().unwrap_or(task_id).to_owned();
+            let input: Vec<Message> = live
+                .handle
+                .messages()
+                .into_iter()
+                .take_while(|message| message.role != Role::Assistant)
+                .collect();
+            let history: Vec<Value> = input
+                .iter()
+                .enumerate()
+                .map(|(index, message)| history_message(message, index, task_id, &context_id))
+                .collect();
+            task["history"] = Value::Array(history);
+            task
+        }
+        FoundRun::Stored(record) => stored_task(state, &record).await?,
+    };
+    if let (Some(keep), Some(history)) = (
+        request.history_length,
+        task.get_mut("history").and_then(Value::as_array_mut),
+    ) {
+        let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+        let drop = history.len().saturating_sub(keep);
+        history.drain(..drop);
+    }
+    Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": task})).into_response())
+}
+
+/// Events read from the store at once when a task is rebuilt from its log.
+const PAGE: u32 = 1000;
+
+/// The task of a run only the store knows, folded from its event log (its history, the input,
+/// is not kept apart from the session's messages, so it is left out).
+async fn stored_task(
+    state: &Dialects,
+    record: &agentwire_store::RunRecord,
+) -> Result<Value, ApiError> {
+    let task_id = record.id.to_string();
+    let context_id = record
+        .session_id
+        .as_ref()
+        .map_or_else(|| task_id.clone(), ToString::to_string);
+    let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
+    let mut out = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = state
+            .app
+            .store
+            .events_after(&record.id, after, PAGE)
+            .await
+            .map_err(store_error)?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        page.iter()
+            .for_each(|event| encoder.encode(event, &mut out));
+    }
+    encoder.finish(&mut out);
+    Ok(fold_task(&out))
+}
+
+/// A message of the task's history as an A2A `Message`, its parts made by the encoder.
+fn history_message(message: &Message, index: usize, task_id: &str, context_id: &str) -> Value {
+    let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
+    let mut out = Vec::new();
+    let whole = Event {
+        seq: 0,
+        kind: EventKind::MessageComplete {
+            message: message.clone(),
+        },
+    };
+    encoder.encode(&whole, &mut out);
+    encoder.finish(&mut out);
+    let parts: Vec<Value> = items(&out)
+        .filter_map(
+            |mut item| match item["result"]["artifactUpdate"]["artifact"]["parts"].take() {
+                Value::Array(parts) => Some(parts),
+                _ => None,
+            },
+        )
+        .flatten()
+        .collect();
+    let message_id = message
+        .id
+        .as_ref()
+        .map_or_else(|| format!("{task_id}-input-{index}"), ToString::to_string);
+    let role = match message.role {
+        Role::Assistant => "ROLE_AGENT",
+        _ => "ROLE_USER",
+    };
+    json!({
+        "messageId": message_id,
+        "contextId": context_id,
+        "taskId": task_id,
+        "role": role,
+        "parts": parts,
+    })
 }
 
 /// Adds a chunk's parts (and metadata) to the artifact it continues.

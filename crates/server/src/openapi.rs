@@ -1,0 +1,358 @@
+//! `GET /openapi.json`: the OpenAPI 3.1 document of every route the server serves (native API,
+//! WebSocket upgrade, dialect endpoints, health and docs), with request and response schemas and
+//! the error shape. Public, like `/docs`: it says what the API is, not what is in it.
+//!
+//! Written here rather than derived: the wire types live in the pure crates (core, dialects),
+//! which depend on nothing but serde, and the handlers build their JSON by hand, so a derive
+//! would restate the same schemas in attributes. `tests/openapi.rs` keeps the document honest:
+//! it parses as OpenAPI 3.1, lists every route the router serves, and real answers validate
+//! against the schemas it gives for them.
+
+use std::sync::LazyLock;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+mod schemas;
+
+/// The document, built once.
+pub(crate) static DOCUMENT: LazyLock<Value> = LazyLock::new(document);
+
+/// Its JSON text, served as is.
+static TEXT: LazyLock<String> = LazyLock::new(|| DOCUMENT.to_string());
+
+/// `GET /openapi.json`.
+pub(crate) async fn serve() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], TEXT.as_str()).into_response()
+}
+
+fn schema(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn json_body(schema: Value) -> Value {
+    json!({"required": true, "content": {"application/json": {"schema": schema}}})
+}
+
+fn json_answer(description: &str, schema: Value) -> Value {
+    json!({"description": description, "content": {"application/json": {"schema": schema}}})
+}
+
+fn sse_answer(description: &str) -> Value {
+    json!({"description": description, "content": {"text/event-stream": {"schema": {"type": "string"}}}})
+}
+
+fn path_param(name: &str, description: &str) -> Value {
+    json!({"name": name, "in": "path", "required": true, "description": description, "schema": {"type": "string"}})
+}
+
+/// The error answers an operation may give, by status.
+fn errors(statuses: &[u16]) -> Map<String, Value> {
+    statuses
+        .iter()
+        .map(|status| {
+            let answer = json!({"$ref": format!("#/components/responses/Error{status}")});
+            (status.to_string(), answer)
+        })
+        .collect()
+}
+
+/// An operation: summary, description, and its answers (errors added by status).
+fn operation(summary: &str, description: &str, answers: Value, statuses: &[u16]) -> Value {
+    let mut responses = match answers {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    responses.extend(errors(statuses));
+    json!({"summary": summary, "description": description, "responses": responses})
+}
+
+/// `operation` with `extra` keys (parameters, requestBody, tags, security).
+fn with(mut operation: Value, extra: Value) -> Value {
+    if let (Some(operation), Value::Object(extra)) = (operation.as_object_mut(), extra) {
+        operation.extend(extra);
+    }
+    operation
+}
+
+/// A route open to anyone, keys or not.
+fn public(operation: Value) -> Value {
+    with(operation, json!({"security": []}))
+}
+
+fn native_paths() -> Map<String, Value> {
+    let run_id = path_param("id", "The run's id.");
+    let run_answer = |description: &str| {
+        json!({"202": json_answer(description, json!({
+            "type": "object", "required": ["run"], "properties": {"run": schema("Run")}
+        }))})
+    };
+    let tag = json!({"tags": ["native"]});
+    let paths = json!({
+        "/healthz": {"get": public(with(operation(
+            "Health", "Answers while the server is up.",
+            json!({"200": json_answer("Up.", json!({"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}}))}),
+            &[]), json!({"tags": ["server"]})))},
+        "/metrics": {"get": with(operation(
+            "Metrics", "Prometheus text exposition: runs started and ended by agent and status, runs in \
+             progress, tokens, time to the first delta, run duration, events, open streams and request \
+             durations. Needs a key when keys are configured (the numbers cover every key's runs).",
+            json!({"200": {"description": "The metrics.", "content": {"application/openmetrics-text": {"schema": {"type": "string"}}}}}),
+            &[401]), json!({"tags": ["server"]}))},
+        "/openapi.json": {"get": public(with(operation(
+            "This document", "The OpenAPI 3.1 document of every route.",
+            json!({"200": json_answer("The document.", json!({"type": "object"}))}),
+            &[]), json!({"tags": ["server"]})))},
+        "/docs": {"get": public(with(operation(
+            "API docs", "This document as a self-contained HTML page (no scripts, nothing fetched).",
+            json!({"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}),
+            &[]), json!({"tags": ["server"]})))},
+        "/v1/agents": {"get": with(operation(
+            "List agents", "The agents this server runs.",
+            json!({"200": json_answer("The agents.", schema("AgentList"))}),
+            &[401]), tag.clone())},
+        "/v1/agents/{name}": {"get": with(with(operation(
+            "Agent card", "An agent's description, brain, tools and communication schema.",
+            json!({"200": json_answer("The card.", schema("AgentCard"))}),
+            &[401, 404]), tag.clone()), json!({"parameters": [path_param("name", "The agent's name.")]}))},
+        "/v1/runs": {"post": with(with(operation(
+            "Start a run",
+            "Starts a run of the agent on the input, in the session named (created if new) or a fresh one. \
+             With `Accept: text/event-stream` the answer is the run's native SSE stream (`id:` the event's \
+             `seq`, `event:` its name, `data:` an `Event`); otherwise the server waits until the run is \
+             settled (awaiting the client, or ended) and answers the run as JSON.",
+            json!({"200": {"description": "The run, streamed or settled.", "content": {
+                "application/json": {"schema": schema("RunResult")},
+                "text/event-stream": {"schema": {"type": "string", "description": "native SSE; every `data:` is an `Event`"}}
+            }}}),
+            &[400, 401, 404, 409, 413]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))}))},
+        "/v1/runs/{id}": {"get": with(with(operation(
+            "Get a run", "The run (status, schema state, usage, error) and its output messages.",
+            json!({"200": json_answer("The run.", schema("RunResult"))}),
+            &[401, 404]), tag.clone()), json!({"parameters": [run_id.clone()]}))},
+        "/v1/runs/{id}/events": {"get": with(with(operation(
+            "Stream a run's events",
+            "The run's events after a point, replayed and then followed live (no gap, no duplicate), as \
+             native SSE, until the run is settled. Heartbeats repeat the last `seq` and carry no `id:`.",
+            json!({"200": sse_answer("Native SSE; every `data:` is an `Event`.")}),
+            &[400, 401, 404]), tag.clone()), json!({"parameters": [
+                run_id.clone(),
+                {"name": "after", "in": "query", "required": false, "description": "Resume after this event's `seq`.", "schema": {"type": "integer", "minimum": 0}},
+                {"name": "Last-Event-ID", "in": "header", "required": false, "description": "What a reconnecting EventSource sends; wins over `after`.", "schema": {"type": "string"}}
+            ]}))},
+        "/v1/runs/{id}/input": {"post": with(with(operation(
+            "Answer a run",
+            "Function output, an approval response or the next user message, checked against what the \
+             run waits for and the agent's communication schema; a refusal changes nothing.",
+            run_answer("Accepted; the run goes on."),
+            &[400, 401, 404, 409, 413]), tag.clone()), json!({"parameters": [run_id.clone()], "requestBody": json_body(schema("Message"))}))},
+        "/v1/runs/{id}/cancel": {"post": with(with(operation(
+            "Cancel a run", "Cancels the run, here or on the node that executes it.",
+            run_answer("Asked; the run ends `canceled`."),
+            &[401, 404]), tag.clone()), json!({"parameters": [run_id]}))},
+        "/v1/sessions/{id}": {
+            "get": with(with(operation(
+                "Get a session", "The session's messages, in order.",
+                json!({"200": json_answer("The session.", schema("Session"))}),
+                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
+            "delete": with(with(operation(
+                "Delete a session", "Deletes the session with its runs; a run still going goes on.",
+                json!({"204": {"description": "Deleted."}}),
+                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]}))
+        },
+        "/v1/ws": {"get": with(operation(
+            "WebSocket transport",
+            "Upgrades to the native protocol over a WebSocket. The client sends `WsRequest` frames \
+             (JSON text), the server answers each with a `WsAnswer` and sends `WsEvent` frames for the \
+             runs the connection follows, then `WsEnd`. A key may come as `Authorization: Bearer <key>` \
+             or, from a browser, as the subprotocol entry `agentwire.bearer.<key>` offered beside \
+             `agentwire` (the server selects `agentwire`).",
+            json!({"101": {"description": "Switching to the WebSocket protocol; frames as described."}}),
+            &[401, 426]), json!({"tags": ["native"], "parameters": [
+                {"name": "Sec-WebSocket-Protocol", "in": "header", "required": false,
+                 "description": "`agentwire`, and for browsers `agentwire.bearer.<key>`.", "schema": {"type": "string"}}
+            ]}))},
+    });
+    match paths {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// A dialect endpoint: the method, path (at the root; also under `/agents/{name}`), summary,
+/// and the content types of its answer.
+struct DialectRoute {
+    method: &'static str,
+    path: &'static str,
+    tag: &'static str,
+    summary: &'static str,
+    body: bool,
+    answers: fn() -> Value,
+}
+
+const DIALECT_ROUTES: &[DialectRoute] = &[
+    DialectRoute {
+        method: "post",
+        path: "/chat",
+        tag: "agentx",
+        summary: "AgentX chat (seed 000): message packets over SSE",
+        body: true,
+        answers: || json!({"200": sse_answer("Partial messages sharing one id, run events beside them.")}),
+    },
+    DialectRoute {
+        method: "post",
+        path: "/api/chat",
+        tag: "ai-sdk",
+        summary: "AI SDK chat (`DefaultChatTransport`): the UI message stream v1",
+        body: true,
+        answers: || json!({"200": sse_answer("The UI message stream.")}),
+    },
+    DialectRoute {
+        method: "get",
+        path: "/api/chat/{id}/stream",
+        tag: "ai-sdk",
+        summary: "AI SDK resume: the chat's current stream",
+        body: false,
+        answers: || json!({"200": sse_answer("The UI message stream, from the start."), "204": {"description": "Nothing is streaming for the chat."}}),
+    },
+    DialectRoute {
+        method: "post",
+        path: "/process",
+        tag: "agentscope",
+        summary: "AgentScope Runtime Agent API (`AgentRequest`)",
+        body: true,
+        answers: || json!({"200": sse_answer("`response`/`message`/`content` objects with a gapless `sequence_number`.")}),
+    },
+    DialectRoute {
+        method: "post",
+        path: "/ag-ui",
+        tag: "ag-ui",
+        summary: "AG-UI 1.0 (`RunAgentInput`)",
+        body: true,
+        answers: || json!({"200": sse_answer("AG-UI events, `data: {json}` frames.")}),
+    },
+    DialectRoute {
+        method: "get",
+        path: "/.well-known/agent-card.json",
+        tag: "a2a",
+        summary: "A2A agent card",
+        body: false,
+        answers: || json!({"200": json_answer("The A2A 1.0 agent card.", json!({"type": "object"}))}),
+    },
+    DialectRoute {
+        method: "post",
+        path: "/a2a",
+        tag: "a2a",
+        summary: "A2A 1.0 JSON-RPC (`SendMessage`, `SendStreamingMessage`)",
+        body: true,
+        answers: || {
+            json!({"200": {"description": "A JSON-RPC answer (failures too), or for `SendStreamingMessage` its SSE stream.", "content": {
+                "application/json": {"schema": {"type": "object", "required": ["jsonrpc"], "properties": {"jsonrpc": {"const": "2.0"}}}},
+                "text/event-stream": {"schema": {"type": "string"}}
+            }}})
+        },
+    },
+];
+
+fn dialect_paths() -> Map<String, Value> {
+    let mut paths = Map::new();
+    for route in DIALECT_ROUTES {
+        for under_agent in [false, true] {
+            let mut parameters = Vec::new();
+            let path = if under_agent {
+                parameters.push(path_param(
+                    "name",
+                    "The agent; the root routes run the default agent.",
+                ));
+                format!("/agents/{{name}}{}", route.path)
+            } else {
+                route.path.to_owned()
+            };
+            if route.path.contains("{id}") {
+                parameters.push(path_param("id", "The chat's id."));
+            }
+            let description = format!(
+                "The {} dialect's endpoint, for that ecosystem's own client; see ARCHITECTURE.md, \
+                 \"Dialect endpoints\". Bad input is answered with the API's error.",
+                route.tag
+            );
+            let mut op = with(
+                operation(
+                    route.summary,
+                    &description,
+                    (route.answers)(),
+                    &[400, 401, 404, 409, 413],
+                ),
+                json!({"tags": [route.tag], "parameters": parameters}),
+            );
+            if route.body {
+                op = with(
+                    op,
+                    json!({"requestBody": json_body(json!({"type": "object", "description": format!("The {} request body.", route.tag)}))}),
+                );
+            }
+            let entry = paths.entry(path).or_insert_with(|| json!({}));
+            entry[route.method] = op;
+        }
+    }
+    paths
+}
+
+fn document() -> Value {
+    let mut paths = native_paths();
+    paths.extend(dialect_paths());
+    let responses: Map<String, Value> = [
+        (
+            400,
+            "Bad input: not JSON, the wrong shape, too many messages, …",
+        ),
+        (401, "No valid key (`unauthorized`)."),
+        (
+            404,
+            "No such agent, run, session or route; also another key's (`not_found`).",
+        ),
+        (
+            409,
+            "Not now: the run or session is in a state that does not take this.",
+        ),
+        (
+            413,
+            "The body is larger than the server takes (`payload_too_large`).",
+        ),
+        (426, "Not a WebSocket upgrade (`websocket_required`)."),
+    ]
+    .into_iter()
+    .map(|(status, description)| {
+        (
+            format!("Error{status}"),
+            json_answer(description, schema("Error")),
+        )
+    })
+    .collect();
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "agentwire",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "Streaming conversations with AI agents: the native API (runs, their \
+                event streams, input, cancel, sessions), its WebSocket transport, and the \
+                endpoints of the dialects other ecosystems' clients speak. Every bad input is \
+                answered 4xx with `{\"error\": {\"code\", \"message\"}}` and changes nothing.",
+            "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}
+        },
+        "security": [{"bearer": []}],
+        "tags": [
+            {"name": "server"}, {"name": "native"}, {"name": "agentx"}, {"name": "ai-sdk"},
+            {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}
+        ],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "One of the server's `api_keys`, when it has any; without keys every route is open."}
+            },
+            "responses": responses,
+            "schemas": schemas::all(),
+        }
+    })
+}

@@ -1,0 +1,287 @@
+//! The document's schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses it): the native JSON as
+//! the server writes it (snake_case; input may also use seed 003's camelCase, which the server
+//! accepts), the error shape, and the WebSocket frames. Objects allow keys they do not list, as
+//! the API's readers ignore unknown keys.
+
+use serde_json::{Map, Value, json};
+
+fn schema(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+fn string() -> Value {
+    json!({"type": "string"})
+}
+
+fn nullable(schema: Value) -> Value {
+    json!({"oneOf": [schema, {"type": "null"}]})
+}
+
+/// An object with these required and optional properties.
+fn object(required: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
+    let names: Vec<&str> = required.iter().map(|(name, _)| *name).collect();
+    let properties: Map<String, Value> = required
+        .iter()
+        .chain(optional)
+        .map(|(name, schema)| ((*name).to_owned(), schema.clone()))
+        .collect();
+    json!({"type": "object", "required": names, "properties": properties})
+}
+
+/// A variant of a union tagged by `tag`.
+fn variant(tag: &str, name: &str, required: &[(&str, Value)], optional: &[(&str, Value)]) -> Value {
+    let mut all = vec![(tag, json!({"const": name}))];
+    all.extend(required.iter().cloned());
+    object(&all, optional)
+}
+
+fn parts() -> Value {
+    let id = string;
+    let any = || json!({});
+    json!({"oneOf": [
+        variant("type", "text", &[("text", string())], &[]),
+        variant("type", "reasoning", &[("text", string())], &[]),
+        variant("type", "refusal", &[("text", string())], &[]),
+        variant("type", "tool_call", &[("tool_call_id", id()), ("tool_name", string()), ("args", any())], &[]),
+        variant("type", "tool_result", &[("tool_call_id", id()), ("result", any())],
+            &[("tool_name", string()), ("is_error", json!({"type": "boolean"}))]),
+        variant("type", "tool_error", &[("tool_call_id", id()), ("error_type", json!({"enum": ["VALIDATION", "EXECUTION"]})), ("message", string())],
+            &[("tool_name", string())]),
+        {"allOf": [
+            variant("type", "file", &[("media_type", string())], &[("filename", string())]),
+            {"oneOf": [object(&[("url", string())], &[]), object(&[("data", json!({"type": "string", "description": "base64"}))], &[])]}
+        ]},
+        variant("type", "data", &[("name", string()), ("data", any())], &[]),
+        variant("type", "step_start", &[("step_id", id())], &[("step_name", string())]),
+        variant("type", "artifact", &[("artifact_id", id()), ("title", string())],
+            &[("version", json!({"type": "integer", "minimum": 0})), ("preview", string())]),
+        variant("type", "plan_update", &[("plan_id", id()), ("action", json!({"enum": ["created", "updated", "completed", "failed"]}))],
+            &[("details", any())]),
+        variant("type", "approval_request", &[("approval_id", id()), ("tool_call_id", id())], &[("reason", string())]),
+        variant("type", "approval_response", &[("approval_id", id()), ("approved", json!({"type": "boolean"}))], &[("reason", string())]),
+        variant("type", "source", &[("source_id", id()), ("url", string())], &[("title", string())]),
+    ]})
+}
+
+fn events() -> Value {
+    let seq = || json!({"type": "integer", "minimum": 0});
+    let index = || json!({"type": "integer", "minimum": 0});
+    json!({"oneOf": [
+        variant("event", "run_created", &[("seq", seq()), ("run_id", string())], &[("session_id", string()), ("agent", string())]),
+        variant("event", "run_status", &[("seq", seq()), ("status", schema("RunStatusName"))],
+            &[("awaiting", schema("Awaiting")), ("error", schema("ErrorInfo")), ("usage", schema("Usage"))]),
+        variant("event", "message_start", &[("seq", seq()), ("message_id", string()), ("role", schema("Role"))],
+            &[("metadata", json!({"type": "object"})), ("created_at", json!({"type": "integer"}))]),
+        variant("event", "part_start", &[("seq", seq()), ("message_id", string()), ("index", index()),
+            ("type", json!({"enum": ["text", "reasoning", "refusal", "tool_call"]}))],
+            &[("tool_call_id", string()), ("tool_name", string())]),
+        variant("event", "part_delta", &[("seq", seq()), ("message_id", string()), ("index", index()), ("delta", string())], &[]),
+        variant("event", "part_complete", &[("seq", seq()), ("message_id", string()), ("index", index()), ("part", schema("Part"))], &[]),
+        variant("event", "message_complete", &[("seq", seq()), ("message", schema("Message"))], &[]),
+        variant("event", "heartbeat", &[("seq", seq())], &[]),
+        variant("event", "error", &[("seq", seq()), ("code", string()), ("message", string())], &[]),
+    ]})
+}
+
+fn ws_requests() -> Value {
+    let id = || json!({"description": "Any JSON value; the answer repeats it."});
+    let mut start = schema("CreateRun");
+    start = json!({"allOf": [start, variant("type", "start", &[], &[("id", id())])]});
+    json!({"oneOf": [
+        start,
+        variant("type", "subscribe", &[("run_id", string())], &[("id", id()), ("after", json!({"type": "integer", "minimum": 0}))]),
+        variant("type", "unsubscribe", &[("run_id", string())], &[("id", id())]),
+        variant("type", "input", &[("run_id", string()), ("message", schema("Message"))], &[("id", id())]),
+        variant("type", "cancel", &[("run_id", string())], &[("id", id())]),
+    ]})
+}
+
+fn ws_answers() -> Value {
+    let id = || json!({"description": "The request's `id`, or null."});
+    json!({"oneOf": [
+        variant("type", "started", &[("id", id()), ("run_id", string()), ("run", schema("Run"))], &[]),
+        variant("type", "subscribed", &[("id", id()), ("run_id", string()), ("after", json!({"type": "integer"}))], &[]),
+        variant("type", "unsubscribed", &[("id", id()), ("run_id", string())], &[]),
+        variant("type", "accepted", &[("id", id()), ("run_id", string()), ("run", schema("Run"))], &[]),
+        variant("type", "error", &[("id", id()), ("request", nullable(string())), ("status", json!({"type": "integer"})),
+            ("error", schema("ErrorInfo"))], &[]),
+    ]})
+}
+
+/// Every schema by name.
+pub(super) fn all() -> Map<String, Value> {
+    let tool_spec = object(
+        &[("name", string())],
+        &[
+            ("description", string()),
+            (
+                "parameters",
+                json!({"type": "object", "description": "JSON Schema of the arguments"}),
+            ),
+        ],
+    );
+    let run = object(
+        &[
+            ("id", string()),
+            ("session_id", nullable(string())),
+            ("agent", string()),
+            ("status", schema("RunStatusName")),
+            ("state", string()),
+            ("usage", nullable(schema("Usage"))),
+            ("error", nullable(schema("ErrorInfo"))),
+        ],
+        &[("awaiting", schema("Awaiting"))],
+    );
+    let entries = [
+        (
+            "Error",
+            json!({
+                "description": "Every error answer: a stable snake_case `code` and a message for people.",
+                "type": "object", "required": ["error"],
+                "properties": {"error": schema("ErrorInfo")}
+            }),
+        ),
+        (
+            "ErrorInfo",
+            object(&[("code", string()), ("message", string())], &[]),
+        ),
+        (
+            "Usage",
+            object(
+                &[
+                    ("input_tokens", json!({"type": "integer"})),
+                    ("output_tokens", json!({"type": "integer"})),
+                    ("total_tokens", json!({"type": "integer"})),
+                ],
+                &[
+                    ("reasoning_tokens", json!({"type": "integer"})),
+                    ("cached_input_tokens", json!({"type": "integer"})),
+                ],
+            ),
+        ),
+        (
+            "Role",
+            json!({"enum": ["system", "user", "assistant", "tool", "data"]}),
+        ),
+        (
+            "RunStatusName",
+            json!({"enum": ["created", "queued", "in_progress", "awaiting", "completed", "failed", "canceled", "rejected", "incomplete"]}),
+        ),
+        (
+            "Awaiting",
+            json!({"description": "What an `awaiting` run waits for.", "enum": ["approval", "function_output", "input"]}),
+        ),
+        ("Part", parts()),
+        (
+            "Message",
+            object(
+                &[
+                    ("role", schema("Role")),
+                    ("parts", json!({"type": "array", "items": schema("Part")})),
+                ],
+                &[
+                    ("id", string()),
+                    ("metadata", json!({"type": "object"})),
+                    (
+                        "created_at",
+                        json!({"type": "integer", "description": "milliseconds since the Unix epoch"}),
+                    ),
+                ],
+            ),
+        ),
+        ("Event", events()),
+        ("ToolSpec", tool_spec),
+        (
+            "CreateRun",
+            object(
+                &[(
+                    "input",
+                    json!({"type": "array", "items": schema("Message")}),
+                )],
+                &[
+                    ("agent", string()),
+                    ("session_id", string()),
+                    (
+                        "tools",
+                        json!({"type": "array", "items": schema("ToolSpec"), "description": "Tools the client runs itself."}),
+                    ),
+                ],
+            ),
+        ),
+        ("Run", run),
+        (
+            "RunResult",
+            object(
+                &[
+                    ("run", schema("Run")),
+                    (
+                        "output",
+                        json!({"type": "array", "items": schema("Message")}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
+        (
+            "AgentList",
+            object(
+                &[(
+                    "agents",
+                    json!({"type": "array", "items": object(&[("name", string()), ("description", string())], &[])}),
+                )],
+                &[],
+            ),
+        ),
+        (
+            "AgentCard",
+            object(
+                &[
+                    ("name", string()),
+                    ("description", string()),
+                    ("brain", string()),
+                    (
+                        "tools",
+                        json!({"type": "array", "items": schema("ToolSpec")}),
+                    ),
+                    (
+                        "schema",
+                        json!({"type": "object", "description": "The agent's communication schema (seed 004)."}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
+        (
+            "Session",
+            object(
+                &[
+                    ("id", string()),
+                    (
+                        "messages",
+                        json!({"type": "array", "items": schema("Message")}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
+        ("WsRequest", ws_requests()),
+        ("WsAnswer", ws_answers()),
+        (
+            "WsEvent",
+            variant(
+                "type",
+                "event",
+                &[("run_id", string()), ("data", schema("Event"))],
+                &[],
+            ),
+        ),
+        (
+            "WsEnd",
+            variant("type", "end", &[("run_id", string())], &[]),
+        ),
+    ];
+    entries
+        .into_iter()
+        .map(|(name, schema)| (name.to_owned(), schema))
+        .collect()
+}

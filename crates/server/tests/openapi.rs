@@ -1,0 +1,354 @@
+//! `/openapi.json` and `/docs` over a real server: the document parses as OpenAPI 3.1 and its
+//! schemas are valid JSON Schema, every route the router serves is in it (and every route in
+//! it is served), and real answers validate against the schemas it gives for them.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use agentwire_server::Settings;
+use common::{SseClient, TestServer, approver, run_body, talker};
+use serde_json::{Value, json};
+
+async fn server(api_keys: Vec<String>) -> TestServer {
+    TestServer::start(
+        vec![talker("assistant", &["Hi", "!"], 0.0), approver()],
+        Settings {
+            heartbeat: Duration::from_millis(100),
+            api_keys,
+            ..Settings::default()
+        },
+    )
+    .await
+}
+
+async fn document(server: &TestServer) -> Value {
+    let response = server
+        .http
+        .get(server.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    response.json().await.unwrap()
+}
+
+/// Checks `instance` against the document's schema `name`, `$ref`s resolved in the document.
+fn assert_valid(document: &Value, name: &str, instance: &Value) {
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$ref": format!("#/components/schemas/{name}"),
+        "components": document["components"],
+    });
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}\n{instance:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_document_is_openapi_3_1_with_valid_schemas() {
+    let server = server(vec!["key".into()]).await;
+    // Public even when keys are configured, as is the page.
+    let document = document(&server).await;
+    let spec = oas3::from_json(document.to_string()).unwrap();
+    assert_eq!(spec.validate_version().unwrap().minor, 1);
+
+    let mut operations = 0;
+    for (path, method, operation) in spec.operations() {
+        operations += 1;
+        let raw = &document["paths"][&path][method.as_str().to_lowercase()];
+        // Every reference resolves: responses, bodies, parameters and their schemas.
+        let responses = operation.responses(&spec);
+        assert_eq!(
+            responses.len(),
+            raw["responses"].as_object().unwrap().len(),
+            "{method} {path}: an answer does not resolve"
+        );
+        assert!(!responses.is_empty(), "{method} {path} has no answers");
+        for (status, response) in &responses {
+            assert!(!response.description.as_deref().unwrap_or("").is_empty());
+            for (media_type, media) in &response.content {
+                media.schema(&spec).unwrap_or_else(|error| {
+                    panic!("{method} {path} {status} {media_type}: {error}")
+                });
+            }
+        }
+        if let Some(body) = operation.request_body(&spec).unwrap() {
+            for media in body.content.values() {
+                media.schema(&spec).unwrap().unwrap();
+            }
+        }
+        operation.parameters(&spec).unwrap();
+        assert!(
+            operation.summary.is_some(),
+            "{method} {path} has no summary"
+        );
+    }
+    assert!(operations >= 20, "{operations} operations");
+    // The error shape is the API's.
+    let error = &document["components"]["responses"]["Error404"]["content"]["application/json"];
+    assert_eq!(error["schema"]["$ref"], "#/components/schemas/Error");
+    for (name, schema) in document["components"]["schemas"].as_object().unwrap() {
+        assert!(
+            jsonschema::meta::is_valid(schema),
+            "{name} is not valid JSON Schema"
+        );
+    }
+
+    let page = server.http.get(server.url("/docs")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let page = page.text().await.unwrap();
+    // Self-contained: nothing is loaded from anywhere.
+    assert!(!page.contains("<script"), "the page runs no script");
+    assert!(!page.contains("src=\"http"), "the page loads nothing");
+    assert!(!page.contains("<link"), "the page loads no stylesheet");
+    for (path, _, _) in spec.operations() {
+        assert!(
+            page.contains(&format!("<code>{path}</code>")),
+            "{path} is on the page"
+        );
+    }
+    assert!(page.contains("id=\"schema-Message\""));
+    server.shutdown().await;
+}
+
+/// The `(method, path)` of every `.route(…)` in the server's source: the native routes as
+/// written, the dialect routes at the root and under `/agents/{name}`.
+fn routes_in_source() -> BTreeSet<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![src.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    let mut routes = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let dialect = file.starts_with(src.join("dialects"));
+        for (at, _) in text.match_indices(".route(\"") {
+            let rest = &text[at + ".route(\"".len()..];
+            let path = &rest[..rest.find('"').unwrap()];
+            // The methods: `get(`, `post(`, `.delete(` … up to the end of the `.route(` call.
+            let mut depth = 1;
+            let call: String = text[at + ".route(".len()..]
+                .chars()
+                .take_while(|c| {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth -= 1,
+                        _ => {}
+                    }
+                    depth > 0
+                })
+                .collect();
+            let mut methods = Vec::new();
+            for method in ["get", "post", "put", "patch", "delete"] {
+                let direct = call.match_indices(&format!("{method}(")).any(|(i, _)| {
+                    i == 0 || !call[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                });
+                if direct {
+                    methods.push(method);
+                }
+            }
+            assert!(
+                !methods.is_empty(),
+                "no method found for {path} in {file:?}"
+            );
+            for method in methods {
+                routes.insert((method.to_owned(), path.to_owned()));
+                if dialect {
+                    routes.insert((method.to_owned(), format!("/agents/{{name}}{path}")));
+                }
+            }
+        }
+    }
+    routes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_route_is_documented_and_every_documented_route_is_served() {
+    let server = server(vec![]).await;
+    let document = document(&server).await;
+    let documented: BTreeSet<(String, String)> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| {
+            item.as_object()
+                .unwrap()
+                .keys()
+                .map(move |method| (method.clone(), path.clone()))
+        })
+        .collect();
+    let served = routes_in_source();
+    assert!(served.len() >= 20, "{served:?}");
+    let undocumented: Vec<_> = served.difference(&documented).collect();
+    assert!(
+        undocumented.is_empty(),
+        "routes missing from the OpenAPI document (src/openapi.rs): {undocumented:?}"
+    );
+
+    // And nothing documented is missing from the router: each answers something other than
+    // the fallback's 404 or a 405.
+    for (method, path) in &documented {
+        let url = server.url(&path.replace("{name}", "assistant").replace("{id}", "x"));
+        let request = match method.as_str() {
+            "get" => server.http.get(url),
+            "post" => server.http.post(url).json(&json!({})),
+            "delete" => server.http.delete(url),
+            other => panic!("{other}"),
+        };
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap_or_default();
+        assert_ne!(status, 405, "{method} {path}");
+        assert!(
+            !(status == 404 && body.contains("no such endpoint")),
+            "{method} {path} is not served"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_answers_validate_against_the_documented_schemas() {
+    let server = server(vec![]).await;
+    let document = document(&server).await;
+    let get = |path: &str| {
+        let request = server.http.get(server.url(path)).send();
+        async move {
+            let response = request.await.unwrap();
+            (
+                response.status().as_u16(),
+                response.json::<Value>().await.unwrap(),
+            )
+        }
+    };
+
+    let (_, agents) = get("/v1/agents").await;
+    assert_valid(&document, "AgentList", &agents);
+    let (_, card) = get("/v1/agents/approver").await;
+    assert_valid(&document, "AgentCard", &card);
+    assert!(!card["tools"].as_array().unwrap().is_empty());
+    let (status, error) = get("/v1/runs/run_nope").await;
+    assert_eq!(status, 404);
+    assert_valid(&document, "Error", &error);
+
+    // A run that waits for approval: tool call, approval request, awaiting status.
+    let mut body = run_body(Some("approver"), "remove a.txt");
+    body["tools"] =
+        json!([{"name": "ask_user", "description": "Asks", "parameters": {"type": "object"}}]);
+    assert_valid(&document, "CreateRun", &body);
+    let run: Value = server
+        .http
+        .post(server.url("/v1/runs"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_valid(&document, "RunResult", &run);
+    assert_eq!(run["run"]["awaiting"], "approval");
+    let id = run["run"]["id"].as_str().unwrap();
+    let (_, fetched) = get(&format!("/v1/runs/{id}")).await;
+    assert_valid(&document, "RunResult", &fetched);
+    let session = run["run"]["session_id"].as_str().unwrap();
+    let (_, session) = get(&format!("/v1/sessions/{session}")).await;
+    assert_valid(&document, "Session", &session);
+
+    // Every event of a streamed run.
+    let response = server
+        .http
+        .post(server.url("/v1/runs"))
+        .header("accept", "text/event-stream")
+        .json(&run_body(None, "hi"))
+        .send()
+        .await
+        .unwrap();
+    let mut stream = SseClient::new(response);
+    stream.until_end().await;
+    for event in &stream.events {
+        assert_valid(&document, "Event", &serde_json::to_value(event).unwrap());
+    }
+    for event in run["output"][0]["parts"].as_array().unwrap() {
+        assert_valid(&document, "Part", event);
+    }
+
+    // The WebSocket's frames, both ways.
+    use futures::{SinkExt, StreamExt};
+    let url = format!("{}/v1/ws", server.url.replace("http://", "ws://"));
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let mut start = run_body(None, "hi");
+    start["type"] = json!("start");
+    start["id"] = json!("r1");
+    let bad = json!({"type": "cancel", "id": 2, "run_id": "run_nope"});
+    for request in [&start, &bad] {
+        assert_valid(&document, "WsRequest", request);
+        let text = request.to_string();
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::text(text))
+            .await
+            .unwrap();
+    }
+    let mut kinds = BTreeSet::new();
+    while kinds.len() < 4 {
+        let frame = tokio::time::timeout(Duration::from_secs(10), socket.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let Ok(text) = frame.to_text() else { continue };
+        let frame: Value = serde_json::from_str(text).unwrap();
+        let schema = match frame["type"].as_str().unwrap() {
+            "event" => "WsEvent",
+            "end" => "WsEnd",
+            _ => "WsAnswer",
+        };
+        assert_valid(&document, schema, &frame);
+        kinds.insert(frame["type"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        kinds,
+        ["end", "error", "event", "started"]
+            .map(String::from)
+            .into()
+    );
+
+    // The schemas are not empty promises: a run without its status fails them.
+    let mut broken = run.clone();
+    broken["run"]
+        .as_object_mut()
+        .unwrap()
+        .remove("status")
+        .unwrap();
+    let schema =
+        json!({"$ref": "#/components/schemas/RunResult", "components": document["components"]});
+    assert!(
+        !jsonschema::draft202012::new(&schema)
+            .unwrap()
+            .is_valid(&broken)
+    );
+    server.shutdown().await;
+}

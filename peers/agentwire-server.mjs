@@ -1,0 +1,117 @@
+// A live `agentwire serve` for the npm peers' tests: the binary the workspace built, started on
+// port 0 with an agentwire.toml and scripted brains written into a temporary directory.
+//
+//   const server = await startAgentwire({ config, files: { 'talker.json': script }, dirs: ['ws'] });
+//   server.url   // http://127.0.0.1:PORT, from the `agentwire listening on` line
+//   server.dir   // the temporary directory (config, scripts, workspaces, data)
+//   await server.stop();
+//
+// The binary is $AGENTWIRE_BIN, else $CARGO_TARGET_DIR/debug/agentwire, else target/debug/agentwire
+// of the repository; `scripts/test` has built it (cargo test builds the CLI's binary) before the
+// peers run. Nothing here builds it, so several suites cost nothing more; a missing binary, or one
+// older than a source in cargo's dep-info file for it, fails with the command that makes it.
+// `stop` sends SIGTERM (SIGKILL after 5 s) and removes the directory; the server is killed if the
+// test process exits first.
+// Only node's own modules are used, so any peer can import this file.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BUILD = 'cargo build -p agentwire-cli';
+
+/** The agentwire binary the tests run. */
+export function binaryPath() {
+  if (process.env.AGENTWIRE_BIN) return process.env.AGENTWIRE_BIN;
+  const target = path.resolve(repoRoot, process.env.CARGO_TARGET_DIR ?? 'target');
+  return path.join(target, 'debug', process.platform === 'win32' ? 'agentwire.exe' : 'agentwire');
+}
+
+/**
+ * Refuses a missing binary, or one older than a source it is built from: the sources cargo lists
+ * in its dep-info file beside the binary.
+ */
+function checkFresh(binary) {
+  if (!existsSync(binary)) throw new Error(`${binary} is missing: build it first with \`${BUILD}\``);
+  const depInfo = `${binary}.d`;
+  if (!existsSync(depInfo)) return;
+  const built = statSync(binary).mtimeMs;
+  const sources = readFileSync(depInfo, 'utf8').split(': ').slice(1).join(': ').split(/\s+/);
+  for (const source of sources) {
+    if (source && existsSync(source) && statSync(source).mtimeMs > built) {
+      throw new Error(`${binary} is older than ${source}: rebuild it with \`${BUILD}\``);
+    }
+  }
+}
+
+const running = new Set();
+// Also on a crash of the test process itself, never leave a server behind.
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts `agentwire serve` on `config` (the TOML text) with `files` (name → text, or a value
+ * written as JSON) and empty `dirs` beside it. Resolves once it listens.
+ */
+export async function startAgentwire({ config, files = {}, dirs = [] }) {
+  const binary = binaryPath();
+  checkFresh(binary);
+  const dir = mkdtempSync(path.join(tmpdir(), 'agentwire-peer-serve-'));
+  for (const [name, content] of Object.entries(files)) {
+    writeFileSync(path.join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  for (const name of dirs) mkdirSync(path.join(dir, name), { recursive: true });
+  writeFileSync(path.join(dir, 'agentwire.toml'), config);
+  const env = { ...process.env };
+  for (const name of ['AGENTWIRE_ADDR', 'AGENTWIRE_DATABASE_URL', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) delete env[name];
+  const args = ['serve', '--config', path.join(dir, 'agentwire.toml'), '--addr', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')];
+  const child = spawn(binary, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+
+  const stop = async () => {
+    if (child.exitCode == null && child.signalCode == null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    running.delete(child);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no "agentwire listening on" line within 20 s; stderr: ${stderr}`)), 20_000);
+      const lines = createInterface({ input: child.stdout });
+      lines.on('line', (line) => {
+        const found = /^agentwire listening on (http:\/\/\S+)$/.exec(line.trim());
+        if (found) {
+          clearTimeout(timer);
+          resolve(found[1]);
+        }
+      });
+      child.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      child.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`agentwire serve exited (${code ?? signal}) before listening; stderr: ${stderr}`));
+      });
+    });
+    return { url, dir, stop, stderr: () => stderr };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
