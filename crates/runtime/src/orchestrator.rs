@@ -528,7 +528,8 @@ impl Orchestrator {
     }
 
     /// Reports a status: the event first, then the status readers of the handle see, so a
-    /// reader that saw the status finds its event queued.
+    /// reader that saw the status finds its event queued (the one exception: an answer that
+    /// moves a waiting run on sets its status at once, in `RunHandle::input`).
     fn set_status(&mut self, status: RunStatus, error: Option<ErrorInfo>) {
         let usage = match status {
             RunStatus::InProgress => None,

@@ -446,6 +446,15 @@ impl RunHandle {
             }
         }
         state.machine = machine;
+        // The run moves on now: its status says so at once (the orchestrator's event follows),
+        // so a reader that comes right after this answer does not take the log, still on the
+        // old status, for all there is. Under the lock, before the orchestrator can go on.
+        let next = wait
+            .awaiting()
+            .map_or(RunStatus::InProgress, RunStatus::Awaiting);
+        if matches!(status, RunStatus::Awaiting(_)) && next != status {
+            self.shared.status.send_replace(next);
+        }
         state.wait = Some(wait);
         drop(state);
         // The orchestrator reports the new status, or goes on when nothing is left to wait for.

@@ -1,19 +1,28 @@
-//! Group commit of the runs' events: one writer task takes every batch that is waiting, from
-//! all runs, and commits them in ONE transaction ([`Store::append_event_batches`]), then hands
-//! each batch back to its run. Under load this turns thousands of small transactions a second
-//! (one per run and batch, each waiting its turn for SQLite's single writer) into a few large
-//! ones; with one run it costs nothing, since a lone batch is committed at once.
+//! How a run's events reach the store, and when its readers may see them.
 //!
-//! The guarantee is unchanged: a run gets its batch back only once it is committed (or the
-//! transaction failed), and only then shows it to clients. The writer keeps one connection
-//! while it is busy ([`agentwire_store::EventWriter`]): on SQLite that keeps its page cache
-//! warm.
+//! Group commit: one writer task takes every batch that is waiting, from all runs, and commits
+//! them in ONE transaction ([`Store::append_event_batches`]), then hands each batch back to its
+//! run. Under load this turns thousands of small transactions a second (one per run and batch,
+//! each waiting its turn for SQLite's single writer) into a few large ones; with one run it
+//! costs nothing, since a lone batch is committed at once. The writer keeps one connection while
+//! it is busy ([`agentwire_store::EventWriter`]): on SQLite that keeps its page cache warm.
+//!
+//! [`RunCommits`]: a run's side. DESIGN §8 asks that a completed part be durable before
+//! `part_complete` is sent, and lets deltas be batched. So deltas (and the starts of parts and
+//! messages) are shown at once and stored behind them; every other event (a part's or
+//! message's completion, a status, an error) is held until it and everything before it is
+//! committed. A crash can then lose only the unfinished part, which the interrupted run drops
+//! anyway. One commit per run is in flight at a time, so a run's events reach the store in
+//! order even when a commit is retried, and the next commit takes everything shown meanwhile:
+//! the slower the store, the larger its groups.
 
 use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Event, RunId};
+use agentwire_core::{Event, EventKind, RunId};
 use agentwire_store::Store;
 use tokio::sync::{mpsc, oneshot};
 
@@ -120,5 +129,265 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                 }
             }
         }
+    }
+}
+
+/// How often a batch is tried before the run is given up (the append is idempotent).
+const ATTEMPTS: u32 = 5;
+
+/// The wait before the first retry; it doubles with each one.
+const FIRST_RETRY: Duration = Duration::from_millis(50);
+
+/// Whether readers may see the event before it is stored: what a crash may lose without losing
+/// anything complete (deltas, and the starts of parts and messages).
+fn may_precede_commit(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::PartDelta { .. }
+            | EventKind::PartStart { .. }
+            | EventKind::MessageStart { .. }
+            | EventKind::Heartbeat { .. }
+    )
+}
+
+type Commit = Pin<Box<dyn Future<Output = (Vec<Event>, Committed)> + Send>>;
+
+/// The commit of a run that is under way.
+struct InFlight {
+    commit: Commit,
+    /// How many of its events, at the end, are held from the readers until it is stored.
+    held: usize,
+    attempt: u32,
+}
+
+/// What became of a run's commit.
+#[derive(Debug)]
+pub(crate) enum Settled {
+    /// Stored (or the run's row is gone): these held events may be shown now.
+    Show(Vec<Event>),
+    /// It failed and is being tried again.
+    Retrying,
+    /// It failed every time: the run must be given up; its held events are never shown.
+    GaveUp,
+}
+
+/// One run's events on their way to the store (see the module docs).
+pub(crate) struct RunCommits {
+    committer: Committer,
+    run_id: RunId,
+    /// Shown to readers, not yet handed to the writer.
+    shown: Vec<Event>,
+    /// Not shown, not yet handed to the writer. The pump takes no new events while something is
+    /// held here or in the commit under way, so nothing is shown ahead of it.
+    held: Vec<Event>,
+    in_flight: Option<InFlight>,
+}
+
+impl std::fmt::Debug for RunCommits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunCommits")
+            .field("run_id", &self.run_id)
+            .field("shown", &self.shown.len())
+            .field("held", &self.held.len())
+            .field("in_flight", &self.in_flight.is_some())
+            .finish()
+    }
+}
+
+impl RunCommits {
+    pub(crate) fn new(committer: Committer, run_id: RunId) -> Self {
+        Self {
+            committer,
+            run_id,
+            shown: Vec::new(),
+            held: Vec::new(),
+            in_flight: None,
+        }
+    }
+
+    /// Takes a batch of the run's events; returns those the readers may see now (a copy of
+    /// each goes to the store behind them). From the first event that must be stored first, the
+    /// rest of the batch is held, order being kept.
+    pub(crate) fn take(&mut self, mut batch: Vec<Event>) -> Vec<Event> {
+        let first_held = batch
+            .iter()
+            .position(|event| !may_precede_commit(event))
+            .unwrap_or(batch.len());
+        self.held.extend(batch.drain(first_held..));
+        self.shown.extend(batch.iter().cloned());
+        self.start();
+        batch
+    }
+
+    /// Whether events are held until their commit (the pump then waits before taking more).
+    pub(crate) fn holds(&self) -> bool {
+        !self.held.is_empty()
+            || self
+                .in_flight
+                .as_ref()
+                .is_some_and(|in_flight| in_flight.held > 0)
+    }
+
+    /// Whether everything taken is stored.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.in_flight.is_none() && self.shown.is_empty() && self.held.is_empty()
+    }
+
+    /// Waits for the commit under way (for ever if there is none) and starts the next.
+    /// Cancel-safe: the commit itself lives in `self`.
+    pub(crate) async fn settled(&mut self) -> Settled {
+        let (events, committed) = match self.in_flight.as_mut() {
+            Some(in_flight) => in_flight.commit.as_mut().await,
+            None => std::future::pending().await,
+        };
+        let Some(in_flight) = self.in_flight.take() else {
+            return Settled::Retrying;
+        };
+        let settled = match committed {
+            Committed::Stored | Committed::RunGone => {
+                let mut events = events;
+                Settled::Show(events.split_off(events.len().saturating_sub(in_flight.held)))
+            }
+            Committed::Failed(error) if in_flight.attempt < ATTEMPTS => {
+                let attempt = in_flight.attempt;
+                tracing::error!(run = %self.run_id, attempt, "storing events: {error}");
+                let wait = FIRST_RETRY * 2u32.pow(attempt - 1);
+                self.in_flight = Some(self.send(events, in_flight.held, attempt + 1, wait));
+                return Settled::Retrying;
+            }
+            Committed::Failed(error) => {
+                tracing::error!(run = %self.run_id, "giving up storing events: {error}");
+                Settled::GaveUp
+            }
+        };
+        self.start();
+        settled
+    }
+
+    /// Hands what waits to the writer, unless a commit is under way.
+    fn start(&mut self) {
+        if self.in_flight.is_some() || (self.shown.is_empty() && self.held.is_empty()) {
+            return;
+        }
+        let held = self.held.len();
+        let mut events = std::mem::take(&mut self.shown);
+        events.append(&mut self.held);
+        self.in_flight = Some(self.send(events, held, 1, Duration::ZERO));
+    }
+
+    fn send(&self, events: Vec<Event>, held: usize, attempt: u32, wait: Duration) -> InFlight {
+        let committer = self.committer.clone();
+        let run_id = self.run_id.clone();
+        let commit = Box::pin(async move {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            committer.commit(&run_id, events).await
+        });
+        InFlight {
+            commit,
+            held,
+            attempt,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use agentwire_core::{MessageId, Part};
+    use agentwire_store::RunRecord;
+
+    use super::*;
+
+    fn delta(seq: u64) -> Event {
+        Event {
+            seq,
+            kind: EventKind::PartDelta {
+                message_id: MessageId::from("msg_1"),
+                index: 0,
+                delta: format!("w{seq} "),
+            },
+        }
+    }
+
+    fn complete(seq: u64) -> Event {
+        Event {
+            seq,
+            kind: EventKind::PartComplete {
+                message_id: MessageId::from("msg_1"),
+                index: 0,
+                part: Part::text("w1 w2 "),
+            },
+        }
+    }
+
+    async fn store_with_run(id: &RunId) -> Store {
+        let store = Store::open("sqlite::memory:").await.unwrap();
+        store
+            .create_run(&RunRecord::new(id.clone(), "assistant", "local"))
+            .await
+            .unwrap();
+        store
+    }
+
+    #[tokio::test]
+    async fn deltas_show_at_once_and_a_completion_only_once_stored() {
+        let run_id = RunId::from("run_1");
+        let store = store_with_run(&run_id).await;
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+
+        let shown = commits.take(vec![delta(1), delta(2), complete(3), delta(4)]);
+        assert_eq!(shown, vec![delta(1), delta(2)]);
+        assert!(commits.holds(), "the completion and what follows it wait");
+        let Settled::Show(held) = commits.settled().await else {
+            panic!("the commit failed");
+        };
+        assert_eq!(held, vec![complete(3), delta(4)]);
+        assert!(commits.is_idle());
+        let stored = store.events_after(&run_id, 0, 100).await.unwrap();
+        assert_eq!(stored, vec![delta(1), delta(2), complete(3), delta(4)]);
+    }
+
+    #[tokio::test]
+    async fn what_is_shown_meanwhile_goes_in_the_next_commit_in_order() {
+        let run_id = RunId::from("run_1");
+        let store = store_with_run(&run_id).await;
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+
+        assert_eq!(commits.take(vec![delta(1)]), vec![delta(1)]);
+        assert_eq!(
+            commits.take(vec![delta(2), delta(3)]),
+            vec![delta(2), delta(3)]
+        );
+        assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
+        assert!(
+            !commits.is_idle(),
+            "the deltas shown meanwhile are being stored"
+        );
+        assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
+        assert!(commits.is_idle());
+        let stored = store.events_after(&run_id, 0, 100).await.unwrap();
+        assert_eq!(stored, vec![delta(1), delta(2), delta(3)]);
+    }
+
+    #[tokio::test]
+    async fn a_store_that_never_takes_the_events_gives_the_run_up_without_showing_them() {
+        let run_id = RunId::from("run_1");
+        let store = store_with_run(&run_id).await;
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        store.close().await;
+
+        assert_eq!(commits.take(vec![delta(1), complete(2)]), vec![delta(1)]);
+        let mut retries = 0;
+        loop {
+            match commits.settled().await {
+                Settled::Retrying => retries += 1,
+                Settled::GaveUp => break,
+                Settled::Show(held) => panic!("shown without being stored: {held:?}"),
+            }
+        }
+        assert_eq!(retries, ATTEMPTS - 1);
+        assert!(commits.is_idle());
     }
 }

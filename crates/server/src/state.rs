@@ -2,16 +2,17 @@
 //! [`RunHandle`] and its in-memory [`EventLog`]) and the sessions busy with one of them.
 //!
 //! The store is the state of record: sessions and their messages, a row per run and every event
-//! live there. A run's events reach its in-memory log only after the store has committed them
-//! (see [`AppState::pump`]), so nothing a client saw can be lost by a crash. Runs this process
+//! live there. A run's completions (of parts, messages, the run) reach its in-memory log only
+//! after the store has committed them and everything before them (see [`AppState::pump`]), so
+//! nothing complete a client saw can be lost by a crash; deltas go ahead of their commit. Runs this process
 //! does not hold (finished before a restart, or executed by another node) are read from the
 //! store.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
+use agentwire_core::{EventKind, Message, RunId, SessionId};
 use agentwire_runtime::{Agent, RunEvents, RunHandle, RunLimits, RunStart};
 use agentwire_store::{Notice, RunRecord, Store, StoreError};
 use axum::http::StatusCode;
@@ -19,7 +20,7 @@ use futures::StreamExt;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
-use crate::commit::{Committed, Committer};
+use crate::commit::{Committer, RunCommits, Settled};
 use crate::error::ApiError;
 use crate::log::EventLog;
 use crate::metrics::{Metrics, RunMetrics};
@@ -27,9 +28,6 @@ use crate::settings::Settings;
 
 /// Who made a request: the API key it presented, or `None` when the server has no keys.
 pub(crate) type Owner = Option<Arc<str>>;
-
-/// How often a batch is tried before the run is given up (the append is idempotent).
-const APPEND_ATTEMPTS: u32 = 5;
 
 /// A run this process executes.
 #[derive(Debug)]
@@ -315,60 +313,54 @@ impl AppState {
         self.store.append_messages(session_id, &input).await
     }
 
-    /// Moves a run's events into the store, then into its in-memory log, a batch at a time
-    /// (everything the run has made since the last batch: one transaction however fast it
-    /// streams). Committing first is what makes a `part_complete` durable before any client
-    /// sees it. Before the terminal status is stored, the run's output joins its session, so a
-    /// client that sees the end finds the history updated. The run goes on whether or not
-    /// anyone reads its log.
+    /// Moves a run's events into its in-memory log, which readers follow, and into the store
+    /// ([`RunCommits`]): deltas are shown at once and stored behind them; a part's completion,
+    /// a status or an error only once it and everything before it is committed, so a
+    /// `part_complete` is durable before any client sees it. Before the terminal status is
+    /// stored, the run's output joins its session, so a client that sees the end finds the
+    /// history updated. The run goes on whether or not anyone reads its log; if its events
+    /// cannot be stored it is given up (canceled) and what was not stored is not shown.
     async fn pump(
         self: Arc<Self>,
         live: Arc<LiveRun>,
         mut events: RunEvents,
         mut metrics: RunMetrics,
     ) {
+        let mut commits = RunCommits::new(self.committer.clone(), live.handle.id().clone());
         let mut batch = Vec::new();
-        while events.recv_many(&mut batch).await > 0 {
-            let ends = batch.iter().any(|event| {
-                matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
-            });
-            if ends {
-                self.finish_session(&live).await;
-            }
-            if self.persist(&live, &mut batch).await {
-                metrics.logged(&batch);
-                live.log.append_all(batch.drain(..));
-            } else {
-                // Nothing unstored is shown: the run is given up, its stream ends short.
-                live.handle.cancel();
-                batch.clear();
+        let mut open = true;
+        while open || !commits.is_idle() {
+            tokio::select! {
+                received = events.recv_many(&mut batch), if open && !commits.holds() => {
+                    if received == 0 {
+                        open = false;
+                        continue;
+                    }
+                    let ends = batch.iter().any(|event| {
+                        matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
+                    });
+                    if ends {
+                        self.finish_session(&live).await;
+                    }
+                    let shown = commits.take(std::mem::take(&mut batch));
+                    metrics.logged(&shown);
+                    live.log.append_all(shown);
+                }
+                settled = commits.settled() => match settled {
+                    Settled::Show(held) => {
+                        metrics.logged(&held);
+                        live.log.append_all(held);
+                    }
+                    Settled::Retrying => {}
+                    Settled::GaveUp => live.handle.cancel(),
+                },
             }
         }
         live.log.close();
-    }
-
-    /// Appends a batch to the store (with other runs' batches: [`Committer`]), retrying a
-    /// failure a few times; false if it never went in.
-    async fn persist(&self, live: &LiveRun, batch: &mut Vec<Event>) -> bool {
-        let mut wait = Duration::from_millis(50);
-        for attempt in 1..=APPEND_ATTEMPTS {
-            let (events, committed) = self
-                .committer
-                .commit(live.handle.id(), std::mem::take(batch))
-                .await;
-            *batch = events;
-            match committed {
-                Committed::Stored => return true,
-                // Its session was deleted with its runs: it goes on, kept in memory only.
-                Committed::RunGone => return true,
-                Committed::Failed(error) => {
-                    tracing::error!(run = %live.handle.id(), attempt, "storing events: {error}");
-                    tokio::time::sleep(wait).await;
-                    wait *= 2;
-                }
-            }
-        }
-        false
+        // Everything is in the store now: after a while readers read it there, and the process
+        // does not keep every run it ever executed (readers holding it keep it).
+        tokio::time::sleep(self.settings.keep_finished_runs).await;
+        lock(&self.runs).remove(live.handle.id());
     }
 
     async fn finish_session(&self, live: &Arc<LiveRun>) {
@@ -397,10 +389,16 @@ impl AppState {
     }
 
     /// The run if this process executes it: what continuing a run (its input, its live stream)
-    /// needs. A run known only from the store is a 409 `run_not_here`.
+    /// needs. A run that has ended is a 409 `run_finished`; one known only from the store
+    /// while it goes on (another node executes it) is a 409 `run_not_here`.
     pub(crate) async fn live_run(&self, id: &str, owner: &Owner) -> Result<Arc<LiveRun>, ApiError> {
         match self.run(id, owner).await? {
             FoundRun::Live(live) => Ok(live),
+            FoundRun::Stored(record) if record.status.is_terminal() => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "run_finished",
+                format!("run '{id}' has ended"),
+            )),
             FoundRun::Stored(_) => Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "run_not_here",

@@ -462,3 +462,50 @@ async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
     assert_eq!(client.accumulator.status(), Some(RunStatus::Canceled));
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_dropped_from_memory_after_its_end_is_served_from_the_store() {
+    let server = TestServer::start(
+        vec![talker("assistant", WORDS, 0.0)],
+        Settings {
+            keep_finished_runs: Duration::ZERO,
+            ..Settings::default()
+        },
+    )
+    .await;
+    let mut whole = post_sse(&server, &run_body(None, "hi")).await;
+    whole.until_end().await;
+    let id = run_id(&whole);
+    // The process lets go of the run as soon as its log is closed; give it the moment.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    let (status, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["run"]["status"], "completed", "{run}");
+    let replay = server
+        .http
+        .get(server.url(&format!("/v1/runs/{id}/events")))
+        .send()
+        .await
+        .unwrap();
+    let mut replay = SseClient::resumed(replay);
+    replay.until_end().await;
+    assert_eq!(replay.numbered(), whole.numbered());
+    let mut rebuilt = agentwire_core::Accumulator::default();
+    for event in &replay.events {
+        rebuilt.push(event).unwrap();
+    }
+    assert_eq!(rebuilt.messages(), whole.messages());
+    // Input to it is refused as to any run that has ended, not sent to another node.
+    let answer = server
+        .http
+        .post(server.url(&format!("/v1/runs/{id}/input")))
+        .json(&json!({"role": "user", "parts": [{"type": "text", "text": "more"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 409);
+    let error: Value = answer.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "run_finished", "{error}");
+    server.shutdown().await;
+}

@@ -170,6 +170,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let updated_at = now().0;
+        let _turn = self.write_turn().await;
         let found: HashSet<String> = with_connection!(connection, |connection, begin| {
             let mut tx = sqlx::Connection::begin_with(&mut **connection, begin).await?;
             // The runs' rows first: they say which runs exist, and lock them, so batches of one

@@ -74,6 +74,7 @@ impl Store {
         let usage = run.usage.as_ref().map(serde_json::to_string).transpose()?;
         let error = run.error.as_ref().map(serde_json::to_string).transpose()?;
         let last_seq = seq_to_db(run.last_seq)?;
+        let _turn = self.write_turn().await;
         let inserted = with_pool!(self, |pool, _begin| {
             sqlx::query(
                 "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, state,
@@ -135,6 +136,7 @@ impl Store {
 
     /// Records the state of the run's communication schema (it is not in the event log).
     pub async fn set_run_state(&self, id: &RunId, state: &str) -> Result<(), StoreError> {
+        let _turn = self.write_turn().await;
         let updated = with_pool!(self, |pool, _begin| {
             sqlx::query("UPDATE runs SET state = $2, updated_at = $3 WHERE id = $1")
                 .bind(id.as_str())

@@ -28,6 +28,7 @@ impl Store {
         owner: Option<&str>,
     ) -> Result<SessionRecord, StoreError> {
         let created_at = now();
+        let _turn = self.write_turn().await;
         let inserted = with_pool!(self, |pool, _begin| {
             sqlx::query(
                 "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
@@ -78,6 +79,7 @@ impl Store {
     /// Deletes the session with its messages, its runs and their events. Returns false when
     /// there was no such session.
     pub async fn delete_session(&self, id: &SessionId) -> Result<bool, StoreError> {
+        let _turn = self.write_turn().await;
         let deleted = with_pool!(self, |pool, _begin| {
             sqlx::query("DELETE FROM sessions WHERE id = $1")
                 .bind(id.as_str())
@@ -134,6 +136,7 @@ impl Store {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let updated_at = now();
+        let _turn = self.write_turn().await;
         with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
             // Writing the session row first locks it: appends to one session are serialized,

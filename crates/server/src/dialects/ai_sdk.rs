@@ -21,7 +21,7 @@ use axum::routing::{get, post};
 
 use super::{Dialects, Params, Shared, answers, bad_request, last_seq, settled};
 use crate::error::ApiError;
-use crate::state::{LiveRun, Owner};
+use crate::state::{FoundRun, LiveRun, Owner};
 
 /// Each chat's current stream, so a continuation finds its run and a reload resumes it.
 #[derive(Debug, Default)]
@@ -152,7 +152,11 @@ async fn resume(
     let Some(stream) = state.chats.get(&owner, chat_id) else {
         return Ok(StatusCode::NO_CONTENT.into_response());
     };
-    let live = state.app.live_run(stream.run_id.as_str(), &owner).await?;
+    // A run that has ended is read from the store: nothing is going.
+    let live = match state.app.run(stream.run_id.as_str(), &owner).await? {
+        FoundRun::Live(live) => live,
+        FoundRun::Stored(_) => return Ok(StatusCode::NO_CONTENT.into_response()),
+    };
     if settled(&live) {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
