@@ -287,30 +287,21 @@ impl AppState {
         }
     }
 
-    /// Commits the session (if new), the run's row and its input.
+    /// Commits the session (if new), the run's row and its input, in one transaction.
     async fn record_start(
         &self,
         live: &LiveRun,
         session_id: &SessionId,
         owner_id: Option<String>,
     ) -> Result<(), StoreError> {
-        match self
-            .store
-            .create_session(session_id, owner_id.as_deref())
-            .await
-        {
-            Ok(_) | Err(StoreError::AlreadyExists(_)) => {}
-            Err(error) => return Err(error),
-        }
         let handle = &live.handle;
         let record = RunRecord {
             session_id: Some(session_id.clone()),
             owner: owner_id,
             ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
         };
-        self.store.create_run(&record).await?;
         let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
-        self.store.append_messages(session_id, &input).await
+        self.store.start_run(&record, &input).await
     }
 
     /// Moves a run's events into its in-memory log, which readers follow, and into the store

@@ -61,6 +61,58 @@ impl RunRecord {
 const RUN_COLUMNS: &str = "id, session_id, owner, agent, node, status, awaiting, state, usage, \
                            error, last_seq, created_at, updated_at";
 
+/// A run's row as bound to `INSERT INTO runs` (see `insert_run!`).
+pub(crate) struct RunRow<'a> {
+    pub(crate) run: &'a RunRecord,
+    pub(crate) status: &'static str,
+    pub(crate) awaiting: Option<&'static str>,
+    pub(crate) usage: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) last_seq: i64,
+}
+
+impl<'a> RunRow<'a> {
+    pub(crate) fn new(run: &'a RunRecord) -> Result<Self, StoreError> {
+        let (status, awaiting) = status_columns(run.status);
+        Ok(Self {
+            run,
+            status,
+            awaiting,
+            usage: run.usage.as_ref().map(serde_json::to_string).transpose()?,
+            error: run.error.as_ref().map(serde_json::to_string).transpose()?,
+            last_seq: seq_to_db(run.last_seq)?,
+        })
+    }
+}
+
+/// The query inserting a [`RunRow`] (nothing when the id is taken), for either database.
+macro_rules! insert_run {
+    ($row:expr) => {{
+        let row = &$row;
+        let run = row.run;
+        sqlx::query(
+            "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, state,
+                               usage, error, status_seq, last_seq, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13)
+             ON CONFLICT (id) DO NOTHING",
+        )
+        .bind(run.id.as_str())
+        .bind(run.session_id.as_ref().map(SessionId::as_str))
+        .bind(run.owner.as_deref())
+        .bind(run.agent.as_str())
+        .bind(run.node.as_str())
+        .bind(row.status)
+        .bind(row.awaiting)
+        .bind(run.state.as_deref())
+        .bind(row.usage.as_deref())
+        .bind(row.error.as_deref())
+        .bind(row.last_seq)
+        .bind(run.created_at.0)
+        .bind(run.updated_at.0)
+    }};
+}
+pub(crate) use insert_run;
+
 impl Store {
     /// Stores a new run. Fails with [`StoreError::AlreadyExists`] when the id is taken and
     /// [`StoreError::SessionNotFound`] when its session does not exist.
@@ -70,34 +122,10 @@ impl Store {
         {
             return Err(StoreError::SessionNotFound(session_id.to_string()));
         }
-        let (status, awaiting) = status_columns(run.status);
-        let usage = run.usage.as_ref().map(serde_json::to_string).transpose()?;
-        let error = run.error.as_ref().map(serde_json::to_string).transpose()?;
-        let last_seq = seq_to_db(run.last_seq)?;
+        let row = RunRow::new(run)?;
         let _turn = self.write_turn().await;
         let inserted = with_pool!(self, |pool, _begin| {
-            sqlx::query(
-                "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, state,
-                                   usage, error, status_seq, last_seq, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13)
-                 ON CONFLICT (id) DO NOTHING",
-            )
-            .bind(run.id.as_str())
-            .bind(run.session_id.as_ref().map(SessionId::as_str))
-            .bind(run.owner.as_deref())
-            .bind(run.agent.as_str())
-            .bind(run.node.as_str())
-            .bind(status)
-            .bind(awaiting)
-            .bind(run.state.as_deref())
-            .bind(usage)
-            .bind(error)
-            .bind(last_seq)
-            .bind(run.created_at.0)
-            .bind(run.updated_at.0)
-            .execute(pool)
-            .await?
-            .rows_affected()
+            insert_run!(row).execute(pool).await?.rows_affected()
         });
         if inserted == 0 {
             return Err(StoreError::AlreadyExists(format!("run {}", run.id)));

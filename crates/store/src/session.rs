@@ -5,6 +5,7 @@ use sqlx::Row;
 use agentwire_core::{Message, SessionId, Timestamp};
 
 use crate::error::StoreError;
+use crate::run::{RunRecord, RunRow, insert_run};
 use crate::store::{Store, now, with_pool};
 
 /// A stored session.
@@ -126,15 +127,7 @@ impl Store {
         id: &SessionId,
         messages: &[Message],
     ) -> Result<(), StoreError> {
-        let texts = messages
-            .iter()
-            .map(|message| {
-                Ok((
-                    message.id.as_ref().map(|id| id.as_str()),
-                    serde_json::to_string(message)?,
-                ))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let texts = message_texts(messages)?;
         let updated_at = now();
         let _turn = self.write_turn().await;
         with_pool!(self, |pool, begin| {
@@ -151,16 +144,72 @@ impl Store {
                 return Err(StoreError::SessionNotFound(id.to_string()));
             }
             for (message_id, text) in &texts {
-                sqlx::query(
-                    "INSERT INTO messages (session_id, position, message_id, message)
-                     SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
-                     FROM messages WHERE session_id = $1",
-                )
-                .bind(id.as_str())
-                .bind(*message_id)
-                .bind(text.as_str())
-                .execute(&mut *tx)
-                .await?;
+                sqlx::query(APPEND_MESSAGE)
+                    .bind(id.as_str())
+                    .bind(*message_id)
+                    .bind(text.as_str())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        });
+        Ok(())
+    }
+}
+
+/// Appends one message at the end of a session's history (its row locked first).
+const APPEND_MESSAGE: &str = "INSERT INTO messages (session_id, position, message_id, message)
+     SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
+     FROM messages WHERE session_id = $1";
+
+/// The messages as stored: id and JSON text.
+fn message_texts(messages: &[Message]) -> Result<Vec<(Option<&str>, String)>, StoreError> {
+    messages
+        .iter()
+        .map(|message| {
+            Ok((
+                message.id.as_ref().map(|id| id.as_str()),
+                serde_json::to_string(message)?,
+            ))
+        })
+        .collect()
+}
+
+impl Store {
+    /// Begins a turn in ONE transaction: the run's session (created, owned by the run's owner,
+    /// if new), the run's row and its input at the end of the session's history. When this
+    /// returns `Ok` all of it is committed (an accepted input is durable before it is
+    /// acknowledged); on an error nothing is. One write instead of three matters under load:
+    /// SQLite takes one writer at a time. Fails with [`StoreError::AlreadyExists`] when the run
+    /// id is taken.
+    pub async fn start_run(&self, run: &RunRecord, input: &[Message]) -> Result<(), StoreError> {
+        let Some(session_id) = &run.session_id else {
+            return self.create_run(run).await;
+        };
+        let row = RunRow::new(run)?;
+        let texts = message_texts(input)?;
+        let _turn = self.write_turn().await;
+        with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            sqlx::query(
+                "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
+                 ON CONFLICT (id) DO UPDATE SET updated_at = $3",
+            )
+            .bind(session_id.as_str())
+            .bind(run.owner.as_deref())
+            .bind(run.created_at.0)
+            .execute(&mut *tx)
+            .await?;
+            if insert_run!(row).execute(&mut *tx).await?.rows_affected() == 0 {
+                return Err(StoreError::AlreadyExists(format!("run {}", run.id)));
+            }
+            for (message_id, text) in &texts {
+                sqlx::query(APPEND_MESSAGE)
+                    .bind(session_id.as_str())
+                    .bind(*message_id)
+                    .bind(text.as_str())
+                    .execute(&mut *tx)
+                    .await?;
             }
             tx.commit().await?;
         });

@@ -90,6 +90,7 @@ on_both_backends!(
     concurrent_appends_to_different_runs,
     batches_of_many_runs_commit_together,
     notices_reach_listeners,
+    a_turn_starts_in_one_write_or_not_at_all,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -163,6 +164,46 @@ async fn sessions_and_their_messages(db: Db) {
         store.session_messages(&"nope".into()).await,
         Err(StoreError::SessionNotFound(_))
     ));
+}
+
+async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let session = SessionId::from("ses_turns");
+    let run = |id: &str| RunRecord {
+        session_id: Some(session.clone()),
+        owner: Some("key-1".into()),
+        ..RunRecord::new(RunId::from(id), "assistant", "node-a")
+    };
+    // A new session is created with the run, owned by the run's owner.
+    let first = run("run_1");
+    store
+        .start_run(&first, &[user_message("m1", "one")])
+        .await
+        .unwrap();
+    let created = store.session(&session).await.unwrap().unwrap();
+    assert_eq!(created.owner.as_deref(), Some("key-1"));
+    assert_eq!(store.run(&first.id).await.unwrap().unwrap(), first);
+    // The next turn appends to its history.
+    store
+        .start_run(&run("run_2"), &[user_message("m2", "two")])
+        .await
+        .unwrap();
+    // A run id that is taken changes nothing: no input is appended.
+    assert!(matches!(
+        store
+            .start_run(&run("run_1"), &[user_message("m3", "three")])
+            .await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    let texts: Vec<String> = store
+        .session_messages(&session)
+        .await
+        .unwrap()
+        .iter()
+        .map(Message::content)
+        .collect();
+    assert_eq!(texts, ["one", "two"]);
+    assert_eq!(store.session_runs(&session).await.unwrap().len(), 2);
 }
 
 async fn deleting_a_session_deletes_its_runs_and_events(db: Db) {
