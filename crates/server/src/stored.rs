@@ -43,23 +43,35 @@ pub(crate) fn view(record: &RunRecord) -> Value {
     view
 }
 
-/// `GET /v1/runs/{id}` of a stored run: its row and the output its events rebuild.
-pub(crate) async fn run_json(state: &AppState, record: &RunRecord) -> Result<Response, ApiError> {
-    let mut accumulator = Accumulator::default();
+/// Hands `visit` every stored event of a run, in order, a page at a time.
+pub(crate) async fn each_event(
+    state: &AppState,
+    run_id: &RunId,
+    mut visit: impl FnMut(&Event),
+) -> Result<(), ApiError> {
     let mut after = 0;
     loop {
         let page = state
             .store
-            .events_after(&record.id, after, PAGE)
+            .events_after(run_id, after, PAGE)
             .await
             .map_err(store_error)?;
-        let Some(last) = page.last() else { break };
+        let Some(last) = page.last() else {
+            return Ok(());
+        };
         after = last.seq;
-        for event in &page {
-            // A log cut by a crash ends mid-message; what did complete is still shown.
-            let _ = accumulator.push(event);
-        }
+        page.iter().for_each(&mut visit);
     }
+}
+
+/// `GET /v1/runs/{id}` of a stored run: its row and the output its events rebuild.
+pub(crate) async fn run_json(state: &AppState, record: &RunRecord) -> Result<Response, ApiError> {
+    let mut accumulator = Accumulator::default();
+    each_event(state, &record.id, |event| {
+        // A log cut by a crash ends mid-message; what did complete is still shown.
+        let _ = accumulator.push(event);
+    })
+    .await?;
     Ok(Json(json!({"run": view(record), "output": accumulator.messages()})).into_response())
 }
 

@@ -8,6 +8,25 @@ use crate::error::StoreError;
 use crate::run::{RunRecord, RunRow, insert_run};
 use crate::store::{Store, now, with_pool};
 
+/// Appends messages (id and JSON text, see `message_texts`) at the end of a session's history,
+/// in the transaction `$tx` (which has locked the session's row first), for either database.
+macro_rules! append_in {
+    ($tx:ident, $session_id:expr, $texts:expr) => {
+        for (message_id, text) in &$texts {
+            sqlx::query(
+                "INSERT INTO messages (session_id, position, message_id, message)
+                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
+                 FROM messages WHERE session_id = $1",
+            )
+            .bind($session_id.as_str())
+            .bind(*message_id)
+            .bind(text.as_str())
+            .execute(&mut *$tx)
+            .await?;
+        }
+    };
+}
+
 /// A stored session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -143,24 +162,12 @@ impl Store {
             if found == 0 {
                 return Err(StoreError::SessionNotFound(id.to_string()));
             }
-            for (message_id, text) in &texts {
-                sqlx::query(APPEND_MESSAGE)
-                    .bind(id.as_str())
-                    .bind(*message_id)
-                    .bind(text.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            append_in!(tx, id, texts);
             tx.commit().await?;
         });
         Ok(())
     }
 }
-
-/// Appends one message at the end of a session's history (its row locked first).
-const APPEND_MESSAGE: &str = "INSERT INTO messages (session_id, position, message_id, message)
-     SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
-     FROM messages WHERE session_id = $1";
 
 /// The messages as stored: id and JSON text.
 fn message_texts(messages: &[Message]) -> Result<Vec<(Option<&str>, String)>, StoreError> {
@@ -203,14 +210,7 @@ impl Store {
             if insert_run!(row).execute(&mut *tx).await?.rows_affected() == 0 {
                 return Err(StoreError::AlreadyExists(format!("run {}", run.id)));
             }
-            for (message_id, text) in &texts {
-                sqlx::query(APPEND_MESSAGE)
-                    .bind(session_id.as_str())
-                    .bind(*message_id)
-                    .bind(text.as_str())
-                    .execute(&mut *tx)
-                    .await?;
-            }
+            append_in!(tx, session_id, texts);
             tx.commit().await?;
         });
         Ok(())

@@ -454,9 +454,6 @@ async fn on_task(
     Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": task})).into_response())
 }
 
-/// Events read from the store at once when a task is rebuilt from its log.
-const PAGE: u32 = 1000;
-
 /// The task of a run only the store knows, folded from its event log (its history, the input,
 /// is not kept apart from the session's messages, so it is left out).
 async fn stored_task(
@@ -470,19 +467,10 @@ async fn stored_task(
         .map_or_else(|| task_id.clone(), ToString::to_string);
     let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
     let mut out = Vec::new();
-    let mut after = 0;
-    loop {
-        let page = state
-            .app
-            .store
-            .events_after(&record.id, after, PAGE)
-            .await
-            .map_err(store_error)?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
-        page.iter()
-            .for_each(|event| encoder.encode(event, &mut out));
-    }
+    crate::stored::each_event(&state.app, &record.id, |event| {
+        encoder.encode(event, &mut out);
+    })
+    .await?;
     encoder.finish(&mut out);
     Ok(fold_task(&out))
 }
