@@ -191,10 +191,14 @@ impl AppState {
         session_id: Option<SessionId>,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, ApiError> {
+        // A session the client names may have a history; a fresh one has none to read.
+        let named = session_id.is_some();
         let session_id = session_id
             .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
         self.reserve(&session_id)?;
-        let started = self.start_reserved(agent, owner, &session_id, start).await;
+        let started = self
+            .start_reserved(agent, owner, &session_id, named, start)
+            .await;
         let mut busy = lock(&self.busy);
         match &started {
             Ok(live) => {
@@ -238,10 +242,15 @@ impl AppState {
         agent: &Agent,
         owner: &Owner,
         session_id: &SessionId,
+        named: bool,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, ApiError> {
         let owner_id = self.owner_id(owner);
-        let history = match self.store.session(session_id).await.map_err(store_error)? {
+        let stored = match named {
+            true => self.store.session(session_id).await.map_err(store_error)?,
+            false => None,
+        };
+        let history = match stored {
             Some(session) if session.owner != owner_id => {
                 return Err(ApiError::not_found("session", session_id.as_str()));
             }
