@@ -281,17 +281,8 @@ async fn a_client_that_disconnects_does_not_kill_its_run() {
     client.until_events(3).await;
     let id = run_id(&client);
     drop(client);
-    let mut status = Value::Null;
-    for _ in 0..100 {
-        let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
-        status = run["run"]["status"].clone();
-        if status == "completed" {
-            assert_eq!(text_of(&run["output"][0]), WORDS.concat());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(status, "completed");
+    let run = server.completed_run(&id).await;
+    assert_eq!(text_of(&run["output"][0]), WORDS.concat());
     server.shutdown().await;
 }
 

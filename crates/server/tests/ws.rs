@@ -508,24 +508,7 @@ async fn a_client_that_disconnects_does_not_kill_its_run() {
         frames.push(ws.recv().await);
     }
     drop(ws);
-    let mut status = Value::Null;
-    for _ in 0..100 {
-        let run: Value = server
-            .http
-            .get(server.url(&format!("/v1/runs/{run_id}")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        status = run["run"]["status"].clone();
-        if status == "completed" {
-            assert_eq!(text_of(&run["output"][0]), WORDS.concat());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(status, "completed");
+    let run = server.completed_run(&run_id).await;
+    assert_eq!(text_of(&run["output"][0]), WORDS.concat());
     server.shutdown().await;
 }

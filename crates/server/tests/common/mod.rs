@@ -48,6 +48,28 @@ impl TestServer {
         format!("{}{path}", self.url)
     }
 
+    /// `GET /v1/runs/{id}` until the run has completed (5 s at most); its JSON.
+    pub async fn completed_run(&self, id: &str) -> Value {
+        let mut run = Value::Null;
+        for _ in 0..100 {
+            run = self
+                .http
+                .get(self.url(&format!("/v1/runs/{id}")))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if run["run"]["status"] == "completed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(run["run"]["status"], "completed", "{run}");
+        run
+    }
+
     /// Signals shutdown.
     pub fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
