@@ -181,6 +181,8 @@ pub(crate) struct RunCommits {
     /// held here or in the commit under way, so nothing is shown ahead of it.
     held: Vec<Event>,
     in_flight: Option<InFlight>,
+    /// The sequence number of the last event stored.
+    stored_through: u64,
 }
 
 impl std::fmt::Debug for RunCommits {
@@ -202,7 +204,13 @@ impl RunCommits {
             shown: Vec::new(),
             held: Vec::new(),
             in_flight: None,
+            stored_through: 0,
         }
+    }
+
+    /// The sequence number of the last event the store has (0 before the first commit).
+    pub(crate) fn stored_through(&self) -> u64 {
+        self.stored_through
     }
 
     /// Takes a batch of the run's events; returns those the readers may see now (a copy of
@@ -245,6 +253,9 @@ impl RunCommits {
         };
         let settled = match committed {
             Committed::Stored | Committed::RunGone => {
+                if let (Committed::Stored, Some(last)) = (&committed, events.last()) {
+                    self.stored_through = self.stored_through.max(last.seq);
+                }
                 let mut events = events;
                 Settled::Show(events.split_off(events.len().saturating_sub(in_flight.held)))
             }

@@ -1,7 +1,11 @@
-//! A run's event log in memory: every event the run produced, in order, that readers replay from
-//! any point and then follow live. Events come here only once the store has committed them (the
-//! store is the state of record; this is the fast path for the runs this process executes).
+//! A run's event log in memory: the run's latest events, in order, that readers follow live.
+//! The store is the state of record; this is the fast path for the runs this process executes.
+//! The log keeps a short window: once the store has an event and [`KEEP`] newer ones are here,
+//! the log forgets it, so a long run takes the same memory as a short one. A reader that falls
+//! further behind than the window (or starts from the beginning) is told so ([`Read::gap`]) and
+//! reads the store up to the window.
 
+use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use agentwire_core::{Event, EventKind, RunStatus};
@@ -15,9 +19,20 @@ pub(crate) struct EventLog {
     changed: watch::Sender<u64>,
 }
 
+/// How many stored events the log keeps at least: enough for readers that keep up (they take
+/// what was logged since their last read) to find everything here.
+pub(crate) const KEEP: usize = 16;
+
 #[derive(Debug, Default)]
 struct Logged {
-    events: Vec<Event>,
+    /// The window: every event not stored yet, and the latest stored ones.
+    events: VecDeque<Event>,
+    /// The sequence number of the last event the store has (those up to it may be forgotten).
+    stored: u64,
+    /// The sequence number of the last event appended.
+    last_seq: u64,
+    /// The sequence number of the last event forgotten: a reader before it must read the store.
+    forgotten: u64,
     /// The last event is a status the run stays in until the client acts (awaiting) or for
     /// ever (terminal): a reader that has it has the whole stream for now.
     settled: bool,
@@ -34,6 +49,9 @@ pub(crate) struct Read {
     pub(crate) last_seq: Option<u64>,
     /// The reader has everything and the run is settled or ended: its stream is complete.
     pub(crate) complete: bool,
+    /// Events after the reader's point are no longer here (the store has them): nothing was
+    /// read; read the store from that point first.
+    pub(crate) gap: bool,
 }
 
 impl Default for EventLog {
@@ -62,10 +80,29 @@ impl EventLog {
                 if let EventKind::RunStatus { status, .. } = &event.kind {
                     logged.status = Some(*status);
                 }
-                logged.events.push(event);
+                logged.last_seq = logged.last_seq.max(event.seq);
+                logged.events.push_back(event);
             }
+            logged.forget_stored();
         }
         self.changed.send_modify(|version| *version += 1);
+    }
+
+    /// Records that the store has every event up to `seq`: the log may forget them.
+    pub(crate) fn stored_through(&self, seq: u64) {
+        let mut logged = self.lock();
+        logged.stored = logged.stored.max(seq);
+        logged.forget_stored();
+    }
+
+    /// The sequence number of the last event the log has forgotten (0 when none is).
+    pub(crate) fn forgotten(&self) -> u64 {
+        self.lock().forgotten
+    }
+
+    /// The sequence number of the last event logged (0 when none is).
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.lock().last_seq
     }
 
     /// Marks the end of the run's stream.
@@ -80,9 +117,10 @@ impl EventLog {
     }
 
     /// Hands `visit` every event with a sequence number above `after`, in order (under the lock,
-    /// so a reader encodes straight from the log without copying events). `now` is the run's
-    /// status: a log settled on `awaiting` is not complete once the run has moved on (input was
-    /// accepted, its next events are on their way through the store).
+    /// so a reader encodes straight from the log without copying events), unless some of them
+    /// are forgotten ([`Read::gap`]). `now` is the run's status: a log settled on `awaiting` is
+    /// not complete once the run has moved on (input was accepted, its next events are on their
+    /// way through the store).
     pub(crate) fn read_after(
         &self,
         after: u64,
@@ -90,12 +128,24 @@ impl EventLog {
         mut visit: impl FnMut(&Event),
     ) -> Read {
         let logged = self.lock();
+        let complete = logged.closed || (logged.settled && logged.status == Some(now));
+        if after < logged.forgotten {
+            return Read {
+                last_seq: None,
+                complete: false,
+                gap: true,
+            };
+        }
         let start = logged.events.partition_point(|event| event.seq <= after);
-        let fresh = &logged.events[start..];
-        fresh.iter().for_each(&mut visit);
+        let mut last_seq = None;
+        for event in logged.events.range(start..) {
+            visit(event);
+            last_seq = Some(event.seq);
+        }
         Read {
-            last_seq: fresh.last().map(|event| event.seq),
-            complete: logged.closed || (logged.settled && logged.status == Some(now)),
+            last_seq,
+            complete,
+            gap: false,
         }
     }
 
@@ -117,6 +167,22 @@ impl EventLog {
     }
 }
 
+impl Logged {
+    /// Forgets the stored events beyond the window's [`KEEP`].
+    fn forget_stored(&mut self) {
+        while self.events.len() > KEEP
+            && self
+                .events
+                .front()
+                .is_some_and(|event| event.seq <= self.stored)
+        {
+            if let Some(event) = self.events.pop_front() {
+                self.forgotten = self.forgotten.max(event.seq);
+            }
+        }
+    }
+}
+
 /// The event is a status the run stays in until the client acts (awaiting) or for ever
 /// (terminal).
 pub(crate) fn settles(event: &Event) -> bool {
@@ -125,4 +191,66 @@ pub(crate) fn settles(event: &Event) -> bool {
         EventKind::RunStatus { status, .. }
             if status.is_terminal() || matches!(status, RunStatus::Awaiting(_))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_core::{Event, EventKind, MessageId, RunStatus};
+
+    use super::{EventLog, KEEP};
+
+    fn delta(seq: u64) -> Event {
+        Event {
+            seq,
+            kind: EventKind::PartDelta {
+                message_id: MessageId::from("msg_1"),
+                index: 0,
+                delta: format!("{seq} "),
+            },
+        }
+    }
+
+    fn read(log: &EventLog, after: u64) -> (Vec<u64>, bool) {
+        let mut seqs = Vec::new();
+        let read = log.read_after(after, RunStatus::InProgress, |event| seqs.push(event.seq));
+        (seqs, read.gap)
+    }
+
+    #[test]
+    fn only_stored_events_beyond_the_window_are_forgotten() {
+        let log = EventLog::default();
+        let total = 3 * KEEP as u64;
+        log.append_all((1..=total).map(delta));
+        // Nothing is stored yet: everything stays.
+        assert_eq!(read(&log, 0), ((1..=total).collect(), false));
+        // The stored ones go, unstored ones stay however many they are.
+        log.stored_through(KEEP as u64);
+        assert_eq!(log.forgotten(), KEEP as u64);
+        let rest = (KEEP as u64 + 1..=total).collect();
+        assert_eq!(read(&log, KEEP as u64), (rest, false));
+        // Stored through all but the last: the window keeps the last KEEP.
+        log.stored_through(total - 1);
+        let first_kept = total - KEEP as u64 + 1;
+        assert_eq!(log.forgotten(), first_kept - 1);
+        assert_eq!(
+            read(&log, first_kept - 1),
+            ((first_kept..=total).collect(), false)
+        );
+        assert_eq!(log.last_seq(), total);
+    }
+
+    #[test]
+    fn a_reader_before_the_window_is_told_and_given_nothing() {
+        let log = EventLog::default();
+        let total = 2 * KEEP as u64;
+        log.append_all((1..=total).map(delta));
+        log.stored_through(total);
+        assert_eq!(read(&log, 0), (Vec::new(), true));
+        assert_eq!(read(&log, log.forgotten() - 1), (Vec::new(), true));
+        assert_eq!(read(&log, total), (Vec::new(), false));
+        // A heartbeat repeats the last number; it never hides a forgotten event.
+        log.append_all([Event::heartbeat(total)]);
+        log.stored_through(total);
+        assert!(read(&log, log.forgotten() - 1).1);
+    }
 }

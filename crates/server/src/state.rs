@@ -35,6 +35,8 @@ pub(crate) struct LiveRun {
     pub(crate) handle: RunHandle,
     pub(crate) log: EventLog,
     pub(crate) owner: Owner,
+    /// Where the events the log has forgotten are (see [`EventLog`]).
+    pub(crate) store: Store,
     /// How many of the handle's messages are the input (already in the session).
     input_len: usize,
 }
@@ -196,9 +198,9 @@ impl AppState {
         let session_id = session_id
             .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
         self.reserve(&session_id)?;
-        let started = self
-            .start_reserved(agent, owner, &session_id, named, start)
-            .await;
+        // Boxed: the store's futures are large, and every dialect's handler awaits this one;
+        // inline, their size would stay allocated for as long as the response streams.
+        let started = Box::pin(self.start_reserved(agent, owner, &session_id, named, start)).await;
         let mut busy = lock(&self.busy);
         match &started {
             Ok(live) => {
@@ -276,6 +278,7 @@ impl AppState {
             handle: run.handle,
             log: EventLog::default(),
             owner: owner.clone(),
+            store: self.store.clone(),
             input_len,
         });
         if let Err(error) = self.record_start(&live, session_id, owner_id).await {
@@ -340,7 +343,9 @@ impl AppState {
                         matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
                     });
                     if ends {
-                        self.finish_session(&live).await;
+                        // Boxed: the store's future would otherwise size the pump's task
+                        // for the whole run.
+                        Box::pin(self.finish_session(&live)).await;
                     }
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
@@ -350,6 +355,7 @@ impl AppState {
                     Settled::Show(held) => {
                         metrics.logged(&held);
                         live.log.append_all(held);
+                        live.log.stored_through(commits.stored_through());
                     }
                     Settled::Retrying => {}
                     Settled::GaveUp => live.handle.cancel(),

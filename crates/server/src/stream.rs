@@ -74,6 +74,11 @@ impl LiveReader {
             self.changes.borrow_and_update();
             let now = self.live.handle.status();
             let read = self.live.log.read_after(self.after, now, &mut visit);
+            if read.gap {
+                self.after = read_stored(&self.live, self.after, &mut visit).await;
+                self.waiting_for_news = false;
+                return true;
+            }
             if let Some(last) = read.last_seq {
                 self.after = last;
                 self.waiting_for_news = false;
@@ -101,6 +106,44 @@ impl LiveReader {
                 }
             }
         }
+    }
+}
+
+/// How many events a reader behind the log's window reads from the store at a time.
+const PAGE: u32 = 256;
+
+/// Hands `visit` the next page of `live`'s stored events after `after`, for a reader the log's
+/// window has left behind; returns the new point. When the store has none of them (their
+/// session was deleted while the run went on) the reader skips to the log's window.
+async fn read_stored(live: &LiveRun, after: u64, visit: &mut impl FnMut(&Event)) -> u64 {
+    match live.store.events_after(live.handle.id(), after, PAGE).await {
+        Ok(page) if !page.is_empty() => {
+            page.iter().for_each(&mut *visit);
+            page.last().map_or(after, |event| event.seq)
+        }
+        Ok(_) => live.log.forgotten(),
+        Err(error) => {
+            // The next read tries again; a store that stays down ends in the run's own error.
+            tracing::warn!(run = %live.handle.id(), "reading forgotten events: {error}");
+            tokio::time::sleep(STORE_RETRY).await;
+            after
+        }
+    }
+}
+
+/// How long a reader waits before asking a failing store again.
+const STORE_RETRY: Duration = Duration::from_millis(100);
+
+/// Hands `visit` every event of `live` logged so far, from its first: the forgotten ones from
+/// the store, the rest from the log. Returns the sequence number of the last.
+pub(crate) async fn read_all(live: &LiveRun, mut visit: impl FnMut(&Event)) -> u64 {
+    let mut after = 0;
+    loop {
+        let read = live.log.read_after(after, live.handle.status(), &mut visit);
+        if !read.gap {
+            return read.last_seq.unwrap_or(after);
+        }
+        after = read_stored(live, after, &mut visit).await;
     }
 }
 

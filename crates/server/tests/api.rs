@@ -13,12 +13,16 @@ use serde_json::{Value, json};
 
 const WORDS: &[&str] = &["Hello", ",", " world", "!", " How", " are", " you", "?"];
 
+/// A run far longer than the window of events a live run keeps in memory.
+const LONG: [&str; 120] = [" word"; 120];
+
 async fn server() -> TestServer {
     TestServer::start(
         vec![
             talker("assistant", WORDS, 0.0),
             talker("slow", WORDS, 40.0),
             talker("snail", WORDS, 4.0),
+            talker("long", &LONG, 200.0),
             approver(),
         ],
         Settings {
@@ -248,6 +252,48 @@ async fn last_event_id_resumes_with_exactly_the_rest() {
     server.shutdown().await;
 }
 
+/// Reads a run's events after `after` to the end of its stream.
+async fn events_after(server: &TestServer, id: &str, after: u64) -> SseClient {
+    let response = server
+        .http
+        .get(server.url(&format!("/v1/runs/{id}/events?after={after}")))
+        .send()
+        .await
+        .unwrap();
+    let mut client = SseClient::resumed(response);
+    client.until_end().await;
+    client
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
+    let server = server().await;
+    let mut whole = post_sse(&server, &run_body(Some("long"), "hi")).await;
+    whole.until_events(60).await;
+    let id = run_id(&whole);
+    // While the run goes on: from its beginning, and from a point long forgotten in memory.
+    let (from_start, from_five) =
+        tokio::join!(events_after(&server, &id, 0), events_after(&server, &id, 5));
+    whole.until_end().await;
+    let all = whole.numbered();
+    assert!(all.len() > 120, "{} events", all.len());
+    assert_eq!(from_start.numbered(), all);
+    let rest: Vec<u64> = all.iter().copied().filter(|seq| *seq > 5).collect();
+    assert_eq!(from_five.numbered(), rest);
+    // The same events, not only the same numbers: the store's copy is the log's.
+    let numbered = |client: &SseClient| -> Vec<agentwire_core::Event> {
+        let events = client.events.iter();
+        events
+            .filter(|event| event.name() != "heartbeat")
+            .cloned()
+            .collect()
+    };
+    assert_eq!(numbered(&from_start), numbered(&whole));
+    // After its end, while the process still holds the run.
+    assert_eq!(events_after(&server, &id, 0).await.numbered(), all);
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_ends_the_run_and_quiet_streams_get_heartbeats() {
     let server = server().await;
@@ -351,7 +397,7 @@ async fn bad_input_gets_a_4xx_json_error_and_the_server_goes_on() {
     assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
     let (status, agents) = get_json(&server, "/v1/agents").await;
     assert_eq!(status, 200);
-    assert_eq!(agents["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 5);
     let (status, card) = get_json(&server, "/v1/agents/approver").await;
     assert_eq!(status, 200);
     assert_eq!(card["tools"][0]["name"], "rm");

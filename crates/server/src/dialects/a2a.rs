@@ -26,7 +26,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, answers, last_seq};
+use super::{Dialects, Params, SSE_HEADERS, Shared, answers, last_seq, settled};
 use crate::error::ApiError;
 use crate::state::{FoundRun, LiveRun, Owner, store_error};
 
@@ -232,7 +232,7 @@ async fn send(
             live.log.settled().await;
             let after = last_seq(&live);
             // A2A task streams begin with the task, a follow-up's too: the task as it waits.
-            snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)));
+            snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)).await);
             // The answers the run waits for; anything else (a reply to a question) goes as
             // sent, and the runtime says whether the run takes it.
             let parts: Vec<_> = request.input.iter().flat_map(|m| m.parts.clone()).collect();
@@ -264,7 +264,7 @@ async fn send(
     if !request.return_immediately {
         settled_after(&live, after).await;
     }
-    let task = task_of(&live, encoder);
+    let task = task_of(&live, encoder).await;
     Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}})).into_response())
 }
 
@@ -296,9 +296,8 @@ async fn settled_after(live: &LiveRun, after: u64) {
     let mut changes = live.log.subscribe();
     loop {
         changes.borrow_and_update();
-        let read = live.log.read_after(after, live.handle.status(), |_| {});
-        let moved = after == 0 || read.last_seq.is_some() || live.handle.status().is_terminal();
-        if read.complete && moved {
+        let moved = after == 0 || live.log.last_seq() > after || live.handle.status().is_terminal();
+        if settled(live) && moved {
             return;
         }
         if changes.changed().await.is_err() {
@@ -309,11 +308,9 @@ async fn settled_after(live: &LiveRun, after: u64) {
 
 /// The task as it stands: the run's stream items folded as an A2A client folds them (see
 /// [`fold_task`]).
-fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
+async fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
     let mut out = Vec::new();
-    live.log.read_after(0, live.handle.status(), |event| {
-        encoder.encode(event, &mut out);
-    });
+    crate::stream::read_all(live, |event| encoder.encode(event, &mut out)).await;
     encoder.finish(&mut out);
     fold_task(&out)
 }
@@ -425,7 +422,7 @@ async fn on_task(
     }
     let mut task = match found {
         FoundRun::Live(live) => {
-            let mut task = task_of(&live, encoder_for(&live, Value::Null));
+            let mut task = task_of(&live, encoder_for(&live, Value::Null)).await;
             let context_id = task["contextId"].as_str().unwrap_or(task_id).to_owned();
             let input: Vec<Message> = live
                 .handle

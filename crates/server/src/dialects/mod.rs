@@ -125,10 +125,7 @@ fn bad_request(error: &DecodeError) -> ApiError {
 
 /// The sequence number of the last event logged for `live` (0 when none is).
 fn last_seq(live: &LiveRun) -> u64 {
-    let mut last = 0;
-    live.log
-        .read_after(0, live.handle.status(), |event| last = event.seq);
-    last
+    live.log.last_seq()
 }
 
 /// The parts among `parts` that answer what `live` still waits for, as one user message:
