@@ -1,11 +1,12 @@
 //! How a run's events reach the store, and when its readers may see them.
 //!
-//! Group commit: one writer task takes every batch that is waiting, from all runs, and commits
-//! them in ONE transaction ([`Store::append_event_batches`]), then hands each batch back to its
-//! run. Under load this turns thousands of small transactions a second (one per run and batch,
-//! each waiting its turn for SQLite's single writer) into a few large ones; with one run it
-//! costs nothing, since a lone batch is committed at once. The writer keeps one connection while
-//! it is busy ([`agentwire_store::EventWriter`]): on SQLite that keeps its page cache warm.
+//! Group commit: one writer task takes every write that is waiting, from all runs (run starts,
+//! their event batches, their output joining its session), and commits them in ONE
+//! transaction ([`agentwire_store::Group`]), then answers each. Under load this turns thousands
+//! of small transactions a second (one per run and write, each waiting its turn for SQLite's
+//! single writer) into a few large ones; with one run it costs nothing, since a lone write is
+//! committed at once. The writer keeps one connection while it is busy
+//! ([`agentwire_store::GroupWriter`]): on SQLite that keeps its page cache warm.
 //!
 //! [`RunCommits`]: a run's side. DESIGN §8 asks that a completed part be durable before
 //! `part_complete` is sent, and lets deltas be batched. So deltas (and the starts of parts and
@@ -22,8 +23,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Event, EventKind, RunId};
-use agentwire_store::Store;
+use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
+use agentwire_store::{Group, RunRecord, Store};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most batches one transaction takes; the rest go in the next one, right after.
@@ -45,17 +46,38 @@ pub(crate) enum Committed {
     Failed(Arc<str>),
 }
 
-/// A batch waiting for the writer.
-struct Pending {
-    run_id: RunId,
-    events: Vec<Event>,
-    done: oneshot::Sender<(Vec<Event>, Committed)>,
+/// A write waiting for the writer, with where its answer goes.
+enum Pending {
+    /// A run's start ([`Store::start_run`]): answered false when its id is taken.
+    Start {
+        run: Box<RunRecord>,
+        input: Vec<Message>,
+        done: oneshot::Sender<Result<bool, Arc<str>>>,
+    },
+    /// A run's output joining its session ([`Store::append_messages`]): answered false when
+    /// the session is gone.
+    Append {
+        session_id: SessionId,
+        messages: Vec<Message>,
+        done: oneshot::Sender<Result<bool, Arc<str>>>,
+    },
+    /// A batch of a run's events, given back with how it fared.
+    Events {
+        run_id: RunId,
+        events: Vec<Event>,
+        done: oneshot::Sender<(Vec<Event>, Committed)>,
+    },
 }
 
 /// The handle to the writer task; the task ends when the last handle is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct Committer {
     queue: mpsc::UnboundedSender<Pending>,
+}
+
+/// What a start or an append gets when the writer has stopped (the server is going away).
+fn writer_stopped() -> Arc<str> {
+    "the store's writer has stopped".into()
 }
 
 impl Committer {
@@ -73,59 +95,141 @@ impl Committer {
         events: Vec<Event>,
     ) -> (Vec<Event>, Committed) {
         let (done, outcome) = oneshot::channel();
-        let pending = Pending {
+        let pending = Pending::Events {
             run_id: run_id.clone(),
             events,
             done,
         };
-        let stopped = || Committed::Failed("the store's writer has stopped".into());
-        if let Err(mpsc::error::SendError(pending)) = self.queue.send(pending) {
-            return (pending.events, stopped());
+        let stopped = || Committed::Failed(writer_stopped());
+        if let Err(mpsc::error::SendError(Pending::Events { events, .. })) =
+            self.queue.send(pending)
+        {
+            return (events, stopped());
         }
         // The writer answers every batch it takes; it is gone only if the server is.
         outcome.await.unwrap_or_else(|_| (Vec::new(), stopped()))
     }
+
+    /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
+    /// as [`agentwire_store::Store::start_run`] does alone: false when the run id is taken
+    /// (nothing was written), an error when the group could not be stored.
+    pub(crate) async fn start_run(
+        &self,
+        run: RunRecord,
+        input: Vec<Message>,
+    ) -> Result<bool, Arc<str>> {
+        let (done, outcome) = oneshot::channel();
+        let run = Box::new(run);
+        self.answer(Pending::Start { run, input, done }, outcome)
+            .await
+    }
+
+    /// Adds messages at the end of a session's history with whatever else is waiting, as
+    /// [`agentwire_store::Store::append_messages`] does alone: false when the session is gone.
+    pub(crate) async fn append_messages(
+        &self,
+        session_id: &SessionId,
+        messages: Vec<Message>,
+    ) -> Result<bool, Arc<str>> {
+        let (done, outcome) = oneshot::channel();
+        let session_id = session_id.clone();
+        self.answer(
+            Pending::Append {
+                session_id,
+                messages,
+                done,
+            },
+            outcome,
+        )
+        .await
+    }
+
+    /// Queues a start or an append and waits for its answer.
+    async fn answer(
+        &self,
+        pending: Pending,
+        outcome: oneshot::Receiver<Result<bool, Arc<str>>>,
+    ) -> Result<bool, Arc<str>> {
+        if self.queue.send(pending).is_err() {
+            return Err(writer_stopped());
+        }
+        outcome.await.unwrap_or_else(|_| Err(writer_stopped()))
+    }
 }
 
-/// The writer: takes what is waiting, commits it as one group, answers each batch.
+/// The writer: takes what is waiting, commits it as one group, answers each write.
 async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
-    let mut writer = store.event_writer();
-    let mut group: Vec<Pending> = Vec::new();
+    let mut writer = store.group_writer();
+    let mut waiting: Vec<Pending> = Vec::new();
     loop {
-        let waiting = queue.recv_many(&mut group, MAX_GROUP);
-        let received = match tokio::time::timeout(IDLE, waiting).await {
+        let received = queue.recv_many(&mut waiting, MAX_GROUP);
+        let received = match tokio::time::timeout(IDLE, received).await {
             Ok(received) => received,
             Err(_) => {
                 writer.release();
-                queue.recv_many(&mut group, MAX_GROUP).await
+                queue.recv_many(&mut waiting, MAX_GROUP).await
             }
         };
         if received == 0 {
             break;
         }
-        let batches: Vec<(&RunId, &[Event])> = group
-            .iter()
-            .map(|pending| (&pending.run_id, pending.events.as_slice()))
-            .collect();
-        let result = writer.append_event_batches(&batches).await;
-        drop(batches);
-        match result {
-            Ok(gone) => {
-                let gone: HashSet<RunId> = gone.into_iter().collect();
-                for pending in group.drain(..) {
-                    let committed = match gone.contains(&pending.run_id) {
-                        true => Committed::RunGone,
-                        false => Committed::Stored,
-                    };
-                    // A run that stopped waiting has nothing to be told.
-                    let _ = pending.done.send((pending.events, committed));
-                }
+        let mut group = Group::default();
+        for pending in &waiting {
+            match pending {
+                Pending::Start { run, input, .. } => group.starts.push((run, input)),
+                Pending::Append {
+                    session_id,
+                    messages,
+                    ..
+                } => group.appends.push((session_id, messages)),
+                Pending::Events { run_id, events, .. } => group.batches.push((run_id, events)),
             }
+        }
+        let result = writer.write(&group).await;
+        drop(group);
+        let (mut started, mut appended, gone) = match result {
+            Ok(written) => (
+                written.started.into_iter(),
+                written.appended.into_iter(),
+                Ok(written.gone.into_iter().collect::<HashSet<RunId>>()),
+            ),
             Err(error) => {
-                let error: Arc<str> = error.to_string().into();
-                for pending in group.drain(..) {
-                    let failed = Committed::Failed(Arc::clone(&error));
-                    let _ = pending.done.send((pending.events, failed));
+                tracing::error!("storing a group of writes: {error}");
+                (
+                    Vec::new().into_iter(),
+                    Vec::new().into_iter(),
+                    Err(Arc::<str>::from(error.to_string())),
+                )
+            }
+        };
+        // Each write is answered; a caller that stopped waiting has nothing to be told.
+        for pending in waiting.drain(..) {
+            match pending {
+                Pending::Start { done, .. } => {
+                    let _ = done.send(
+                        gone.as_ref()
+                            .map(|_| started.next().unwrap_or(false))
+                            .map_err(Arc::clone),
+                    );
+                }
+                Pending::Append { done, .. } => {
+                    let _ = done.send(
+                        gone.as_ref()
+                            .map(|_| appended.next().unwrap_or(false))
+                            .map_err(Arc::clone),
+                    );
+                }
+                Pending::Events {
+                    run_id,
+                    events,
+                    done,
+                } => {
+                    let committed = match &gone {
+                        Ok(gone) if gone.contains(&run_id) => Committed::RunGone,
+                        Ok(_) => Committed::Stored,
+                        Err(error) => Committed::Failed(Arc::clone(error)),
+                    };
+                    let _ = done.send((events, committed));
                 }
             }
         }

@@ -77,6 +77,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// A store failure, as the API answers it.
 pub(crate) fn store_error(error: StoreError) -> ApiError {
     tracing::error!("store: {error}");
+    store_unreachable()
+}
+
+/// What a client is told when the store failed: nothing of its request was kept.
+fn store_unreachable() -> ApiError {
     ApiError::new(
         axum::http::StatusCode::INTERNAL_SERVER_ERROR,
         "store_error",
@@ -283,7 +288,7 @@ impl AppState {
         });
         if let Err(error) = self.record_start(&live, session_id, owner_id).await {
             live.handle.cancel();
-            return Err(store_error(error));
+            return Err(error);
         }
         let metrics = self.metrics.run_started(agent.name(), started);
         let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, metrics);
@@ -299,13 +304,14 @@ impl AppState {
         }
     }
 
-    /// Commits the session (if new), the run's row and its input, in one transaction.
+    /// Commits the session (if new), the run's row and its input, in one transaction (with
+    /// the other runs' writes waiting, see [`Committer`]).
     async fn record_start(
         &self,
         live: &LiveRun,
         session_id: &SessionId,
         owner_id: Option<String>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), ApiError> {
         let handle = &live.handle;
         let record = RunRecord {
             session_id: Some(session_id.clone()),
@@ -313,7 +319,16 @@ impl AppState {
             ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
         };
         let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
-        self.store.start_run(&record, &input).await
+        match self.committer.start_run(record, input).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "run_exists",
+                format!("a run with the id '{}' exists already", handle.id()),
+            )),
+            // The writer logged the group's error.
+            Err(_) => Err(store_unreachable()),
+        }
     }
 
     /// Moves a run's events into its in-memory log, which readers follow, and into the store
@@ -379,10 +394,9 @@ impl AppState {
             .into_iter()
             .skip(live.input_len)
             .collect();
-        match self.store.append_messages(session_id, &output).await {
-            // A session deleted while its run went on does not keep the run's conversation.
-            Ok(()) | Err(StoreError::SessionNotFound(_)) => {}
-            Err(error) => tracing::error!(run = %live.handle.id(), "storing the output: {error}"),
+        // A session deleted while its run went on does not keep the run's conversation.
+        if let Err(error) = self.committer.append_messages(session_id, output).await {
+            tracing::error!(run = %live.handle.id(), "storing the output: {error}");
         }
         let mut busy = lock(&self.busy);
         if busy.get(session_id).is_some_and(|active| {

@@ -17,13 +17,15 @@
 
 mod error;
 mod event_log;
+mod group;
 mod notice;
 mod run;
 mod session;
 mod store;
 
 pub use error::StoreError;
-pub use event_log::{EventWriter, INTERRUPTED};
+pub use event_log::INTERRUPTED;
+pub use group::{Group, GroupWriter, Written};
 pub use notice::{Notice, Notices};
 pub use run::RunRecord;
 pub use session::SessionRecord;

@@ -111,7 +111,6 @@ macro_rules! insert_run {
         .bind(run.updated_at.0)
     }};
 }
-pub(crate) use insert_run;
 
 impl Store {
     /// Stores a new run. Fails with [`StoreError::AlreadyExists`] when the id is taken and

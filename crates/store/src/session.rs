@@ -5,27 +5,9 @@ use sqlx::Row;
 use agentwire_core::{Message, SessionId, Timestamp};
 
 use crate::error::StoreError;
-use crate::run::{RunRecord, RunRow, insert_run};
+use crate::group::Group;
+use crate::run::RunRecord;
 use crate::store::{Store, now, with_pool};
-
-/// Appends messages (id and JSON text, see `message_texts`) at the end of a session's history,
-/// in the transaction `$tx` (which has locked the session's row first), for either database.
-macro_rules! append_in {
-    ($tx:ident, $session_id:expr, $texts:expr) => {
-        for (message_id, text) in &$texts {
-            sqlx::query(
-                "INSERT INTO messages (session_id, position, message_id, message)
-                 SELECT $1, COALESCE(MAX(position), -1) + 1, $2, $3
-                 FROM messages WHERE session_id = $1",
-            )
-            .bind($session_id.as_str())
-            .bind(*message_id)
-            .bind(text.as_str())
-            .execute(&mut *$tx)
-            .await?;
-        }
-    };
-}
 
 /// A stored session.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,36 +123,27 @@ impl Store {
 
     /// Appends messages to the session's history, in order, in one transaction: when this
     /// returns `Ok` they are committed (an accepted input is durable before it is acknowledged).
+    /// Fails with [`StoreError::SessionNotFound`] when the session does not exist.
     pub async fn append_messages(
         &self,
         id: &SessionId,
         messages: &[Message],
     ) -> Result<(), StoreError> {
-        let texts = message_texts(messages)?;
-        let updated_at = now();
-        let _turn = self.write_turn().await;
-        with_pool!(self, |pool, begin| {
-            let mut tx = pool.begin_with(begin).await?;
-            // Writing the session row first locks it: appends to one session are serialized,
-            // so the positions below cannot collide.
-            let found = sqlx::query("UPDATE sessions SET updated_at = $2 WHERE id = $1")
-                .bind(id.as_str())
-                .bind(updated_at.0)
-                .execute(&mut *tx)
-                .await?
-                .rows_affected();
-            if found == 0 {
-                return Err(StoreError::SessionNotFound(id.to_string()));
-            }
-            append_in!(tx, id, texts);
-            tx.commit().await?;
-        });
-        Ok(())
+        let group = Group {
+            appends: vec![(id, messages)],
+            ..Group::default()
+        };
+        match self.write_group(&group).await?.appended.as_slice() {
+            [true] => Ok(()),
+            _ => Err(StoreError::SessionNotFound(id.to_string())),
+        }
     }
 }
 
 /// The messages as stored: id and JSON text.
-fn message_texts(messages: &[Message]) -> Result<Vec<(Option<&str>, String)>, StoreError> {
+pub(crate) fn message_texts(
+    messages: &[Message],
+) -> Result<Vec<(Option<&str>, String)>, StoreError> {
     messages
         .iter()
         .map(|message| {
@@ -186,33 +159,20 @@ impl Store {
     /// Begins a turn in ONE transaction: the run's session (created, owned by the run's owner,
     /// if new), the run's row and its input at the end of the session's history. When this
     /// returns `Ok` all of it is committed (an accepted input is durable before it is
-    /// acknowledged); on an error nothing is. One write instead of three matters under load:
-    /// SQLite takes one writer at a time. Fails with [`StoreError::AlreadyExists`] when the run
-    /// id is taken.
+    /// acknowledged); on an error nothing is (a [`Group`] of one start: a server starting many
+    /// runs writes them in groups). Fails with [`StoreError::AlreadyExists`] when the run id is
+    /// taken.
     pub async fn start_run(&self, run: &RunRecord, input: &[Message]) -> Result<(), StoreError> {
-        let Some(session_id) = &run.session_id else {
+        if run.session_id.is_none() {
             return self.create_run(run).await;
+        }
+        let group = Group {
+            starts: vec![(run, input)],
+            ..Group::default()
         };
-        let row = RunRow::new(run)?;
-        let texts = message_texts(input)?;
-        let _turn = self.write_turn().await;
-        with_pool!(self, |pool, begin| {
-            let mut tx = pool.begin_with(begin).await?;
-            sqlx::query(
-                "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
-                 ON CONFLICT (id) DO UPDATE SET updated_at = $3",
-            )
-            .bind(session_id.as_str())
-            .bind(run.owner.as_deref())
-            .bind(run.created_at.0)
-            .execute(&mut *tx)
-            .await?;
-            if insert_run!(row).execute(&mut *tx).await?.rows_affected() == 0 {
-                return Err(StoreError::AlreadyExists(format!("run {}", run.id)));
-            }
-            append_in!(tx, session_id, texts);
-            tx.commit().await?;
-        });
-        Ok(())
+        match self.write_group(&group).await?.started.as_slice() {
+            [true] => Ok(()),
+            _ => Err(StoreError::AlreadyExists(format!("run {}", run.id))),
+        }
     }
 }

@@ -12,7 +12,7 @@ use agentwire_core::{
     Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Part, Role, RunId, RunStatus,
     SessionId, Usage,
 };
-use agentwire_store::{INTERRUPTED, Notice, RunRecord, Store, StoreError};
+use agentwire_store::{Group, INTERRUPTED, Notice, RunRecord, Store, StoreError, Written};
 
 /// A database for one test: its URL and what keeps it alive.
 struct Db {
@@ -91,6 +91,7 @@ on_both_backends!(
     batches_of_many_runs_commit_together,
     notices_reach_listeners,
     a_turn_starts_in_one_write_or_not_at_all,
+    a_group_writes_starts_appends_and_events_and_answers_each,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -604,5 +605,86 @@ async fn a_bad_url_is_a_clear_error() {
     assert!(
         error.to_string().contains("cannot create directory"),
         "{error}"
+    );
+}
+
+async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    // A session with a history, and a run already there.
+    let old = SessionId::from("ses_old");
+    let first = RunRecord {
+        session_id: Some(old.clone()),
+        ..RunRecord::new(RunId::from("run_old"), "assistant", "node-a")
+    };
+    store
+        .start_run(
+            &first,
+            &[user_message("m1", "one"), user_message("m2", "two")],
+        )
+        .await
+        .unwrap();
+    let fresh = SessionId::from("ses_fresh");
+    let in_session = |id: &str, session: &SessionId| RunRecord {
+        session_id: Some(session.clone()),
+        ..RunRecord::new(RunId::from(id), "assistant", "node-a")
+    };
+    let (next, new, taken) = (
+        in_session("run_next", &old),
+        in_session("run_new", &fresh),
+        in_session("run_old", &fresh),
+    );
+    let (three, four, hello, nope) = (
+        [user_message("m3", "three")],
+        [user_message("m4", "four"), user_message("m5", "five")],
+        [user_message("m6", "hello")],
+        [user_message("m7", "lost")],
+    );
+    let gone = RunId::from("run_gone");
+    let (events, more) = (
+        [delta(1), delta(2)],
+        [status(1, RunStatus::InProgress, None)],
+    );
+    let missing = SessionId::from("ses_missing");
+    let group = Group {
+        starts: vec![(&next, &three), (&new, &hello), (&taken, &nope)],
+        appends: vec![(&old, &four), (&missing, &nope)],
+        batches: vec![(&first.id, &events), (&gone, &events), (&new.id, &more)],
+    };
+    let written = store.write_group(&group).await.unwrap();
+    assert_eq!(
+        written,
+        Written {
+            started: vec![true, true, false],
+            appended: vec![true, false],
+            gone: vec![gone],
+        }
+    );
+    let texts =
+        |messages: Vec<Message>| -> Vec<String> { messages.iter().map(Message::content).collect() };
+    // Each history goes on from its end: the start's input, then the append.
+    assert_eq!(
+        texts(store.session_messages(&old).await.unwrap()),
+        ["one", "two", "three", "four", "five"]
+    );
+    // The taken run id wrote nothing, not even its session's input.
+    assert_eq!(
+        texts(store.session_messages(&fresh).await.unwrap()),
+        ["hello"]
+    );
+    assert!(store.session(&missing).await.unwrap().is_none());
+    assert_eq!(
+        seqs(&store.events_after(&first.id, 0, 10).await.unwrap()),
+        [1, 2]
+    );
+    let started = store.run(&new.id).await.unwrap().unwrap();
+    assert_eq!(started.status, RunStatus::InProgress);
+    assert_eq!(
+        store
+            .run(&RunId::from("run_old"))
+            .await
+            .unwrap()
+            .unwrap()
+            .session_id,
+        Some(old)
     );
 }

@@ -1,0 +1,433 @@
+//! Group commit: the writes of many runs in ONE transaction. A server streaming thousands of
+//! runs starts runs, appends their events and adds their output to sessions all the time; one
+//! transaction per write (on SQLite, each waiting its turn for the single writer, and each a
+//! dozen hand-offs to the database thread) made run starts queue behind each other. Here a
+//! [`Group`] costs a fixed number of statements however many runs it carries: every kind of
+//! row is written by multi-row statements cut into a few fixed sizes ([`fixed_chunks`]).
+//!
+//! A write that cannot be done (a run id that is taken, a session or run that is gone) is
+//! answered on its own, in [`Written`], and does not fail the group.
+
+use std::collections::{HashMap, HashSet};
+
+use sqlx::{QueryBuilder, Row};
+
+use agentwire_core::{Event, Message, RunId, SessionId};
+
+use crate::error::StoreError;
+use crate::event_log::{Prepared, merge_runs};
+use crate::run::{RunRecord, RunRow, status_columns};
+use crate::session::message_texts;
+use crate::store::{Connection, Store, now, with_connection};
+
+/// The sizes a statement's rows are cut into, one statement each (at most fourteen parameters
+/// a row: 512 rows stay below SQLite's 32,766-parameter limit). Few fixed sizes mean few
+/// distinct statements, which the connection prepares once and keeps; a statement sized to
+/// each group would be prepared anew every time, and preparing costs more than running it.
+const CHUNK_SIZES: [usize; 5] = [512, 128, 32, 8, 1];
+
+/// The writes of one transaction. Each part may be empty.
+#[derive(Debug, Default)]
+pub struct Group<'a> {
+    /// Runs to begin: the session (created, owned by the run's owner, if new), the run's row
+    /// and its input at the end of the session's history, as [`Store::start_run`].
+    pub starts: Vec<(&'a RunRecord, &'a [Message])>,
+    /// Messages to add at the end of a session's history, as [`Store::append_messages`].
+    pub appends: Vec<(&'a SessionId, &'a [Message])>,
+    /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
+    pub batches: Vec<(&'a RunId, &'a [Event])>,
+}
+
+/// What a committed [`Group`] did, write by write.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// For each start, in order: false when its run id was taken (nothing of it was written).
+    pub started: Vec<bool>,
+    /// For each append, in order: false when its session does not exist.
+    pub appended: Vec<bool>,
+    /// The runs of `batches` that do not exist (their session was deleted): their batches were
+    /// skipped.
+    pub gone: Vec<RunId>,
+}
+
+/// Writes groups on one connection that it keeps (see [`Store::group_writer`]); a connection
+/// that failed is replaced on the next call.
+#[derive(Debug)]
+pub struct GroupWriter {
+    store: Store,
+    connection: Option<Connection>,
+}
+
+impl GroupWriter {
+    /// As [`Store::write_group`], on this writer's connection.
+    pub async fn write(&mut self, group: &Group<'_>) -> Result<Written, StoreError> {
+        let mut connection = match self.connection.take() {
+            Some(connection) => connection,
+            None => self.store.connection().await?,
+        };
+        let result = self.store.write_group_on(&mut connection, group).await;
+        if result.is_ok() {
+            self.connection = Some(connection);
+        }
+        result
+    }
+
+    /// Gives the connection back to the pool (the next write takes one again): a writer with
+    /// nothing to do should not keep [`Store::close`] waiting.
+    pub fn release(&mut self) {
+        self.connection = None;
+    }
+}
+
+/// A start as rows.
+struct StartRows<'a> {
+    row: RunRow<'a>,
+    session_id: Option<&'a SessionId>,
+    texts: Vec<(Option<&'a str>, String)>,
+}
+
+impl Store {
+    /// Commits a [`Group`] in ONE transaction: when this returns `Ok`, every write it reports
+    /// done is committed; on an `Err`, none is. Listeners hear a [`crate::Notice::Events`] for
+    /// each run whose events were appended, after the commit.
+    pub async fn write_group(&self, group: &Group<'_>) -> Result<Written, StoreError> {
+        let mut connection = self.connection().await?;
+        self.write_group_on(&mut connection, group).await
+    }
+
+    /// A writer of groups on a connection of its own: what a process that writes all the time
+    /// should use. On SQLite a connection keeps its page cache only while no other connection
+    /// writes, so a writer that always takes the same one finds the pages it touched last time
+    /// still cached (through the pool it gets another one, whose cache the last commit made
+    /// stale, and reads them all again).
+    pub fn group_writer(&self) -> GroupWriter {
+        GroupWriter {
+            store: self.clone(),
+            connection: None,
+        }
+    }
+
+    async fn write_group_on(
+        &self,
+        connection: &mut Connection,
+        group: &Group<'_>,
+    ) -> Result<Written, StoreError> {
+        let starts = group
+            .starts
+            .iter()
+            .map(|(run, input)| {
+                Ok(StartRows {
+                    row: RunRow::new(run)?,
+                    session_id: run.session_id.as_ref(),
+                    texts: message_texts(input)?,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let appends = group
+            .appends
+            .iter()
+            .map(|(session_id, messages)| Ok((*session_id, message_texts(messages)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut prepared = Vec::with_capacity(group.batches.len());
+        for (run_id, events) in &group.batches {
+            prepared.extend(Prepared::new(run_id, events)?);
+        }
+        // One entry per run, in id order: a run's row is updated once per statement, and rows
+        // are locked in one order, so two writers sharing a database cannot deadlock.
+        let prepared = merge_runs(prepared);
+        if starts.is_empty() && appends.is_empty() && prepared.is_empty() {
+            return Ok(Written::default());
+        }
+        let updated_at = now().0;
+        // Sessions the starts name, each once (PostgreSQL refuses to upsert a row twice in one
+        // statement), with the owner and time of the first start naming it.
+        let mut seen = HashSet::new();
+        let sessions: Vec<(&str, Option<&str>, i64)> = starts
+            .iter()
+            .filter_map(|start| {
+                let id = start.session_id?.as_str();
+                seen.insert(id).then_some((
+                    id,
+                    start.row.run.owner.as_deref(),
+                    start.row.run.created_at.0,
+                ))
+            })
+            .collect();
+        let _turn = self.write_turn().await;
+        let (inserted, found_sessions, found_runs) = with_connection!(
+            connection,
+            |connection, begin| {
+                let mut tx = sqlx::Connection::begin_with(&mut **connection, begin).await?;
+
+                // 1. The starts: their sessions, then their runs (the ids that were free).
+                for chunk in fixed_chunks(&sessions) {
+                    let mut upsert = QueryBuilder::new(
+                        "INSERT INTO sessions (id, owner, created_at, updated_at) ",
+                    );
+                    upsert.push_values(chunk, |mut row, (id, owner, created_at)| {
+                        row.push_bind(*id)
+                            .push_bind(*owner)
+                            .push_bind(*created_at)
+                            .push_bind(*created_at);
+                    });
+                    upsert.push(" ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at");
+                    upsert.build().execute(&mut *tx).await?;
+                }
+                let mut inserted: HashSet<String> = HashSet::with_capacity(starts.len());
+                for chunk in fixed_chunks(&starts) {
+                    let mut insert = QueryBuilder::new(
+                        "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, \
+                         state, usage, error, status_seq, last_seq, created_at, updated_at) ",
+                    );
+                    insert.push_values(chunk, |mut row, start| {
+                        let (run, rows) = (start.row.run, &start.row);
+                        row.push_bind(run.id.as_str())
+                            .push_bind(run.session_id.as_ref().map(SessionId::as_str))
+                            .push_bind(run.owner.as_deref())
+                            .push_bind(run.agent.as_str())
+                            .push_bind(run.node.as_str())
+                            .push_bind(rows.status)
+                            .push_bind(rows.awaiting)
+                            .push_bind(run.state.as_deref())
+                            .push_bind(rows.usage.as_deref())
+                            .push_bind(rows.error.as_deref())
+                            .push_bind(0_i64)
+                            .push_bind(rows.last_seq)
+                            .push_bind(run.created_at.0)
+                            .push_bind(run.updated_at.0);
+                    });
+                    insert.push(" ON CONFLICT (id) DO NOTHING RETURNING id");
+                    for row in insert.build().fetch_all(&mut *tx).await? {
+                        inserted.insert(row.try_get::<String, _>(0)?);
+                    }
+                }
+
+                // 2. The appends' sessions: touched (which locks their rows, so no other writer
+                // appends to them until this commits), and found or not.
+                let append_ids: Vec<&str> = appends.iter().map(|(id, _)| id.as_str()).collect();
+                let mut found_sessions: HashSet<String> = HashSet::with_capacity(appends.len());
+                for chunk in fixed_chunks(&append_ids) {
+                    let mut touch = QueryBuilder::new("UPDATE sessions SET updated_at = ");
+                    touch.push_bind(updated_at).push(" FROM (VALUES ");
+                    let mut values = touch.separated(", ");
+                    for id in chunk {
+                        values
+                            .push("(CAST(")
+                            .push_bind_unseparated(*id)
+                            .push_unseparated(" AS TEXT))");
+                    }
+                    touch.push(") AS v WHERE sessions.id = v.column1 RETURNING sessions.id");
+                    for row in touch.build().fetch_all(&mut *tx).await? {
+                        found_sessions.insert(row.try_get::<String, _>(0)?);
+                    }
+                }
+
+                // 3. The messages, the starts' inputs then the appends, each at the end of its
+                // session's history (the session rows are locked: the ends cannot move).
+                let mut messages: Vec<(&str, Option<&str>, &str)> = Vec::new();
+                for start in &starts {
+                    let (Some(session_id), true) = (
+                        start.session_id,
+                        inserted.contains(start.row.run.id.as_str()),
+                    ) else {
+                        continue;
+                    };
+                    messages.extend(
+                        start
+                            .texts
+                            .iter()
+                            .map(|(id, text)| (session_id.as_str(), *id, text.as_str())),
+                    );
+                }
+                for (session_id, texts) in &appends {
+                    if found_sessions.contains(session_id.as_str()) {
+                        messages.extend(
+                            texts
+                                .iter()
+                                .map(|(id, text)| (session_id.as_str(), *id, text.as_str())),
+                        );
+                    }
+                }
+                let mut ends: HashMap<String, i64> = HashMap::new();
+                let mut named: Vec<&str> = messages.iter().map(|(session, ..)| *session).collect();
+                named.sort_unstable();
+                named.dedup();
+                for chunk in fixed_chunks(&named) {
+                    let mut last = QueryBuilder::new(
+                        "SELECT session_id, MAX(position) FROM messages WHERE session_id IN (",
+                    );
+                    let mut ids = last.separated(", ");
+                    for id in chunk {
+                        ids.push_bind(*id);
+                    }
+                    last.push(") GROUP BY session_id");
+                    for row in last.build().fetch_all(&mut *tx).await? {
+                        ends.insert(row.try_get(0)?, row.try_get(1)?);
+                    }
+                }
+                let rows: Vec<(&str, i64, Option<&str>, &str)> = messages
+                    .iter()
+                    .map(|(session, id, text)| {
+                        let end = ends.entry((*session).to_owned()).or_insert(-1);
+                        *end += 1;
+                        (*session, *end, *id, *text)
+                    })
+                    .collect();
+                for chunk in fixed_chunks(&rows) {
+                    let mut insert = QueryBuilder::new(
+                        "INSERT INTO messages (session_id, position, message_id, message) ",
+                    );
+                    insert.push_values(chunk, |mut row, (session, position, id, text)| {
+                        row.push_bind(*session)
+                            .push_bind(*position)
+                            .push_bind(*id)
+                            .push_bind(*text);
+                    });
+                    insert.build().execute(&mut *tx).await?;
+                }
+
+                // 4. The events: the runs' rows first (they say which runs exist, and lock them,
+                // so batches of one run are written one after the other), then the events, then
+                // the status columns of the runs whose batches carry a status.
+                let mut found_runs = HashSet::with_capacity(prepared.len());
+                for chunk in fixed_chunks(&prepared) {
+                    let mut update = QueryBuilder::new("UPDATE runs SET updated_at = ");
+                    update.push_bind(updated_at).push(
+                        ", last_seq = CASE WHEN last_seq < v.column2 THEN v.column2 ELSE last_seq END \
+                         FROM (VALUES ",
+                    );
+                    let mut values = update.separated(", ");
+                    for entry in chunk {
+                        values
+                            .push("(CAST(")
+                            .push_bind_unseparated(entry.run_id.as_str())
+                            .push_unseparated(" AS TEXT), CAST(")
+                            .push_bind_unseparated(entry.max_seq)
+                            .push_unseparated(" AS BIGINT))");
+                    }
+                    update.push(") AS v WHERE runs.id = v.column1 RETURNING runs.id");
+                    for row in update.build().fetch_all(&mut *tx).await? {
+                        found_runs.insert(row.try_get::<String, _>(0)?);
+                    }
+                }
+                let rows: Vec<(&str, i64, &str)> = prepared
+                    .iter()
+                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                    .flat_map(|entry| {
+                        entry
+                            .rows
+                            .iter()
+                            .map(|(seq, text)| (entry.run_id.as_str(), *seq, text.as_str()))
+                    })
+                    .collect();
+                for chunk in fixed_chunks(&rows) {
+                    let mut insert = QueryBuilder::new("INSERT INTO events (run_id, seq, event) ");
+                    insert.push_values(chunk, |mut row, (run_id, seq, text)| {
+                        row.push_bind(*run_id).push_bind(*seq).push_bind(*text);
+                    });
+                    insert.push(" ON CONFLICT (run_id, seq) DO NOTHING");
+                    insert.build().execute(&mut *tx).await?;
+                }
+                for entry in &prepared {
+                    let Some((seq, status, error, usage)) = &entry.last_status else {
+                        continue;
+                    };
+                    if !found_runs.contains(entry.run_id.as_str()) {
+                        continue;
+                    }
+                    let (status, awaiting) = status_columns(*status);
+                    sqlx::query(
+                        "UPDATE runs SET status = $2, awaiting = $3, error = $4,
+                             usage = COALESCE($5, usage), status_seq = $6
+                         WHERE id = $1 AND status_seq < $6",
+                    )
+                    .bind(entry.run_id.as_str())
+                    .bind(status)
+                    .bind(awaiting)
+                    .bind(error.as_deref())
+                    .bind(usage.as_deref())
+                    .bind(*seq)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                if self.is_postgres() {
+                    // Delivered to listeners when (and only if) the transaction commits.
+                    let notices = prepared
+                        .iter()
+                        .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                        .map(|entry| serde_json::to_string(&entry.notice()))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    for chunk in fixed_chunks(&notices) {
+                        let mut notify = QueryBuilder::new("SELECT pg_notify(");
+                        notify
+                            .push_bind(crate::notice::CHANNEL)
+                            .push(", v.column1) FROM (VALUES ");
+                        let mut values = notify.separated(", ");
+                        for text in chunk {
+                            values
+                                .push("(")
+                                .push_bind_unseparated(text.as_str())
+                                .push_unseparated(")");
+                        }
+                        notify.push(") AS v");
+                        notify.build().execute(&mut *tx).await?;
+                    }
+                }
+                tx.commit().await?;
+                (inserted, found_sessions, found_runs)
+            }
+        );
+        if !self.is_postgres() {
+            for entry in prepared
+                .iter()
+                .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+            {
+                // No receiver is not an error: nobody is streaming the run.
+                let _ = self.local.send(entry.notice());
+            }
+        }
+        Ok(Written {
+            started: starts
+                .iter()
+                .map(|start| inserted.contains(start.row.run.id.as_str()))
+                .collect(),
+            appended: appends
+                .iter()
+                .map(|(id, _)| found_sessions.contains(id.as_str()))
+                .collect(),
+            gone: prepared
+                .iter()
+                .filter(|entry| !found_runs.contains(entry.run_id.as_str()))
+                .map(|entry| entry.run_id.clone())
+                .collect(),
+        })
+    }
+}
+
+/// `items` cut into pieces of the [`CHUNK_SIZES`], largest first.
+fn fixed_chunks<T>(mut items: &[T]) -> Vec<&[T]> {
+    let mut chunks = Vec::new();
+    for size in CHUNK_SIZES {
+        while items.len() >= size {
+            let (chunk, rest) = items.split_at(size);
+            chunks.push(chunk);
+            items = rest;
+        }
+    }
+    chunks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_cut_into_the_fixed_sizes_and_none_is_lost() {
+        let items: Vec<usize> = (0..1234).collect();
+        let chunks = fixed_chunks(&items);
+        let sizes: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
+        assert_eq!(sizes, [512, 512, 128, 32, 32, 8, 8, 1, 1]);
+        assert_eq!(chunks.concat(), items);
+        assert!(fixed_chunks::<u8>(&[]).is_empty());
+    }
+}
