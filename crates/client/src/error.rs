@@ -50,8 +50,9 @@ pub enum ClientError {
     /// An event did not fit the run's stream so far (the accumulator refused it).
     #[error("event out of place: {0}")]
     Accumulate(#[from] AccumulateError),
-    /// Events were missing: the stream jumped from `expected` to `got`.
-    #[error("the event stream skipped from event {expected} to event {got}")]
+    /// The stream did not go on with the next event: one was skipped (`got` > `expected`) or
+    /// repeated (`got` < `expected`).
+    #[error("the event stream went on with event {got} where event {expected} was due")]
     Gap {
         /// The event that should have come next.
         expected: u64,
