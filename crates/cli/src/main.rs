@@ -222,6 +222,9 @@ fn main() -> ExitCode {
             }
         }
     });
+    // `chat` may leave a thread blocked reading the terminal; the work is done, so nothing is
+    // waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => code,
         Err(error) => {

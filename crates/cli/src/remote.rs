@@ -39,9 +39,16 @@ pub(crate) async fn agents(url: &str, key: Option<&str>, as_json: bool) -> Resul
             .iter()
             .map(|agent| json!({"name": agent.name, "description": agent.description}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&json!({"agents": list}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"agents": list}))?
+        );
     } else {
-        let width = agents.iter().map(|agent| agent.name.len()).max().unwrap_or(0);
+        let width = agents
+            .iter()
+            .map(|agent| agent.name.len())
+            .max()
+            .unwrap_or(0);
         for agent in &agents {
             println!("{:width$}  {}", agent.name, agent.description);
         }

@@ -12,7 +12,9 @@ use std::collections::VecDeque;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use agentwire_core::part::{ApprovalRequest, ApprovalResponse};
-use agentwire_core::{Accumulator, Event, EventKind, Message, MessageId, Part, RunStatus, ToolCall};
+use agentwire_core::{
+    Accumulator, Event, EventKind, Message, MessageId, Part, RunStatus, ToolCall,
+};
 use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::ai_sdk::{AiSdkDecoder, to_ui_message};
 use reqwest::Response;

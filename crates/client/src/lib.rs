@@ -41,7 +41,9 @@ mod error;
 mod pending;
 mod stream;
 
-pub use client::{AgentCard, AgentSummary, Client, Reconnect, RunInfo, RunOutput, Session, StartRun};
+pub use client::{
+    AgentCard, AgentSummary, Client, Reconnect, RunInfo, RunOutput, Session, StartRun,
+};
 pub use error::ClientError;
 pub use pending::{pending_approvals, pending_tool_calls};
 pub use stream::RunStream;

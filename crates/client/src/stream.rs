@@ -272,7 +272,10 @@ impl RunStream {
     }
 
     /// Counts a broken or ended-too-soon stream against the policy and waits its backoff.
-    async fn wait_before_reconnect(&mut self, error: Option<ClientError>) -> Result<(), ClientError> {
+    async fn wait_before_reconnect(
+        &mut self,
+        error: Option<ClientError>,
+    ) -> Result<(), ClientError> {
         let policy = self.client.reconnect;
         if self.attempts >= policy.max_attempts {
             let last = error.unwrap_or(ClientError::EndedEarly);

@@ -66,13 +66,21 @@ async fn a_run_streams_into_the_accumulator_and_the_session_goes_on() {
     // The next message of the conversation, in the same session.
     let session = run.session_id().unwrap().clone();
     let mut next = client
-        .start(&StartRun::new(Message::user("again")).agent("talker").session(session.clone()))
+        .start(
+            &StartRun::new(Message::user("again"))
+                .agent("talker")
+                .session(session.clone()),
+        )
         .await
         .unwrap();
     assert_eq!(next.finish().await.unwrap(), Some(RunStatus::Completed));
     assert_eq!(next.session_id(), Some(&session));
     let history = client.session(&session).await.unwrap();
-    let roles: Vec<_> = history.messages.iter().map(|message| message.role).collect();
+    let roles: Vec<_> = history
+        .messages
+        .iter()
+        .map(|message| message.role)
+        .collect();
     use agentwire_core::Role::{Assistant, User};
     assert_eq!(roles, [User, Assistant, User, Assistant]);
 
@@ -83,7 +91,10 @@ async fn a_run_streams_into_the_accumulator_and_the_session_goes_on() {
 
     client.delete_session(&session).await.unwrap();
     let gone = client.session(&session).await.unwrap_err();
-    assert!(matches!(&gone, ClientError::Api { status: 404, code, .. } if code == "not_found"), "{gone}");
+    assert!(
+        matches!(&gone, ClientError::Api { status: 404, code, .. } if code == "not_found"),
+        "{gone}"
+    );
 }
 
 #[tokio::test]
@@ -113,7 +124,9 @@ async fn an_approval_answered_yes_runs_the_tool_and_no_denies_it() {
         let parts: Vec<&Part> = messages.iter().flat_map(|message| &message.parts).collect();
         let ran = parts.iter().any(|part| matches!(part, Part::ToolResult(_)));
         assert_eq!(ran, approved, "{parts:?}");
-        let denied = parts.iter().any(|part| matches!(part, Part::ApprovalResponse(response) if !response.approved));
+        let denied = parts
+            .iter()
+            .any(|part| matches!(part, Part::ApprovalResponse(response) if !response.approved));
         assert_eq!(denied, !approved, "{parts:?}");
         let written = server.dir.path().join("ws/a.txt");
         assert_eq!(written.exists(), approved);
@@ -121,7 +134,10 @@ async fn an_approval_answered_yes_runs_the_tool_and_no_denies_it() {
         assert!(messages.last().unwrap().content().ends_with("Done."));
         // A second answer to the same request is the server's typed refusal.
         let again = run.approve(&approval_id, true, None).await.unwrap_err();
-        assert!(matches!(again, ClientError::Api { status: 409, .. }), "{again}");
+        assert!(
+            matches!(again, ClientError::Api { status: 409, .. }),
+            "{again}"
+        );
     }
 }
 
@@ -135,7 +151,11 @@ async fn a_client_tool_call_is_answered_with_its_output() {
         json!({"type": "object", "properties": {"city": {"type": "string"}}}),
     );
     let mut run = client
-        .start(&StartRun::new(Message::user("weather?")).agent("asker").tool(lookup))
+        .start(
+            &StartRun::new(Message::user("weather?"))
+                .agent("asker")
+                .tool(lookup),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -162,7 +182,12 @@ async fn cancel_ends_the_run_canceled() {
         .await
         .unwrap();
     // Wait for some text, then cancel.
-    while run.state().messages().first().is_none_or(|m| m.content().is_empty()) {
+    while run
+        .state()
+        .messages()
+        .first()
+        .is_none_or(|m| m.content().is_empty())
+    {
         run.next().await.unwrap().unwrap();
     }
     run.cancel().await.unwrap();
@@ -177,12 +202,10 @@ async fn a_stream_cut_mid_way_resumes_without_gap_or_duplicate() {
     // mid-frame, so the resume must drop the partial frame and ask again after the last whole
     // event.
     let proxy = CuttingProxy::start(&server.url, vec![1500, 700, 333]).await;
-    let client = Client::new(&proxy.url)
-        .unwrap()
-        .with_reconnect(Reconnect {
-            max_attempts: 3,
-            backoff: Duration::from_millis(10),
-        });
+    let client = Client::new(&proxy.url).unwrap().with_reconnect(Reconnect {
+        max_attempts: 3,
+        backoff: Duration::from_millis(10),
+    });
     let mut run = client
         .start(&StartRun::new(Message::user("hi")).agent("talker"))
         .await
@@ -191,7 +214,10 @@ async fn a_stream_cut_mid_way_resumes_without_gap_or_duplicate() {
     while let Some(event) = run.next().await.unwrap() {
         seqs.push(event.seq);
     }
-    assert!(proxy.connections.load(Ordering::SeqCst) >= 4, "three cuts, three resumes");
+    assert!(
+        proxy.connections.load(Ordering::SeqCst) >= 4,
+        "three cuts, three resumes"
+    );
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     assert_eq!(run.status(), Some(RunStatus::Completed));
     assert_eq!(run.state().messages()[0].content(), whole_text());
@@ -204,12 +230,10 @@ async fn a_stream_cut_mid_way_resumes_without_gap_or_duplicate() {
 async fn a_stream_that_keeps_breaking_gives_up_with_a_typed_error() {
     let server = TestServer::start().await;
     let proxy = CuttingProxy::start(&server.url, vec![1500, 10, 10, 10]).await;
-    let client = Client::new(&proxy.url)
-        .unwrap()
-        .with_reconnect(Reconnect {
-            max_attempts: 2,
-            backoff: Duration::from_millis(1),
-        });
+    let client = Client::new(&proxy.url).unwrap().with_reconnect(Reconnect {
+        max_attempts: 2,
+        backoff: Duration::from_millis(1),
+    });
     let mut run = client
         .start(&StartRun::new(Message::user("hi")).agent("talker"))
         .await
@@ -221,7 +245,10 @@ async fn a_stream_that_keeps_breaking_gives_up_with_a_typed_error() {
             Err(error) => break error,
         }
     };
-    assert!(matches!(error, ClientError::Disconnected { attempts: 2, .. }), "{error}");
+    assert!(
+        matches!(error, ClientError::Disconnected { attempts: 2, .. }),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -233,8 +260,14 @@ async fn errors_are_typed_and_keys_are_sent() {
     .await;
     let anonymous = Client::new(&server.url).unwrap();
     let refused = anonymous.agents().await.unwrap_err();
-    assert!(matches!(&refused, ClientError::Api { status: 401, code, .. } if code == "unauthorized"), "{refused}");
-    let client = Client::new(&server.url).unwrap().with_api_key("secret").unwrap();
+    assert!(
+        matches!(&refused, ClientError::Api { status: 401, code, .. } if code == "unauthorized"),
+        "{refused}"
+    );
+    let client = Client::new(&server.url)
+        .unwrap()
+        .with_api_key("secret")
+        .unwrap();
     assert_eq!(client.agents().await.unwrap().len(), 3);
     let unknown = client
         .start(&StartRun::new(Message::user("hi")).agent("nobody"))

@@ -61,7 +61,12 @@ impl Conversation {
     /// Takes a settled turn back; the approvals it waits for.
     pub(crate) fn settle(&mut self, turn: Turn) -> Vec<Approval> {
         match (self, turn) {
-            (Conversation::Native { session, waiting, .. }, Turn::Native(run)) => {
+            (
+                Conversation::Native {
+                    session, waiting, ..
+                },
+                Turn::Native(run),
+            ) => {
                 if let Some(id) = run.session_id() {
                     *session = Some(id.clone());
                 }

@@ -75,7 +75,10 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
     let terminal = std::io::stdout().is_terminal();
     let color = terminal && std::env::var_os("NO_COLOR").is_none();
     let mut renderer = Renderer::new(color, terminal);
+    // Prompts are for a person typing; piped input gets none (nothing would end their line).
+    let typing = std::io::stdin().is_terminal();
     let mut lines = stdin_lines();
+    let mut interrupts = Interrupts::new()?;
     let agent = args.agent.as_deref().unwrap_or("the default agent");
     write(&renderer.notice(
         &format!(
@@ -89,10 +92,12 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
         false,
     ));
     loop {
-        write(&renderer.prompt());
+        if typing {
+            write(&renderer.prompt());
+        }
         let line = tokio::select! {
             line = lines.recv() => line,
-            _ = tokio::signal::ctrl_c() => None,
+            () = interrupts.next() => None,
         };
         let Some(line) = line else {
             write("\n");
@@ -110,7 +115,7 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
             }
         };
         loop {
-            if let Outcome::Quit = drive(&mut turn, &mut renderer).await {
+            if let Outcome::Quit = drive(&mut turn, &mut renderer, &mut interrupts).await {
                 write(&renderer.end_turn());
                 return Ok(ExitCode::SUCCESS);
             }
@@ -124,7 +129,7 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
                     write(&renderer.approval_prompt(approval));
                     let answer = tokio::select! {
                         line = lines.recv() => line,
-                        _ = tokio::signal::ctrl_c() => None,
+                        () = interrupts.next() => None,
                     };
                     let Some(answer) = answer else {
                         write("\n");
@@ -150,7 +155,7 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
 }
 
 /// Streams one turn to the terminal until it settles, or the user quits.
-async fn drive(turn: &mut Turn, renderer: &mut Renderer) -> Outcome {
+async fn drive(turn: &mut Turn, renderer: &mut Renderer, interrupts: &mut Interrupts) -> Outcome {
     let mut canceling = false;
     let mut ticker = tokio::time::interval(Duration::from_millis(80));
     loop {
@@ -166,7 +171,7 @@ async fn drive(turn: &mut Turn, renderer: &mut Renderer) -> Outcome {
                     return Outcome::Settled;
                 }
             },
-            _ = tokio::signal::ctrl_c() => {
+            () = interrupts.next() => {
                 if canceling {
                     return Outcome::Quit;
                 }
@@ -180,6 +185,30 @@ async fn drive(turn: &mut Turn, renderer: &mut Renderer) -> Outcome {
             },
             _ = ticker.tick(), if renderer.spinning() => write(&renderer.tick()),
         }
+    }
+}
+
+/// Ctrl-C presses, from one listener that lives as long as the chat: a press while the chat is
+/// busy (asking the server to cancel) waits for the next `select!` instead of being lost, as it
+/// would between two short-lived `ctrl_c()` listeners.
+struct Interrupts {
+    #[cfg(unix)]
+    signal: tokio::signal::unix::Signal,
+}
+
+impl Interrupts {
+    fn new() -> Result<Self> {
+        Ok(Self {
+            #[cfg(unix)]
+            signal: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?,
+        })
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        self.signal.recv().await;
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
 

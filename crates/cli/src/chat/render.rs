@@ -39,6 +39,9 @@ pub(crate) struct Renderer {
     streamed: HashMap<(String, u32), StreamedPart>,
     /// Tool calls that have not answered, in call order: (call id, tool name).
     running: Vec<(String, String)>,
+    /// Every call's tool name by call id, for answers that do not repeat it (an AI SDK
+    /// continuation answers a call made in an earlier response).
+    names: HashMap<String, String>,
     /// The spinner line is on screen (the cursor is at its end).
     spinner_shown: bool,
     frame: usize,
@@ -54,6 +57,7 @@ impl Renderer {
             current: None,
             streamed: HashMap::new(),
             running: Vec::new(),
+            names: HashMap::new(),
             spinner_shown: false,
             frame: 0,
         }
@@ -105,10 +109,10 @@ impl Renderer {
                 if streamed {
                     if let Part::ToolCall(call) = part {
                         self.end_line(&mut out);
-                        self.running
-                            .push((call.tool_call_id.to_string(), call.tool_name.clone()));
+                        self.call_started(call);
                     }
-                } else {
+                } else if !(*index == 0 && matches!(part, Part::StepStart(_))) {
+                    // A message's first step starts with it: only later steps get a rule.
                     self.switch_to(&mut out, None);
                     self.whole_part(&mut out, part);
                 }
@@ -119,14 +123,17 @@ impl Renderer {
                     .map(|error| format!(": {} ({})", error.message, error.code))
                     .unwrap_or_default();
                 let line = match status {
-                    RunStatus::Failed => Some(self.paint(format!("✗ the run failed{why}"), Paint::Error)),
+                    RunStatus::Failed => {
+                        Some(self.paint(format!("✗ the run failed{why}"), Paint::Error))
+                    }
                     RunStatus::Rejected => {
                         Some(self.paint(format!("✗ the run was rejected{why}"), Paint::Error))
                     }
                     RunStatus::Canceled => Some(self.paint("■ canceled".to_owned(), Paint::Warn)),
-                    RunStatus::Incomplete => {
-                        Some(self.paint(format!("■ the run stopped before it finished{why}"), Paint::Warn))
-                    }
+                    RunStatus::Incomplete => Some(self.paint(
+                        format!("■ the run stopped before it finished{why}"),
+                        Paint::Warn,
+                    )),
                     _ => None,
                 };
                 if let Some(line) = line {
@@ -142,7 +149,10 @@ impl Renderer {
             EventKind::Error(error) => {
                 self.switch_to(&mut out, None);
                 self.end_line(&mut out);
-                out += &self.paint(format!("✗ {} ({})", error.message, error.code), Paint::Error);
+                out += &self.paint(
+                    format!("✗ {} ({})", error.message, error.code),
+                    Paint::Error,
+                );
                 out.push('\n');
             }
             // Messages show through their parts; an echoed input is the user's own words.
@@ -220,8 +230,7 @@ impl Renderer {
             Part::Reasoning(reasoning) => self.paint(reasoning.text.clone(), Paint::Dim),
             Part::Refusal(refusal) => self.paint(refusal.text.clone(), Paint::Error),
             Part::ToolCall(call) => {
-                self.running
-                    .push((call.tool_call_id.to_string(), call.tool_name.clone()));
+                self.call_started(call);
                 self.paint(
                     format!("▸ {} {}", call.tool_name, call.args.to_json_text()),
                     Paint::Tool,
@@ -273,7 +282,10 @@ impl Renderer {
                     }
                     _ => String::new(),
                 };
-                self.paint(format!("📎 {name} ({}){place}", file.media_type), Paint::Tool)
+                self.paint(
+                    format!("📎 {name} ({}){place}", file.media_type),
+                    Paint::Tool,
+                )
             }
             Part::Data(data) => self.paint(
                 format!("◆ {}: {}", data.name, shorten(&data.data.to_string())),
@@ -289,7 +301,10 @@ impl Renderer {
                     .as_deref()
                     .map(|preview| format!(": {}", shorten(preview)))
                     .unwrap_or_default();
-                self.paint(format!("▣ {}{version}{preview}", artifact.title), Paint::Tool)
+                self.paint(
+                    format!("▣ {}{version}{preview}", artifact.title),
+                    Paint::Tool,
+                )
             }
             Part::PlanUpdate(plan) => {
                 let details = plan
@@ -313,13 +328,18 @@ impl Renderer {
         out.push('\n');
     }
 
+    fn call_started(&mut self, call: &agentwire_core::ToolCall) {
+        let id = call.tool_call_id.to_string();
+        self.names.insert(id.clone(), call.tool_name.clone());
+        self.running.push((id, call.tool_name.clone()));
+    }
+
     /// A call answered: no longer running; its name from the call when the answer lacks it.
     fn answered(&mut self, call_id: &str, name: Option<&str>) -> String {
-        let position = self.running.iter().position(|(id, _)| id == call_id);
-        let called = position.map(|position| self.running.remove(position).1);
-        name.map(str::to_owned)
-            .or(called)
-            .unwrap_or_else(|| "tool".to_owned())
+        self.running.retain(|(id, _)| id != call_id);
+        name.or_else(|| self.names.get(call_id).map(String::as_str))
+            .unwrap_or("tool")
+            .to_owned()
     }
 
     /// Moves output to another part: a new line unless it continues the same part.
@@ -392,7 +412,9 @@ pub(crate) fn approvals(messages: &[Message]) -> Vec<Approval> {
         .map(|(request, call)| Approval {
             approval_id: request.approval_id.to_string(),
             tool_name: call.map_or_else(|| "a tool".to_owned(), |call| call.tool_name.clone()),
-            args: call.map(|call| shorten(&call.args.to_json_text())).unwrap_or_default(),
+            args: call
+                .map(|call| shorten(&call.args.to_json_text()))
+                .unwrap_or_default(),
             reason: request.reason.clone(),
         })
         .collect()

@@ -71,6 +71,7 @@ fn a_tool_call_streams_its_arguments_then_shows_its_result_or_error() {
         &mut renderer,
         vec![
             json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "step_start", "step_id": "s1", "step_name": "step 1"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 9, "part": {"type": "step_start", "step_id": "s2", "step_name": "step 2"}}),
             json!({"event": "part_start", "message_id": "m", "index": 1, "type": "tool_call", "tool_call_id": "c1", "tool_name": "write_file"}),
             delta(1, "{\"path\":"),
             delta(1, "\"a.txt\"}"),
@@ -83,7 +84,7 @@ fn a_tool_call_streams_its_arguments_then_shows_its_result_or_error() {
     );
     assert_eq!(
         out,
-        "── step 1 ──\n\
+        "── step 2 ──\n\
          ▸ write_file {\"path\":\"a.txt\"}\n\
          ✗ write_file invalid arguments: content is required\n\
          ▸ read_file {\"path\":\"a.txt\"}\n\
@@ -95,14 +96,21 @@ fn a_tool_call_streams_its_arguments_then_shows_its_result_or_error() {
 #[test]
 fn the_spinner_turns_while_a_call_runs_and_goes_when_it_answers() {
     let mut renderer = Renderer::new(false, true);
-    let call = events(vec![json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "tool_call", "tool_call_id": "c1", "tool_name": "slow", "args": {}}})]);
+    let call = events(vec![
+        json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "tool_call", "tool_call_id": "c1", "tool_name": "slow", "args": {}}}),
+    ]);
     let out = renderer.event(&call[0]);
     assert_eq!(out, "▸ slow {}\n⠋ running slow");
     assert!(renderer.spinning());
     let clear = "\r\u{1b}[2K";
     assert_eq!(renderer.tick(), format!("{clear}⠙ running slow"));
-    let result = events(vec![json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "tool_result", "tool_call_id": "c1", "result": {"ok": true}}})]);
-    assert_eq!(renderer.event(&result[0]), format!("{clear}✓ slow → {{\"ok\":true}}\n"));
+    let result = events(vec![
+        json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "tool_result", "tool_call_id": "c1", "result": {"ok": true}}}),
+    ]);
+    assert_eq!(
+        renderer.event(&result[0]),
+        format!("{clear}✓ slow → {{\"ok\":true}}\n")
+    );
     assert!(!renderer.spinning());
     assert_eq!(renderer.tick(), "");
 }
