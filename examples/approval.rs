@@ -19,7 +19,9 @@ async fn main() -> Result<(), ClientError> {
         }
         _ => None,
     };
-    let text = args.pop().unwrap_or_else(|| "Write a haiku to haiku.txt".to_owned());
+    let text = args
+        .pop()
+        .unwrap_or_else(|| "Write a haiku to haiku.txt".to_owned());
     let client = Client::new(&agentwire_examples::server_url())?;
     let mut start = StartRun::new(Message::user(text));
     if let Some(agent) = agent {
@@ -49,6 +51,9 @@ async fn main() -> Result<(), ClientError> {
     for message in run.state().messages() {
         println!("{:?}: {}", message.role, message.content());
     }
-    println!("[{}]", run.status().map_or("unknown", |status| status.name()));
+    println!(
+        "[{}]",
+        run.status().map_or("unknown", |status| status.name())
+    );
     Ok(())
 }

@@ -12,7 +12,6 @@ use agentwire_core::Message;
 use agentwire_runtime::config::AgentsFile;
 use agentwire_server::{Server, Settings};
 
-
 const CONFIG: &str = r#"
 [[agents]]
 name = "talker"
@@ -79,10 +78,19 @@ async fn run(name: &str, url: &str, args: &[&str], stdin: &str) -> String {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|error| panic!("{name} is built by cargo test: {error}"));
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         stdout
     })
     .await
@@ -94,12 +102,23 @@ async fn the_examples_run_against_a_real_server() {
     let (dir, url) = server().await;
 
     let turn = run("chat_turn", &url, &["--agent", "talker", "hi"], "").await;
-    assert_eq!(turn, "Hello there.\n[completed]\nHello there.\n[completed]\n");
+    assert_eq!(
+        turn,
+        "Hello there.\n[completed]\nHello there.\n[completed]\n"
+    );
 
     let approval = run("approval", &url, &["--agent", "writer", "write"], "y\n").await;
-    assert!(approval.starts_with("allow write_file {\"path\":\"a.txt\",\"content\":\"yes\"}? [y/n]\napproved\n"), "{approval}");
+    assert!(
+        approval.starts_with(
+            "allow write_file {\"path\":\"a.txt\",\"content\":\"yes\"}? [y/n]\napproved\n"
+        ),
+        "{approval}"
+    );
     assert!(approval.ends_with("Written.\n[completed]\n"), "{approval}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("ws/a.txt")).unwrap(), "yes");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ws/a.txt")).unwrap(),
+        "yes"
+    );
 
     let client = Client::new(&url).unwrap();
     let mut started = client
@@ -110,5 +129,8 @@ async fn the_examples_run_against_a_real_server() {
     let id = started.run_id().unwrap().to_string();
     let last = started.last_seq();
     let resumed = run("resume", &url, &[&id], "").await;
-    assert_eq!(resumed, format!("Hello there.\n[completed after {last} events, last {last}]\n"));
+    assert_eq!(
+        resumed,
+        format!("Hello there.\n[completed after {last} events, last {last}]\n")
+    );
 }

@@ -16,15 +16,15 @@ pub(crate) enum Conversation {
         agent: Option<String>,
         session: Option<SessionId>,
         /// The last run, while it waits for this client.
-        waiting: Option<RunStream>,
+        waiting: Option<Box<RunStream>>,
     },
-    AiSdk(AiSdkChat),
+    AiSdk(Box<AiSdkChat>),
 }
 
 /// One answer streaming in.
 pub(crate) enum Turn {
-    Native(RunStream),
-    AiSdk(ChatStream),
+    Native(Box<RunStream>),
+    AiSdk(Box<ChatStream>),
     /// An AI SDK answer the user stopped: nothing more comes.
     Stopped,
 }
@@ -52,9 +52,11 @@ impl Conversation {
                 if let Some(session) = session {
                     start = start.session(session.clone());
                 }
-                Ok(Turn::Native(client.start(&start).await?))
+                Ok(Turn::Native(Box::new(client.start(&start).await?)))
             }
-            Conversation::AiSdk(chat) => Ok(Turn::AiSdk(chat.send(Message::user(text)).await?)),
+            Conversation::AiSdk(chat) => {
+                Ok(Turn::AiSdk(Box::new(chat.send(Message::user(text)).await?)))
+            }
         }
     }
 
@@ -82,7 +84,7 @@ impl Conversation {
                 pending
             }
             (Conversation::AiSdk(chat), Turn::AiSdk(stream)) => {
-                chat.record(stream);
+                chat.record(*stream);
                 approvals(chat.messages())
             }
             _ => Vec::new(),
@@ -109,7 +111,7 @@ impl Conversation {
                 run.respond(Message::new(Role::User, parts)).await?;
                 Ok(Turn::Native(run))
             }
-            Conversation::AiSdk(chat) => Ok(Turn::AiSdk(chat.approve(answers).await?)),
+            Conversation::AiSdk(chat) => Ok(Turn::AiSdk(Box::new(chat.approve(answers).await?))),
         }
     }
 }

@@ -69,7 +69,7 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
             if let Some(key) = &args.key {
                 chat = chat.with_api_key(key)?;
             }
-            Conversation::AiSdk(chat)
+            Conversation::AiSdk(Box::new(chat))
         }
     };
     let terminal = std::io::stdout().is_terminal();

@@ -157,10 +157,7 @@ async fn pipe(client: TcpStream, server: TcpStream, limit: Option<usize>) {
     });
     let mut sent = 0;
     let mut buffer = vec![0u8; 4096];
-    loop {
-        let Ok(n) = server_read.read(&mut buffer).await else {
-            break;
-        };
+    while let Ok(n) = server_read.read(&mut buffer).await {
         if n == 0 {
             break;
         }
