@@ -1,9 +1,12 @@
-//! `agentwire`: the command-line tool. `serve` runs the server; `inspect` decodes a captured or
-//! live stream of any dialect and shows its events and final messages; `convert` re-encodes a
-//! stream from one dialect to another.
+//! `agentwire`: the command-line tool. `serve` runs the server; `chat`, `run` and `agents` are
+//! its clients (through `agentwire-client`); `inspect` decodes a captured or live stream of any
+//! dialect and shows its events and final messages; `convert` re-encodes a stream from one
+//! dialect to another.
 
+mod chat;
 mod convert;
 mod inspect;
+mod remote;
 mod serve;
 mod source;
 
@@ -22,8 +25,56 @@ struct Cli {
     command: Command,
 }
 
+/// The server `chat`, `run` and `agents` talk to when no URL is given.
+const DEFAULT_URL: &str = "http://127.0.0.1:8080";
+
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Chat with an agent in the terminal: answers stream as they are made (text, reasoning
+    /// dimmed, tool calls with a spinner and then their result or error, steps), approvals are
+    /// y/n questions. Ctrl-C stops the answer; Ctrl-C again, or Ctrl-D, quits.
+    Chat {
+        /// The agent (default: the server's default agent).
+        #[arg(long)]
+        agent: Option<String>,
+        /// The wire: `native` (a server's base URL) or `ai-sdk` (an AI SDK chat endpoint). A URL
+        /// ending in `/api/chat` means `ai-sdk` unless this says otherwise.
+        #[arg(long, value_enum)]
+        dialect: Option<chat::ChatDialect>,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The server's base URL, or an AI SDK chat endpoint.
+        #[arg(default_value = DEFAULT_URL, env = "AGENTWIRE_URL")]
+        url: String,
+    },
+    /// Run one message to its end and print the run and its messages as JSON. Exit code: 0
+    /// completed, 1 failed or rejected, 3 awaiting the client (e.g. an approval), 4 canceled,
+    /// 5 incomplete, 2 an error before the run settled.
+    Run {
+        /// The agent (default: the server's default agent).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Continue this session (its id is in the output of an earlier run).
+        #[arg(long)]
+        session: Option<String>,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// `[URL] MESSAGE`: the server's base URL (default http://127.0.0.1:8080, or
+        /// `AGENTWIRE_URL`), then the message.
+        #[arg(num_args = 1..=2, required = true, value_names = ["URL", "MESSAGE"])]
+        args: Vec<String>,
+    },
+    /// List a server's agents.
+    Agents {
+        /// Print JSON instead of one line per agent.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The server's base URL.
+        #[arg(default_value = DEFAULT_URL, env = "AGENTWIRE_URL")]
+        url: String,
+    },
     /// Decode a stream of any dialect and print its events and final messages: the tool to reach
     /// for when a stream looks wrong. Exits 1 when the stream is malformed.
     Inspect {
@@ -73,6 +124,14 @@ enum Command {
     },
 }
 
+/// How to reach a server.
+#[derive(Debug, Args)]
+struct ServerArgs {
+    /// A bearer key, for a server with `api_keys`.
+    #[arg(long, env = "AGENTWIRE_API_KEY", hide_env_values = true)]
+    key: Option<String>,
+}
+
 /// Where a stream comes from.
 #[derive(Debug, Args)]
 struct SourceArgs {
@@ -111,6 +170,42 @@ fn main() -> ExitCode {
                 source,
             } => inspect::run(&source, dialect, inspect::Report { json, no_events }).await,
             Command::Convert { from, to, source } => convert::run(&source, from, to).await,
+            Command::Chat {
+                agent,
+                dialect,
+                server,
+                url,
+            } => {
+                chat::run(chat::ChatArgs {
+                    url,
+                    agent,
+                    dialect,
+                    key: server.key,
+                })
+                .await
+            }
+            Command::Run {
+                agent,
+                session,
+                server,
+                mut args,
+            } => {
+                let message = args.pop().unwrap_or_default();
+                let url = args.pop().unwrap_or_else(|| {
+                    std::env::var("AGENTWIRE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
+                });
+                remote::run(remote::RunArgs {
+                    url,
+                    key: server.key,
+                    agent,
+                    session,
+                    message,
+                })
+                .await
+            }
+            Command::Agents { json, server, url } => {
+                remote::agents(&url, server.key.as_deref(), json).await
+            }
             Command::Serve {
                 config,
                 addr,
@@ -127,6 +222,9 @@ fn main() -> ExitCode {
             }
         }
     });
+    // `chat` may leave a thread blocked reading the terminal; the work is done, so nothing is
+    // waited for.
+    runtime.shutdown_background();
     match result {
         Ok(code) => code,
         Err(error) => {

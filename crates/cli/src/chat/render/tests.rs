@@ -1,0 +1,167 @@
+//! The renderer on event sequences, without colors (what a pipe gets) and with them.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn events(values: Vec<Value>) -> Vec<Event> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut value)| {
+            value["seq"] = json!(index + 1);
+            serde_json::from_value(value).expect("a valid event")
+        })
+        .collect()
+}
+
+fn render(renderer: &mut Renderer, values: Vec<Value>) -> String {
+    let mut out: String = events(values)
+        .iter()
+        .map(|event| renderer.event(event))
+        .collect();
+    out += &renderer.end_turn();
+    out
+}
+
+fn delta(index: u32, text: &str) -> Value {
+    json!({"event": "part_delta", "message_id": "m", "index": index, "delta": text})
+}
+
+#[test]
+fn text_and_reasoning_stream_on_their_own_lines() {
+    let mut renderer = Renderer::new(false, false);
+    let out = render(
+        &mut renderer,
+        vec![
+            json!({"event": "message_start", "message_id": "m", "role": "assistant"}),
+            json!({"event": "part_start", "message_id": "m", "index": 0, "type": "reasoning"}),
+            delta(0, "Think"),
+            delta(0, "ing."),
+            json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "reasoning", "text": "Thinking."}}),
+            json!({"event": "part_start", "message_id": "m", "index": 1, "type": "text"}),
+            delta(1, "Hel"),
+            delta(1, "lo"),
+            json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "text", "text": "Hello"}}),
+            json!({"event": "run_status", "status": "completed"}),
+        ],
+    );
+    assert_eq!(out, "Thinking.\nHello\n");
+}
+
+#[test]
+fn reasoning_is_dimmed_and_text_is_not() {
+    let mut renderer = Renderer::new(true, false);
+    let out: String = events(vec![
+        json!({"event": "part_start", "message_id": "m", "index": 0, "type": "reasoning"}),
+        delta(0, "hmm"),
+        json!({"event": "part_start", "message_id": "m", "index": 1, "type": "text"}),
+        delta(1, "yes"),
+    ])
+    .iter()
+    .map(|event| renderer.event(event))
+    .collect();
+    assert_eq!(out, "\u{1b}[2mhmm\u{1b}[0m\nyes");
+}
+
+#[test]
+fn a_tool_call_streams_its_arguments_then_shows_its_result_or_error() {
+    let mut renderer = Renderer::new(false, false);
+    let out = render(
+        &mut renderer,
+        vec![
+            json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "step_start", "step_id": "s1", "step_name": "step 1"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 9, "part": {"type": "step_start", "step_id": "s2", "step_name": "step 2"}}),
+            json!({"event": "part_start", "message_id": "m", "index": 1, "type": "tool_call", "tool_call_id": "c1", "tool_name": "write_file"}),
+            delta(1, "{\"path\":"),
+            delta(1, "\"a.txt\"}"),
+            json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "tool_call", "tool_call_id": "c1", "tool_name": "write_file", "args": {"path": "a.txt"}}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 2, "part": {"type": "tool_error", "tool_call_id": "c1", "error_type": "VALIDATION", "message": "content is required"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 3, "part": {"type": "tool_call", "tool_call_id": "c2", "tool_name": "read_file", "args": {"path": "a.txt"}}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 4, "part": {"type": "tool_result", "tool_call_id": "c2", "tool_name": "read_file", "result": "hello"}}),
+            json!({"event": "run_status", "status": "failed", "error": {"code": "provider_error", "message": "boom"}}),
+        ],
+    );
+    assert_eq!(
+        out,
+        "── step 2 ──\n\
+         ▸ write_file {\"path\":\"a.txt\"}\n\
+         ✗ write_file invalid arguments: content is required\n\
+         ▸ read_file {\"path\":\"a.txt\"}\n\
+         ✓ read_file → hello\n\
+         ✗ the run failed: boom (provider_error)\n"
+    );
+}
+
+#[test]
+fn the_spinner_turns_while_a_call_runs_and_goes_when_it_answers() {
+    let mut renderer = Renderer::new(false, true);
+    let call = events(vec![
+        json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "tool_call", "tool_call_id": "c1", "tool_name": "slow", "args": {}}}),
+    ]);
+    let out = renderer.event(&call[0]);
+    assert_eq!(out, "▸ slow {}\n⠋ running slow");
+    assert!(renderer.spinning());
+    let clear = "\r\u{1b}[2K";
+    assert_eq!(renderer.tick(), format!("{clear}⠙ running slow"));
+    let result = events(vec![
+        json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "tool_result", "tool_call_id": "c1", "result": {"ok": true}}}),
+    ]);
+    assert_eq!(
+        renderer.event(&result[0]),
+        format!("{clear}✓ slow → {{\"ok\":true}}\n")
+    );
+    assert!(!renderer.spinning());
+    assert_eq!(renderer.tick(), "");
+}
+
+#[test]
+fn every_other_part_is_one_line() {
+    let mut renderer = Renderer::new(false, false);
+    let out = render(
+        &mut renderer,
+        vec![
+            json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "approval_request", "approval_id": "a1", "tool_call_id": "c1", "reason": "rm needs approval"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 1, "part": {"type": "approval_response", "approval_id": "a1", "approved": false, "reason": "no"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 2, "part": {"type": "file", "media_type": "image/png", "url": "https://x/y.png", "filename": "y.png"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 3, "part": {"type": "data", "name": "weather", "data": {"c": 3}}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 4, "part": {"type": "artifact", "artifact_id": "a", "title": "Report", "version": 2, "preview": "Sales"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 5, "part": {"type": "plan_update", "plan_id": "p", "action": "created", "details": "three steps"}}),
+            json!({"event": "part_complete", "message_id": "m", "index": 6, "part": {"type": "source", "source_id": "s", "url": "https://docs", "title": "Docs"}}),
+            json!({"event": "error", "code": "tool_output_cut", "message": "output cut"}),
+            json!({"event": "run_status", "status": "canceled"}),
+        ],
+    );
+    assert_eq!(
+        out,
+        "? rm needs approval\n\
+         denied: no\n\
+         📎 y.png (image/png) https://x/y.png\n\
+         ◆ weather: {\"c\":3}\n\
+         ▣ Report v2: Sales\n\
+         ☰ plan created: three steps\n\
+         ↗ Docs https://docs\n\
+         ✗ output cut (tool_output_cut)\n\
+         ■ canceled\n"
+    );
+}
+
+#[test]
+fn long_values_are_cut_to_one_line() {
+    let long = "x\n".repeat(200);
+    let short = shorten(&long);
+    assert_eq!(short.chars().count(), MAX_VALUE_CHARS);
+    assert!(short.ends_with('…') && !short.contains('\n'));
+}
+
+#[test]
+fn an_approval_prompt_names_the_call() {
+    let mut renderer = Renderer::new(false, false);
+    let prompt = renderer.approval_prompt(&Approval {
+        approval_id: "a1".into(),
+        tool_name: "write_file".into(),
+        args: "{\"path\":\"a.txt\"}".into(),
+        reason: None,
+    });
+    assert_eq!(prompt, "? allow write_file {\"path\":\"a.txt\"} [y/n] ");
+}
