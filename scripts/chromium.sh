@@ -18,8 +18,10 @@ if [[ ! -x "$chromium" ]]; then
   [[ $(id -u) -eq 0 ]] || fail "Chromium is not installed and installing it needs root (apt-get install chromium)"
   say "installing Chromium from Debian's packages"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
+  if ! log="$(apt-get update -qq 2>&1 && apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core 2>&1)"; then
+    printf '%s\n' "$log" >&2
+    fail "apt-get install chromium failed"
+  fi
   [[ -x "$chromium" ]] || fail "chromium installed, but $chromium is missing"
 fi
 say "$("$chromium" --version 2>/dev/null || echo "$chromium")"

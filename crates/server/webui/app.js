@@ -278,6 +278,8 @@ async function answerApproval(approvalId, approved) {
     showError(error);
     return false;
   }
+  // The buttons give way to the answer: the keyboard goes back to the composer.
+  ui.input.focus();
   void follow(run, () => stream('GET', `/v1/runs/${encodeURIComponent(run.id)}/events?after=${run.acc.lastSeq}`, undefined, (event) => apply(run, event), run.abort.signal));
   return true;
 }
