@@ -64,7 +64,7 @@ function showError(error) {
   const apiError = error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error instanceof Error ? error.message : error));
   ui.errorText.replaceChildren(h('strong', { text: apiError.code }), ' ', apiError.message);
   ui.error.hidden = false;
-  if (apiError.status === 401) askKey(apiError.message);
+  if (apiError.status === 401) askKey('This server needs an API key. It is kept in this browser only.');
 }
 
 function clearError() {
@@ -73,7 +73,7 @@ function clearError() {
 
 /** @param {string} [reason] */
 function askKey(reason) {
-  ui.keyReason.textContent = reason ?? 'The key is kept in this browser only.';
+  ui.keyReason.textContent = reason ?? 'The key this browser sends (kept here only); leave it empty to send none.';
   ui.keyInput.value = storedKey();
   if (!ui.keyDialog.open) ui.keyDialog.showModal();
   ui.keyInput.focus();

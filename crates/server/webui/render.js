@@ -417,6 +417,10 @@ export class Conversation {
   /** The live run's status changed: calls and approvals follow it. @param {RunStatus | undefined} status */
   setRunStatus(status) {
     this.runStatus = status;
+    if (status && TERMINAL.has(status.status)) {
+      // Parts the run left unfinished (it was stopped, or failed) stop looking alive.
+      for (const el of this.root.querySelectorAll('.streaming')) el.classList.replace('streaming', 'cut');
+    }
     for (const tool of this.tools.values()) tool.refresh();
   }
   /** An error of the run, shown where the run is. @param {ErrorInfo} error */
