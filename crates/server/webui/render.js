@@ -222,8 +222,9 @@ class ToolView extends PartView {
     const run = this.conversation.runStatus;
     const live = !!run && !TERMINAL.has(run.status);
     if (this.streaming) state = 'preparing';
-    else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
+    // A denied call's error only says it did not run: "denied" is the news.
     else if (this.approved === false) state = 'denied';
+    else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
     else if (this.approval && this.approved == null) state = live ? 'approval' : 'unfinished';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'function_output') state = 'waiting';
     else state = live ? 'running' : 'unfinished';

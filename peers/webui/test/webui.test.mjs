@@ -63,6 +63,7 @@ const config = [
   agent('slow-tool', `tokens_per_second = 40\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('fixer', 'tokens_per_second = 30\nworkspace = "ws-fix"'),
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-write"'),
+  agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-deny"').replace('name = "writer"', 'name = "denied"'),
 ].join('\n');
 
 let server;
@@ -75,7 +76,7 @@ before(async () => {
   assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: run scripts/peers.sh`);
   mkdirSync(ARTIFACTS, { recursive: true });
   [server, keyed] = await Promise.all([
-    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write'] }),
+    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny'] }),
     startAgentwire({ config: `[server]\napi_keys = ["s3cret"]\n${agent('talker')}`, files: scripts }),
   ]);
   browser = await chromium.launch({
@@ -209,6 +210,25 @@ describe('the web UI against agentwire serve', () => {
     await shot(page, '08-approved-and-done');
   });
 
+  test('a denied call does not run, and the run goes on', async (t) => {
+    const page = await open(t);
+    await say(page, 'denied', 'write the note');
+    const deny = page.getByRole('button', { name: 'deny c1' });
+    await deny.waitFor();
+    await waitStatus(page, 'awaiting');
+    // Keyboard only: Shift+Tab from the composer reaches the approval's buttons.
+    await page.focus('#input');
+    for (let i = 0; i < 8 && !(await deny.evaluate((el) => el === document.activeElement)); i++) {
+      await page.keyboard.press('Shift+Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.approval .denied');
+    await waitStatus(page, 'completed');
+    assert.equal(await page.locator('.part.tool[data-tool-call-id="c1"]').getAttribute('data-state'), 'denied');
+    assert.equal(existsSync(path.join(server.dir, 'ws-deny', FILE.path)), false);
+    await shot(page, '09a-denied');
+  });
+
   test('stop cancels the run and keeps what came', async (t) => {
     const page = await open(t);
     await say(page, 'stopper', 'talk for a while');
@@ -251,7 +271,7 @@ describe('the web UI against agentwire serve', () => {
     await shot(page, '10-restored');
 
     // Opening another session from the list shows that one.
-    await page.locator('.session', { hasText: 'write the note' }).click();
+    await page.locator('.session', { hasText: /writer ·/ }).click();
     await page.waitForSelector('.part.tool[data-tool-call-id="c1"][data-state="done"]');
     assert.match(page.url(), /#session=ses_/);
     assert.notEqual(page.url(), url);
