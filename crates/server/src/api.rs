@@ -26,6 +26,8 @@ type Shared = State<Arc<AppState>>;
 /// The routes of the native API over `state`.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
+        .route("/", get(crate::webui::page))
+        .route("/ui/{file}", get(crate::webui::file))
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/metrics", get(crate::metrics::scrape))
         .route("/v1/agents", get(list_agents))
@@ -35,6 +37,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/runs/{id}/events", get(run_events))
         .route("/v1/runs/{id}/input", post(run_input))
         .route("/v1/runs/{id}/cancel", post(cancel_run))
+        .route("/v1/sessions", get(crate::session_list::list))
         .route("/v1/sessions/{id}", get(get_session).delete(delete_session))
         .route("/v1/ws", get(crate::ws::upgrade))
         .route("/openapi.json", get(crate::openapi::serve))
@@ -328,7 +331,8 @@ async fn get_session(
 ) -> Result<Response, ApiError> {
     let owner = owner(&state, &headers)?;
     let messages = state.session(&id, &owner).await?;
-    Ok(Json(json!({"id": id, "messages": messages})).into_response())
+    let last_run = crate::session_list::last_run(&state, &id).await?;
+    Ok(Json(json!({"id": id, "messages": messages, "last_run": last_run})).into_response())
 }
 
 async fn delete_session(

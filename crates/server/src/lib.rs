@@ -8,7 +8,8 @@
 //! batches of all runs together, one transaction at a time), and a restarted server marks the
 //! runs it left unfinished `incomplete` and replays them.
 //! The same protocol runs over a WebSocket (`GET /v1/ws`, several runs per connection), and
-//! `/openapi.json` with its `/docs` page describes every route.
+//! `/openapi.json` with its `/docs` page describes every route. `/` serves the web UI, a chat
+//! over the native API built into the binary.
 //! Around the API: `/metrics` for Prometheus, CORS for the configured origins, a tracing span
 //! per request and per run, and the server's ceilings over every agent's limits.
 //!
@@ -32,11 +33,13 @@ mod log;
 mod metrics;
 mod openapi;
 mod server;
+mod session_list;
 mod settings;
 mod spans;
 mod state;
 mod stored;
 mod stream;
+mod webui;
 mod ws;
 
 pub use error::ApiError;

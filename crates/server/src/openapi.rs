@@ -108,6 +108,18 @@ fn native_paths() -> Map<String, Value> {
             "API docs", "This document as a self-contained HTML page (no scripts, nothing fetched).",
             json!({"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}),
             &[]), json!({"tags": ["server"]})))},
+        "/": {"get": public(with(operation(
+            "Web UI", "The chat page: pick an agent, talk, watch parts stream, answer approvals, stop runs, \
+             reopen sessions. It speaks this API (with a key, when keys are configured, kept in the browser).",
+            json!({"200": {"description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}),
+            &[]), json!({"tags": ["ui"]})))},
+        "/ui/{file}": {"get": public(with(with(operation(
+            "Web UI files", "The page's scripts (ES modules) and stylesheet, built into the binary.",
+            json!({"200": {"description": "The file.", "content": {
+                "text/javascript": {"schema": {"type": "string"}},
+                "text/css": {"schema": {"type": "string"}}
+            }}}),
+            &[404]), json!({"tags": ["ui"]})), json!({"parameters": [path_param("file", "The file's name, e.g. `app.js`.")]})))},
         "/v1/agents": {"get": with(operation(
             "List agents", "The agents this server runs.",
             json!({"200": json_answer("The agents.", schema("AgentList"))}),
@@ -151,9 +163,20 @@ fn native_paths() -> Map<String, Value> {
             "Cancel a run", "Cancels the run, here or on the node that executes it.",
             run_answer("Asked; the run ends `canceled`."),
             &[401, 404]), tag.clone()), json!({"parameters": [run_id]}))},
+        "/v1/sessions": {"get": with(with(operation(
+            "List sessions",
+            "The caller's sessions (with keys, the key's own), most recently updated first, a page at a \
+             time: each with a title (its first message's text), a preview (its last message's), its \
+             agent and its latest run. `next`, when not null, is the `before` of the next page.",
+            json!({"200": json_answer("A page of sessions.", schema("SessionList"))}),
+            &[400, 401]), tag.clone()), json!({"parameters": [
+                {"name": "limit", "in": "query", "required": false, "description": "Sessions in the page, 1 to 100 (default 20).", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                {"name": "before", "in": "query", "required": false, "description": "The `next` of the page before.", "schema": {"type": "string"}}
+            ]}))},
         "/v1/sessions/{id}": {
             "get": with(with(operation(
-                "Get a session", "The session's messages, in order.",
+                "Get a session", "The session's messages, in order, and its latest run (follow its events \
+                 when it has not ended: its output joins the messages when it ends).",
                 json!({"200": json_answer("The session.", schema("Session"))}),
                 &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
             "delete": with(with(operation(
@@ -343,7 +366,7 @@ fn document() -> Value {
         },
         "security": [{"bearer": []}],
         "tags": [
-            {"name": "server"}, {"name": "native"}, {"name": "agentx"}, {"name": "ai-sdk"},
+            {"name": "server"}, {"name": "ui"}, {"name": "native"}, {"name": "agentx"}, {"name": "ai-sdk"},
             {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}
         ],
         "paths": paths,

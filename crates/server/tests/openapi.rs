@@ -277,6 +277,10 @@ async fn real_answers_validate_against_the_documented_schemas() {
     let session = run["run"]["session_id"].as_str().unwrap();
     let (_, session) = get(&format!("/v1/sessions/{session}")).await;
     assert_valid(&document, "Session", &session);
+    assert!(session["last_run"].is_object());
+    let (_, sessions) = get("/v1/sessions").await;
+    assert_valid(&document, "SessionList", &sessions);
+    assert!(!sessions["sessions"].as_array().unwrap().is_empty());
 
     // Every event of a streamed run.
     let response = server

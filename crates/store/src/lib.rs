@@ -5,7 +5,8 @@
 //! The event log is the source of truth: a stream is resumed by replaying it after the last seq
 //! a client saw, and a run's row (status, usage, error) is a projection kept in step with the
 //! `run_status` events appended to it. Every write returns only after its transaction commits,
-//! so whatever the server acknowledges survives a crash of the process.
+//! so whatever the server acknowledges survives a crash of the process. `list_sessions` pages
+//! through an owner's sessions, most recently updated first, for a client's sessions list.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), agentwire_store::StoreError> {
@@ -21,6 +22,7 @@ mod group;
 mod notice;
 mod run;
 mod session;
+mod session_list;
 mod store;
 
 pub use error::StoreError;
@@ -29,4 +31,5 @@ pub use group::{Group, GroupWriter, Written};
 pub use notice::{Notice, Notices};
 pub use run::RunRecord;
 pub use session::SessionRecord;
+pub use session_list::{SessionCursor, SessionSummary};
 pub use store::Store;

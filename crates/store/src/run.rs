@@ -58,7 +58,7 @@ impl RunRecord {
     }
 }
 
-const RUN_COLUMNS: &str = "id, session_id, owner, agent, node, status, awaiting, state, usage, \
+pub(crate) const RUN_COLUMNS: &str = "id, session_id, owner, agent, node, status, awaiting, state, usage, \
                            error, last_seq, created_at, updated_at";
 
 /// A run's row as bound to `INSERT INTO runs` (see `insert_run!`).
@@ -198,7 +198,7 @@ pub(crate) fn seq_to_db(seq: u64) -> Result<i64, StoreError> {
     i64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("seq {seq} is out of range")))
 }
 
-fn run_from_row<R>(row: &R) -> Result<RunRecord, StoreError>
+pub(crate) fn run_from_row<R>(row: &R) -> Result<RunRecord, StoreError>
 where
     R: Row,
     for<'r> &'r str: sqlx::ColumnIndex<R>,

@@ -12,7 +12,9 @@ use agentwire_core::{
     Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Part, Role, RunId, RunStatus,
     SessionId, Usage,
 };
-use agentwire_store::{Group, INTERRUPTED, Notice, RunRecord, Store, StoreError, Written};
+use agentwire_store::{
+    Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Store, StoreError, Written,
+};
 
 /// A database for one test: its URL and what keeps it alive.
 struct Db {
@@ -92,6 +94,7 @@ on_both_backends!(
     notices_reach_listeners,
     a_turn_starts_in_one_write_or_not_at_all,
     a_group_writes_starts_appends_and_events_and_answers_each,
+    sessions_are_listed_by_owner_newest_first_a_page_at_a_time,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -205,6 +208,120 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         .collect();
     assert_eq!(texts, ["one", "two"]);
     assert_eq!(store.session_runs(&session).await.unwrap().len(), 2);
+}
+
+async fn sessions_are_listed_by_owner_newest_first_a_page_at_a_time(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    // Turns at fixed times (a turn's session is updated at its run's creation), so the order
+    // is known; `b` and `c` tie, and the larger id comes first.
+    let turn = |run: &str, session: &str, owner: Option<&str>, at: i64| RunRecord {
+        session_id: Some(SessionId::from(session)),
+        owner: owner.map(str::to_owned),
+        created_at: agentwire_core::Timestamp(at),
+        updated_at: agentwire_core::Timestamp(at),
+        ..RunRecord::new(RunId::from(run), "writer", "node-a")
+    };
+    let key = Some("key-1");
+    for (run, session, owner, at, text) in [
+        ("run_a1", "ses_a", key, 1_000, "first question"),
+        ("run_b1", "ses_b", key, 3_000, "about b"),
+        ("run_c1", "ses_c", key, 3_000, "about c"),
+        ("run_a2", "ses_a", key, 2_000, "second question"),
+        ("run_d1", "ses_d", Some("key-2"), 4_000, "another key's"),
+        ("run_e1", "ses_e", None, 5_000, "nobody's"),
+    ] {
+        store
+            .start_run(&turn(run, session, owner, at), &[user_message(run, text)])
+            .await
+            .unwrap();
+    }
+    store
+        .append_events(
+            &RunId::from("run_b1"),
+            &[status(1, RunStatus::Awaiting(Awaiting::Approval), None)],
+        )
+        .await
+        .unwrap();
+
+    let ids = |page: &[agentwire_store::SessionSummary]| -> Vec<String> {
+        page.iter().map(|s| s.session.id.to_string()).collect()
+    };
+    let first = store.list_sessions(key, None, 2).await.unwrap();
+    assert_eq!(ids(&first), ["ses_c", "ses_b"]);
+    let b = &first[1];
+    assert_eq!(b.session.owner.as_deref(), Some("key-1"));
+    assert_eq!(b.message_count, 1);
+    assert_eq!(b.first_message.as_ref().unwrap().content(), "about b");
+    let run = b.last_run.as_ref().unwrap();
+    assert_eq!((run.id.as_str(), run.agent.as_str()), ("run_b1", "writer"));
+    assert_eq!(run.status, RunStatus::Awaiting(Awaiting::Approval));
+
+    let second = store
+        .list_sessions(key, Some(&first[1].cursor()), 2)
+        .await
+        .unwrap();
+    assert_eq!(ids(&second), ["ses_a"]);
+    let a = &second[0];
+    assert_eq!(a.message_count, 2);
+    assert_eq!(
+        a.first_message.as_ref().unwrap().content(),
+        "first question"
+    );
+    assert_eq!(
+        a.last_message.as_ref().unwrap().content(),
+        "second question"
+    );
+    assert_eq!(a.last_run.as_ref().unwrap().id.as_str(), "run_a2");
+    assert!(
+        store
+            .list_sessions(key, Some(&second[0].cursor()), 2)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // Each owner sees only their own; no owner sees only the sessions without one.
+    assert_eq!(
+        ids(&store.list_sessions(Some("key-2"), None, 10).await.unwrap()),
+        ["ses_d"]
+    );
+    assert_eq!(
+        ids(&store.list_sessions(None, None, 10).await.unwrap()),
+        ["ses_e"]
+    );
+    assert!(
+        store
+            .list_sessions(Some("key-9"), None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // A new message moves its session to the top; an empty session lists with nothing in it.
+    store
+        .append_messages(&"ses_a".into(), &[user_message("m_a3", "third")])
+        .await
+        .unwrap();
+    store
+        .create_session(&"ses_empty".into(), key)
+        .await
+        .unwrap();
+    let all = store.list_sessions(key, None, 10).await.unwrap();
+    assert_eq!(ids(&all)[..2], ["ses_empty", "ses_a"]);
+    assert_eq!(
+        (all[0].message_count, all[0].first_message.as_ref()),
+        (0, None)
+    );
+    assert_eq!(all[0].last_run, None);
+    assert_eq!(all[1].last_message.as_ref().unwrap().content(), "third");
+    let cursor = SessionCursor {
+        updated_at: agentwire_core::Timestamp(3_000),
+        id: SessionId::from("ses_c"),
+    };
+    assert_eq!(
+        ids(&store.list_sessions(key, Some(&cursor), 10).await.unwrap()),
+        ["ses_b"]
+    );
 }
 
 async fn deleting_a_session_deletes_its_runs_and_events(db: Db) {

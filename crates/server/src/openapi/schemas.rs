@@ -261,6 +261,43 @@ pub(super) fn all() -> Map<String, Value> {
                         json!({"type": "array", "items": schema("Message")}),
                     ),
                 ],
+                &[("last_run", nullable(schema("SessionRun")))],
+            ),
+        ),
+        (
+            "SessionRun",
+            object(
+                &[
+                    ("id", string()),
+                    ("agent", string()),
+                    ("status", schema("RunStatusName")),
+                    ("last_seq", json!({"type": "integer", "minimum": 0})),
+                ],
+                &[("awaiting", schema("Awaiting"))],
+            ),
+        ),
+        (
+            "SessionList",
+            object(
+                &[
+                    (
+                        "sessions",
+                        json!({"type": "array", "items": object(
+                            &[
+                                ("id", string()),
+                                ("title", nullable(string())),
+                                ("preview", nullable(string())),
+                                ("message_count", json!({"type": "integer", "minimum": 0})),
+                                ("agent", nullable(string())),
+                                ("created_at", json!({"type": "integer"})),
+                                ("updated_at", json!({"type": "integer"})),
+                                ("last_run", nullable(schema("SessionRun"))),
+                            ],
+                            &[],
+                        )}),
+                    ),
+                    ("next", nullable(string())),
+                ],
                 &[],
             ),
         ),

@@ -1,0 +1,462 @@
+// @ts-check
+// The agentwire web UI: a chat over the native API. It picks an agent (`GET /v1/agents`),
+// starts runs (`POST /v1/runs`, streamed), answers approvals and sends the next message
+// (`POST /v1/runs/{id}/input`), stops runs (`.../cancel`), lists sessions (`GET /v1/sessions`)
+// and restores one (`GET /v1/sessions/{id}`, then the events of its run if it still goes on).
+// The open session is in the address (`#session=<id>`), so a reload comes back to it.
+
+import { Accumulator, TERMINAL, settled } from './accumulator.js';
+import { ApiError, request, storeKey, storedKey, stream } from './api.js';
+import { Conversation, h } from './render.js';
+
+/** @typedef {import('./accumulator.js').Message} Message */
+/** @typedef {import('./accumulator.js').RunStatus} RunStatus */
+/**
+ * The run shown live: its accumulator, the stream that feeds it, and the messages whose events
+ * are skipped (they were on the page already, from the session's history).
+ * @typedef {{id: string, acc: Accumulator, abort: AbortController, skip: Set<string>}} LiveRun
+ */
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const ui = {
+  messages: $('messages'),
+  empty: $('empty'),
+  form: /** @type {HTMLFormElement} */ ($('composer')),
+  input: /** @type {HTMLTextAreaElement} */ ($('input')),
+  send: /** @type {HTMLButtonElement} */ ($('send')),
+  stop: /** @type {HTMLButtonElement} */ ($('stop')),
+  agent: /** @type {HTMLSelectElement} */ ($('agent')),
+  status: $('run-status'),
+  error: $('error'),
+  errorText: $('error-text'),
+  sessions: $('sessions'),
+  more: /** @type {HTMLButtonElement} */ ($('more-sessions')),
+  sidebar: $('sidebar'),
+  toggle: /** @type {HTMLButtonElement} */ ($('toggle-sessions')),
+  newChat: /** @type {HTMLButtonElement} */ ($('new-chat')),
+  keyButton: /** @type {HTMLButtonElement} */ ($('key-button')),
+  keyDialog: /** @type {HTMLDialogElement} */ ($('key-dialog')),
+  keyForm: /** @type {HTMLFormElement} */ ($('key-form')),
+  keyInput: /** @type {HTMLInputElement} */ ($('key-input')),
+  keyReason: $('key-reason'),
+};
+
+/** How often a broken stream is picked up again before the UI gives up. */
+const RECONNECTS = 5;
+
+const state = {
+  /** @type {string | undefined} */
+  sessionId: undefined,
+  /** @type {LiveRun | undefined} */
+  run: undefined,
+  /** @type {string | null} where the next page of sessions starts */
+  nextSessions: null,
+};
+
+const conversation = new Conversation(ui.messages, answerApproval);
+
+// ---- errors and the key ----
+
+/** Shows a failed request's error; a 401 asks for a key. @param {unknown} error */
+function showError(error) {
+  const apiError = error instanceof ApiError ? error : new ApiError(0, 'client_error', String(error instanceof Error ? error.message : error));
+  ui.errorText.replaceChildren(h('strong', { text: apiError.code }), ' ', apiError.message);
+  ui.error.hidden = false;
+  if (apiError.status === 401) askKey('This server needs an API key. It is kept in this browser only.');
+}
+
+function clearError() {
+  ui.error.hidden = true;
+}
+
+/** @param {string} [reason] */
+function askKey(reason) {
+  ui.keyReason.textContent = reason ?? 'The key this browser sends (kept here only); leave it empty to send none.';
+  ui.keyInput.value = storedKey();
+  if (!ui.keyDialog.open) ui.keyDialog.showModal();
+  ui.keyInput.focus();
+}
+
+ui.keyForm.addEventListener('submit', () => {
+  // The dialog's form closes it (method="dialog"); an empty key forgets the stored one.
+  storeKey(ui.keyInput.value.trim());
+  clearError();
+  void start();
+});
+
+// ---- the status line and the buttons ----
+
+const STATUS_TEXT = {
+  created: 'Starting…',
+  queued: 'Queued…',
+  in_progress: 'Working…',
+  completed: 'Completed',
+  failed: 'Failed',
+  canceled: 'Stopped',
+  rejected: 'Rejected',
+  incomplete: 'Incomplete',
+};
+
+/** @param {RunStatus | undefined} status */
+function statusText(status) {
+  if (!status) return '';
+  if (status.status === 'awaiting') {
+    return status.awaiting === 'approval' ? 'Waiting for your approval' : status.awaiting === 'input' ? 'Waiting for your message' : 'Waiting for a tool’s output';
+  }
+  return STATUS_TEXT[/** @type {keyof STATUS_TEXT} */ (status.status)] ?? status.status;
+}
+
+/** Puts the status line and the buttons in step with the live run. */
+function refreshControls() {
+  const status = state.run?.acc.status;
+  const live = !!state.run && !(status && TERMINAL.has(status.status));
+  ui.status.textContent = statusText(status);
+  ui.status.dataset.status = status?.status ?? '';
+  document.body.classList.toggle('running', live && status?.status !== 'awaiting');
+  ui.stop.hidden = !live;
+  // The next message goes as the run's input when it waits for one, else it starts a run; a
+  // run that works or waits for something else must be answered or stopped first.
+  const canSend = !live || (status?.status === 'awaiting' && status.awaiting === 'input');
+  ui.send.disabled = !canSend;
+  ui.input.setAttribute('aria-disabled', String(!canSend));
+  ui.empty.hidden = ui.messages.childElementCount > 0;
+}
+
+// ---- running ----
+
+/**
+ * Applies one event to the live run and its views.
+ * @param {LiveRun} run @param {any} event
+ */
+function apply(run, event) {
+  const change = run.acc.push(event);
+  switch (change.kind) {
+    case 'run':
+      if (change.sessionId && change.sessionId !== state.sessionId) setSession(change.sessionId);
+      break;
+    case 'status':
+      conversation.setRunStatus(change.status);
+      if (change.error) conversation.showError(change.error);
+      if (TERMINAL.has(change.status.status)) void loadSessions();
+      break;
+    case 'message_start': {
+      const id = change.message.id ?? '';
+      // Already on the page (from the session's history): its events change nothing.
+      if (conversation.view(id)) run.skip.add(id);
+      else if (change.message.parts.length > 0) conversation.add(change.message);
+      else conversation.start(change.message);
+      break;
+    }
+    case 'part_start':
+    case 'part_delta':
+    case 'part_complete': {
+      const id = change.message.id ?? '';
+      if (run.skip.has(id)) break;
+      const view = conversation.view(id);
+      if (change.kind === 'part_start') view?.addPart(change.index, change.message.parts[change.index], true);
+      else if (change.kind === 'part_delta') view?.append(change.index, change.delta);
+      else view?.complete(change.index, change.message.parts[change.index]);
+      break;
+    }
+    case 'error':
+      conversation.showError(change.error);
+      break;
+    default:
+      break;
+  }
+  refreshControls();
+  scrollToEnd();
+}
+
+/**
+ * Reads a run's stream into the page until the run is settled, picking a broken stream up
+ * again after the last event seen.
+ * @param {LiveRun} run @param {() => Promise<void>} open the first stream
+ */
+async function follow(run, open) {
+  let next = open;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await next();
+      if (run.abort.signal.aborted || settled(run.acc.status)) break;
+    } catch (error) {
+      if (run.abort.signal.aborted) break;
+      // A refused request (4xx) will be refused again; a broken connection may come back.
+      if (!(error instanceof ApiError) || (error.status >= 400 && error.status < 500) || attempt >= RECONNECTS) {
+        showError(error);
+        break;
+      }
+    }
+    if (attempt >= RECONNECTS) break;
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    next = () => stream('GET', `/v1/runs/${encodeURIComponent(run.id)}/events?after=${run.acc.lastSeq}`, undefined, (event) => apply(run, event), run.abort.signal);
+  }
+  if (state.run === run) refreshControls();
+}
+
+/** Follows a run already going (or waiting) from the start of its log. @param {string} runId */
+function resume(runId) {
+  const run = newRun(runId);
+  return follow(run, () => stream('GET', `/v1/runs/${encodeURIComponent(runId)}/events?after=${run.acc.lastSeq}`, undefined, (event) => apply(run, event), run.abort.signal));
+}
+
+/** @param {string} id @returns {LiveRun} */
+function newRun(id) {
+  state.run?.abort.abort();
+  const run = { id, acc: new Accumulator(), abort: new AbortController(), skip: new Set() };
+  state.run = run;
+  return run;
+}
+
+/** A fresh message id, so the message sent and the one stored are known to be the same. */
+function messageId() {
+  return `msg_${crypto.randomUUID().replaceAll('-', '')}`;
+}
+
+/** Sends what the composer holds: the run's input when it waits for one, else a new run. */
+async function send() {
+  const text = ui.input.value.trim();
+  if (!text || ui.send.disabled) return;
+  clearError();
+  /** @type {Message} */
+  const message = { id: messageId(), role: 'user', parts: [{ type: 'text', text }] };
+  const waiting = state.run && state.run.acc.status?.status === 'awaiting' ? state.run : undefined;
+  ui.input.value = '';
+  autosize();
+  const sent = conversation.add(message);
+  refreshControls();
+  scrollToEnd();
+  try {
+    if (waiting) {
+      await request('POST', `/v1/runs/${encodeURIComponent(waiting.id)}/input`, message);
+      await follow(waiting, () => stream('GET', `/v1/runs/${encodeURIComponent(waiting.id)}/events?after=${waiting.acc.lastSeq}`, undefined, (event) => apply(waiting, event), waiting.abort.signal));
+      return;
+    }
+    const run = newRun('');
+    /** @type {any} */
+    const body = { agent: ui.agent.value || undefined, input: [message] };
+    if (state.sessionId) body.session_id = state.sessionId;
+    refreshControls();
+    await follow(run, () =>
+      stream('POST', '/v1/runs', body, (event) => {
+        if (event.event === 'run_created') run.id = event.run_id;
+        apply(run, event);
+      }, run.abort.signal),
+    );
+    if (!run.acc.runId && state.run === run) {
+      // Refused (the error shows why): the message was not sent; it goes back to the composer.
+      state.run = undefined;
+      sent?.el.remove();
+      conversation.forget(message.id ?? '');
+      ui.input.value = text;
+      autosize();
+    }
+  } catch (error) {
+    showError(error);
+  } finally {
+    refreshControls();
+  }
+}
+
+/**
+ * Answers an approval of the live run, then follows the run on.
+ * @param {string} approvalId @param {boolean} approved
+ */
+async function answerApproval(approvalId, approved) {
+  const run = state.run;
+  if (!run) return false;
+  clearError();
+  try {
+    await request('POST', `/v1/runs/${encodeURIComponent(run.id)}/input`, {
+      id: messageId(),
+      role: 'user',
+      parts: [{ type: 'approval_response', approval_id: approvalId, approved }],
+    });
+  } catch (error) {
+    showError(error);
+    return false;
+  }
+  // The buttons give way to the answer: the keyboard goes back to the composer.
+  ui.input.focus();
+  void follow(run, () => stream('GET', `/v1/runs/${encodeURIComponent(run.id)}/events?after=${run.acc.lastSeq}`, undefined, (event) => apply(run, event), run.abort.signal));
+  return true;
+}
+
+/** Stops the live run; its stream ends on the `canceled` status. */
+async function stop() {
+  const run = state.run;
+  if (!run?.id) return;
+  ui.stop.disabled = true;
+  try {
+    await request('POST', `/v1/runs/${encodeURIComponent(run.id)}/cancel`);
+    // A run that was waiting has no stream open: read its end.
+    if (run.acc.status?.status === 'awaiting') {
+      await follow(run, () => stream('GET', `/v1/runs/${encodeURIComponent(run.id)}/events?after=${run.acc.lastSeq}`, undefined, (event) => apply(run, event), run.abort.signal));
+    }
+  } catch (error) {
+    showError(error);
+  } finally {
+    ui.stop.disabled = false;
+    ui.input.focus();
+  }
+}
+
+// ---- sessions ----
+
+/** @param {string | undefined} id */
+function setSession(id) {
+  state.sessionId = id;
+  const hash = id ? `#session=${encodeURIComponent(id)}` : '';
+  if (location.hash !== hash) history.replaceState(null, '', hash || location.pathname);
+  for (const item of ui.sessions.querySelectorAll('[data-session-id]')) {
+    item.toggleAttribute('aria-current', item.getAttribute('data-session-id') === id);
+  }
+}
+
+/** Opens a stored session: its history, then its run's events if it still goes on. @param {string} id */
+async function openSession(id) {
+  state.run?.abort.abort();
+  state.run = undefined;
+  conversation.clear();
+  clearError();
+  setSession(id);
+  closeSidebar();
+  refreshControls();
+  try {
+    const session = await request('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+    for (const message of session.messages) conversation.add(message);
+    const last = session.last_run;
+    if (last?.agent && [...ui.agent.options].some((option) => option.value === last.agent)) ui.agent.value = last.agent;
+    conversation.setRunStatus(last ? { status: last.status, awaiting: last.awaiting } : undefined);
+    refreshControls();
+    scrollToEnd();
+    if (last && !TERMINAL.has(last.status)) await resume(last.id);
+  } catch (error) {
+    showError(error);
+    if (error instanceof ApiError && error.status === 404) setSession(undefined);
+  }
+  refreshControls();
+}
+
+function newChat() {
+  state.run?.abort.abort();
+  state.run = undefined;
+  conversation.clear();
+  clearError();
+  setSession(undefined);
+  closeSidebar();
+  refreshControls();
+  ui.input.focus();
+}
+
+/** @param {number} millis */
+function ago(millis) {
+  const seconds = Math.max(0, (Date.now() - millis) / 1000);
+  if (seconds < 60) return 'just now';
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return new Date(millis).toLocaleDateString();
+}
+
+/** Loads the first page of sessions (or, with `more`, the next one). @param {boolean} [more] */
+async function loadSessions(more = false) {
+  try {
+    const after = more && state.nextSessions ? `&before=${encodeURIComponent(state.nextSessions)}` : '';
+    const page = await request('GET', `/v1/sessions?limit=30${after}`);
+    if (!more) ui.sessions.replaceChildren();
+    for (const session of page.sessions) {
+      const live = session.last_run && !TERMINAL.has(session.last_run.status);
+      const button = h('button', { type: 'button', class: 'session', 'data-session-id': session.id, 'aria-current': session.id === state.sessionId, onclick: () => openSession(session.id) }, [
+        h('span', { class: 'title', text: session.title ?? 'Untitled' }),
+        h('span', { class: 'meta' }, [live ? h('span', { class: 'live', text: '● ' }) : null, [session.agent, ago(session.updated_at)].filter(Boolean).join(' · ')]),
+      ]);
+      ui.sessions.append(h('li', {}, [button]));
+    }
+    state.nextSessions = page.next;
+    ui.more.hidden = !page.next;
+  } catch (error) {
+    showError(error);
+  }
+}
+
+// ---- layout and keys ----
+
+function scrollToEnd() {
+  const scroller = ui.messages.parentElement;
+  if (!scroller) return;
+  // Follow the stream only when the reader is at the end already.
+  if (scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120) scroller.scrollTop = scroller.scrollHeight;
+}
+
+function autosize() {
+  ui.input.style.height = 'auto';
+  ui.input.style.height = `${Math.min(ui.input.scrollHeight, 200)}px`;
+}
+
+function closeSidebar() {
+  document.body.classList.remove('sidebar-open');
+  ui.toggle.setAttribute('aria-expanded', 'false');
+}
+
+ui.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  void send();
+});
+ui.input.addEventListener('keydown', (event) => {
+  // Enter sends, Shift+Enter is a new line (and so is Enter while composing with an IME).
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    void send();
+  }
+});
+ui.input.addEventListener('input', autosize);
+ui.stop.addEventListener('click', () => void stop());
+ui.newChat.addEventListener('click', newChat);
+ui.more.addEventListener('click', () => void loadSessions(true));
+ui.keyButton.addEventListener('click', () => askKey());
+$('error-close').addEventListener('click', clearError);
+$('key-cancel').addEventListener('click', () => ui.keyDialog.close());
+ui.toggle.addEventListener('click', () => {
+  const open = document.body.classList.toggle('sidebar-open');
+  ui.toggle.setAttribute('aria-expanded', String(open));
+  if (open) ui.newChat.focus();
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && document.body.classList.contains('sidebar-open')) {
+    closeSidebar();
+    ui.toggle.focus();
+  }
+});
+window.addEventListener('hashchange', () => {
+  const id = sessionFromHash();
+  if (id && id !== state.sessionId) void openSession(id);
+});
+
+function sessionFromHash() {
+  const found = /^#session=(.+)$/.exec(location.hash);
+  return found ? decodeURIComponent(found[1]) : undefined;
+}
+
+/** Loads the agents and sessions, then the session in the address, if any. */
+async function start() {
+  try {
+    const { agents } = await request('GET', '/v1/agents');
+    const chosen = ui.agent.value;
+    ui.agent.replaceChildren(...agents.map((/** @type {any} */ agent) => h('option', { value: agent.name, title: agent.description ?? '', text: agent.name })));
+    if (chosen) ui.agent.value = chosen;
+    ui.agent.disabled = agents.length === 0;
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  await loadSessions();
+  const id = sessionFromHash();
+  if (id) await openSession(id);
+  refreshControls();
+  ui.input.focus();
+}
+
+refreshControls();
+void start();

@@ -1,0 +1,431 @@
+// @ts-check
+// The conversation on the page: a view per message and per part, each updated in place as
+// events arrive (a delta appends to a text node; nothing already shown is rendered again).
+// Tool results, errors, approval requests and answers join the card of the call they belong to
+// (found by id, across messages), so a call reads as one thing that goes from "preparing" to
+// "running" to its result or error. Everything is built with DOM calls, never from HTML text:
+// what a model or tool says cannot become markup.
+
+import { TERMINAL } from './accumulator.js';
+
+/** @typedef {import('./accumulator.js').Part} Part */
+/** @typedef {import('./accumulator.js').Message} Message */
+/** @typedef {import('./accumulator.js').RunStatus} RunStatus */
+/** @typedef {import('./accumulator.js').ErrorInfo} ErrorInfo */
+
+/**
+ * An element with classes, attributes and children.
+ * @param {string} tag @param {Record<string, any>} [attrs] @param {(Node | string | null | undefined)[]} [children]
+ * @returns {HTMLElement}
+ */
+export function h(tag, attrs = {}, children = []) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value == null || value === false) continue;
+    if (name === 'class') el.className = value;
+    else if (name === 'text') el.textContent = value;
+    else if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
+    else el.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children) if (child != null) el.append(child);
+  return el;
+}
+
+/** JSON for people: a string as itself, a short value on one line, a longer one indented. @param {any} value */
+function pretty(value) {
+  if (typeof value === 'string') return value;
+  // Formatting newlines are the only raw newlines in JSON text (a string's are escaped).
+  const line = (JSON.stringify(value, null, 1) ?? String(value)).replace(/\n */g, ' ');
+  return line.length <= 72 ? line : JSON.stringify(value, null, 2);
+}
+
+/**
+ * Formats finished text: fenced code blocks, paragraphs, `code`, **bold**, *emphasis* and
+ * http(s) links. Run once, when the text is complete (while it streams it is shown as it came).
+ * @param {string} text
+ */
+export function formatText(text) {
+  const fragment = document.createDocumentFragment();
+  const blocks = text.split(/^```[^\n]*\n?/m);
+  blocks.forEach((block, i) => {
+    if (i % 2 === 1) {
+      fragment.append(h('pre', { class: 'code' }, [h('code', { text: block.replace(/\n$/, '') })]));
+      return;
+    }
+    for (const paragraph of block.split(/\n{2,}/)) {
+      if (paragraph.trim()) fragment.append(h('p', {}, inline(paragraph.replace(/^\n+|\n+$/g, ''))));
+    }
+  });
+  return fragment;
+}
+
+/** @param {string} text @returns {Node[]} */
+function inline(text) {
+  /** @type {Node[]} */
+  const nodes = [];
+  const pattern = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\*([^*\n]+)\*|\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    const at = match.index ?? 0;
+    if (at > last) nodes.push(document.createTextNode(text.slice(last, at)));
+    const [, code, bold, em, label, href, url] = match;
+    if (code != null) nodes.push(h('code', { text: code }));
+    else if (bold != null) nodes.push(h('strong', { text: bold }));
+    else if (em != null) nodes.push(h('em', { text: em }));
+    else nodes.push(h('a', { href: href ?? url, target: '_blank', rel: 'noopener noreferrer', text: label ?? url }));
+    last = at + match[0].length;
+  }
+  if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
+  return nodes;
+}
+
+/** What a view of one part does as the part streams. */
+class PartView {
+  /** @param {HTMLElement | null} el */
+  constructor(el) {
+    this.el = el;
+  }
+  /** @param {string} _delta */
+  append(_delta) {}
+  /** @param {Part} _part */
+  complete(_part) {}
+}
+
+/** Text, refusals and reasoning: deltas append to one text node. */
+class TextView extends PartView {
+  /** @param {Part} part @param {boolean} streaming */
+  constructor(part, streaming) {
+    const body = h('div', { class: 'body' });
+    let el;
+    if (part.type === 'reasoning') {
+      // Open while it streams, so it can be watched; folded once complete.
+      el = h('details', { class: 'part reasoning', open: streaming }, [h('summary', { text: streaming ? 'Thinking…' : 'Reasoning' }), body]);
+    } else {
+      el = h('div', { class: `part ${part.type}`, 'data-part': part.type }, [body]);
+      if (part.type === 'refusal') el.prepend(h('div', { class: 'label', text: 'Refused' }));
+    }
+    super(el);
+    this.body = body;
+    this.node = document.createTextNode(part.text ?? '');
+    this.body.append(this.node);
+    if (streaming) el.classList.add('streaming');
+    else this.complete(part);
+  }
+  /** @param {string} delta */
+  append(delta) {
+    this.node.appendData(delta);
+  }
+  /** @param {Part} part */
+  complete(part) {
+    const el = /** @type {HTMLElement} */ (this.el);
+    el.classList.remove('streaming');
+    if (part.type === 'text') this.body.replaceChildren(formatText(part.text));
+    else this.node.data = part.text;
+    if (part.type === 'reasoning') {
+      el.removeAttribute('open');
+      const summary = el.querySelector('summary');
+      if (summary) summary.textContent = 'Reasoning';
+    }
+  }
+}
+
+const TOOL_STATES = {
+  preparing: 'preparing',
+  running: 'running',
+  approval: 'needs approval',
+  waiting: 'waiting for the client',
+  done: 'done',
+  error: 'error',
+  denied: 'denied',
+  unfinished: 'not run',
+};
+
+/** A tool call's card: name, status, arguments as they stream, then its result or error. */
+class ToolView extends PartView {
+  /** @param {Part} part @param {boolean} streaming @param {Conversation} conversation */
+  constructor(part, streaming, conversation) {
+    const status = h('span', { class: 'status', role: 'status' });
+    const args = h('pre', { class: 'args' });
+    const el = h('section', { class: 'part tool', 'data-tool-call-id': part.tool_call_id, 'aria-label': `tool call ${part.tool_name}` }, [
+      h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name }), status]),
+      h('details', { class: 'args-box', open: streaming }, [h('summary', { text: 'Arguments' }), args]),
+    ]);
+    super(el);
+    this.conversation = conversation;
+    this.statusEl = status;
+    this.argsEl = args;
+    this.argsNode = document.createTextNode('');
+    args.append(this.argsNode);
+    this.streaming = streaming;
+    /** @type {'result' | 'error' | null} */
+    this.outcome = null;
+    /** @type {Part | null} */
+    this.approval = null;
+    /** @type {boolean | null} */
+    this.approved = null;
+    /** @type {HTMLElement | null} */
+    this.approvalEl = null;
+    if (streaming) this.argsNode.data = part.args_text ?? '';
+    else this.complete(part);
+  }
+  /** @param {string} delta */
+  append(delta) {
+    this.argsNode.appendData(delta);
+  }
+  /** @param {Part} part */
+  complete(part) {
+    this.streaming = false;
+    this.argsNode.data = pretty(part.args);
+    this.argsEl.parentElement?.removeAttribute('open');
+    this.refresh();
+  }
+  /** A result or error for this call. @param {Part} part */
+  attachOutcome(part) {
+    const el = /** @type {HTMLElement} */ (this.el);
+    if (part.type === 'tool_result') {
+      this.outcome = part.is_error ? 'error' : 'result';
+      el.append(h('div', { class: `outcome ${part.is_error ? 'failed' : 'ok'}` }, [h('div', { class: 'label', text: part.is_error ? 'Error' : 'Result' }), h('pre', { text: pretty(part.result) })]));
+    } else {
+      this.outcome = 'error';
+      el.append(h('div', { class: 'outcome failed', 'data-error-type': part.error_type }, [h('div', { class: 'label', text: `${part.error_type === 'VALIDATION' ? 'Validation error' : 'Error'}` }), h('p', { text: part.message })]));
+    }
+    this.refresh();
+  }
+  /** The run asks a person to approve this call. @param {Part} part */
+  attachApproval(part) {
+    this.approval = part;
+    const approve = h('button', { type: 'button', class: 'approve', text: 'Approve', 'aria-label': `approve ${part.tool_call_id}`, onclick: () => this.answer(true) });
+    const deny = h('button', { type: 'button', class: 'deny', text: 'Deny', 'aria-label': `deny ${part.tool_call_id}`, onclick: () => this.answer(false) });
+    this.buttons = [approve, deny];
+    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [h('p', { text: part.reason ?? 'This call needs your approval.' }), h('div', { class: 'buttons' }, [approve, deny])]);
+    /** @type {HTMLElement} */ (this.el).append(this.approvalEl);
+    this.refresh();
+  }
+  /** @param {boolean} approved */
+  async answer(approved) {
+    if (!this.approval || this.approved != null) return;
+    for (const button of this.buttons ?? []) button.setAttribute('disabled', '');
+    const ok = await this.conversation.onApprove(this.approval.approval_id, approved);
+    if (!ok) this.refresh();
+  }
+  /** The person's answer, as the run recorded it. @param {Part} part */
+  attachAnswer(part) {
+    this.approved = part.approved;
+    if (this.approvalEl) {
+      this.approvalEl.replaceChildren(h('p', { class: part.approved ? 'approved' : 'denied', text: part.approved ? '✓ Approved' : '✕ Denied' }));
+    }
+    this.refresh();
+  }
+  refresh() {
+    /** @type {keyof TOOL_STATES} */
+    let state;
+    const run = this.conversation.runStatus;
+    const live = !!run && !TERMINAL.has(run.status);
+    if (this.streaming) state = 'preparing';
+    // A denied call's error only says it did not run: "denied" is the news.
+    else if (this.approved === false) state = 'denied';
+    else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
+    else if (this.approval && this.approved == null) state = live ? 'approval' : 'unfinished';
+    else if (live && run?.status === 'awaiting' && run.awaiting === 'function_output') state = 'waiting';
+    else state = live ? 'running' : 'unfinished';
+    const el = /** @type {HTMLElement} */ (this.el);
+    el.dataset.state = state;
+    this.statusEl.textContent = TOOL_STATES[state];
+    const canAnswer = state === 'approval' && run?.awaiting === 'approval';
+    for (const button of this.buttons ?? []) button.toggleAttribute('disabled', !canAnswer);
+  }
+}
+
+/** A part that is whole when it arrives. @param {Part} part */
+function wholePart(part) {
+  switch (part.type) {
+    case 'step_start':
+      return h('div', { class: 'part step', role: 'separator', 'aria-label': 'step' }, [h('span', { text: part.step_name ?? 'step' })]);
+    case 'file':
+      return fileView(part);
+    case 'data':
+      return h('details', { class: 'part data' }, [h('summary', {}, ['Data ', h('code', { text: part.name })]), h('pre', { text: pretty(part.data) })]);
+    case 'artifact':
+      return h('section', { class: 'part artifact', 'aria-label': `artifact ${part.title}` }, [
+        h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '▤' }), h('span', { class: 'name', text: part.title }), part.version != null ? h('span', { class: 'badge', text: `v${part.version}` }) : null]),
+        part.preview ? h('pre', { class: 'preview', text: part.preview }) : null,
+      ]);
+    case 'plan_update':
+      return planView(part);
+    case 'source':
+      return h('div', { class: 'part source' }, [h('a', { href: part.url, target: '_blank', rel: 'noopener noreferrer', text: part.title ?? part.url })]);
+    case 'tool_result':
+    case 'tool_error':
+      // An outcome whose call is not on the page (a client tool's output, say).
+      return h('section', { class: `part tool orphan`, 'data-state': part.type === 'tool_error' ? 'error' : 'done' }, [
+        h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id }), h('span', { class: 'status', text: part.type === 'tool_error' ? 'error' : 'result' })]),
+        h('pre', { text: part.type === 'tool_error' ? `${part.error_type}: ${part.message}` : pretty(part.result) }),
+      ]);
+    case 'approval_request':
+      return h('div', { class: 'part note', text: `Approval requested: ${part.reason ?? part.tool_call_id}` });
+    case 'approval_response':
+      return h('div', { class: 'part note', text: part.approved ? '✓ Approved' : '✕ Denied' });
+    default:
+      return h('details', { class: 'part data' }, [h('summary', { text: part.type }), h('pre', { text: pretty(part) })]);
+  }
+}
+
+/** @param {Part} part */
+function fileView(part) {
+  const src = part.url ?? (part.data != null ? `data:${part.media_type};base64,${part.data}` : '');
+  const name = part.filename ?? part.media_type;
+  if (String(part.media_type).startsWith('image/') && src) {
+    return h('figure', { class: 'part file image' }, [h('img', { src, alt: part.filename ?? 'image', loading: 'lazy' }), part.filename ? h('figcaption', { text: part.filename }) : null]);
+  }
+  return h('div', { class: 'part file' }, [h('a', { href: src, download: part.filename ?? true, target: '_blank', rel: 'noopener noreferrer' }, [h('span', { 'aria-hidden': 'true', text: '📄 ' }), name])]);
+}
+
+/** @param {Part} part */
+function planView(part) {
+  const details = part.details;
+  /** @type {HTMLElement | null} */
+  let body = null;
+  const steps = details && Array.isArray(details.steps) ? details.steps : null;
+  if (steps) {
+    body = h('ol', {}, steps.map((/** @type {any} */ step) => {
+      const done = typeof step === 'object' && step && (step.done || step.status === 'completed' || step.status === 'done');
+      return h('li', { class: done ? 'done' : '' }, [typeof step === 'string' ? step : step?.title ?? step?.text ?? pretty(step)]);
+    }));
+  } else if (details != null) {
+    body = h('pre', { text: pretty(details) });
+  }
+  return h('section', { class: 'part plan', 'data-action': part.action, 'aria-label': `plan ${part.plan_id}` }, [
+    h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '☰' }), h('span', { class: 'name', text: `Plan ${part.plan_id}` }), h('span', { class: `badge ${part.action}`, text: part.action })]),
+    body,
+  ]);
+}
+
+/** One message on the page. */
+export class MessageView {
+  /** @param {Message} message @param {Conversation} conversation */
+  constructor(message, conversation) {
+    this.conversation = conversation;
+    this.parts = h('div', { class: 'parts' });
+    const role = message.role;
+    const who = role === 'user' ? 'You' : role === 'assistant' ? message.metadata?.agent_name ?? 'Assistant' : role;
+    this.el = h('article', { class: `message ${role}`, 'data-message-id': message.id ?? '', 'aria-label': `${who} says` }, [
+      role === 'user' ? null : h('div', { class: 'who', text: who }),
+      this.parts,
+    ]);
+    /** @type {PartView[]} */
+    this.views = [];
+  }
+  /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
+  addPart(index, part, streaming) {
+    const conversation = this.conversation;
+    /** @type {PartView} */
+    let view;
+    if (part.type === 'text' || part.type === 'reasoning' || part.type === 'refusal') {
+      view = new TextView(part, streaming);
+    } else if (part.type === 'tool_call') {
+      const tool = new ToolView(part, streaming, conversation);
+      conversation.tools.set(part.tool_call_id, tool);
+      view = tool;
+    } else {
+      view = new PartView(conversation.attach(part) ? null : wholePart(part));
+    }
+    this.views[index] = view;
+    if (view.el) this.parts.append(view.el);
+  }
+  /** @param {number} index @param {string} delta */
+  append(index, delta) {
+    this.views[index]?.append(delta);
+  }
+  /** @param {number} index @param {Part} part */
+  complete(index, part) {
+    const view = this.views[index];
+    if (view) view.complete(part);
+    else this.addPart(index, part, false);
+  }
+}
+
+/** The messages on the page, and what ties their parts together. */
+export class Conversation {
+  /**
+   * @param {HTMLElement} root
+   * @param {(approvalId: string, approved: boolean) => Promise<boolean>} onApprove answers an
+   *   approval; false when it could not be sent
+   */
+  constructor(root, onApprove) {
+    this.root = root;
+    this.onApprove = onApprove;
+    /** @type {Map<string, ToolView>} calls by id */
+    this.tools = new Map();
+    /** @type {Map<string, ToolView>} calls by the id of their approval request */
+    this.approvals = new Map();
+    /** @type {Map<string, MessageView>} */
+    this.views = new Map();
+    /** @type {RunStatus | undefined} the status of the run that is shown live, if any */
+    this.runStatus = undefined;
+  }
+  clear() {
+    this.root.replaceChildren();
+    this.tools.clear();
+    this.approvals.clear();
+    this.views.clear();
+    this.runStatus = undefined;
+  }
+  /** A whole message (history, or the input just sent). @param {Message} message */
+  add(message) {
+    if (message.id && this.views.has(message.id)) return this.views.get(message.id);
+    const view = this.start(message);
+    message.parts.forEach((part, index) => view.addPart(index, part, false));
+    return view;
+  }
+  /** A message that streams. @param {Message} message */
+  start(message) {
+    const view = new MessageView(message, this);
+    if (message.id) this.views.set(message.id, view);
+    this.root.append(view.el);
+    return view;
+  }
+  /** Forgets a message that was taken off the page. @param {string} id */
+  forget(id) {
+    this.views.delete(id);
+  }
+  /** @param {string} id */
+  view(id) {
+    return this.views.get(id);
+  }
+  /**
+   * Puts an outcome or approval part on its call's card; false when the call is not here.
+   * @param {Part} part
+   */
+  attach(part) {
+    if (part.type === 'tool_result' || part.type === 'tool_error') {
+      const tool = this.tools.get(part.tool_call_id);
+      tool?.attachOutcome(part);
+      return !!tool;
+    }
+    if (part.type === 'approval_request') {
+      const tool = this.tools.get(part.tool_call_id);
+      if (tool) this.approvals.set(part.approval_id, tool);
+      tool?.attachApproval(part);
+      return !!tool;
+    }
+    if (part.type === 'approval_response') {
+      const tool = this.approvals.get(part.approval_id);
+      tool?.attachAnswer(part);
+      return !!tool;
+    }
+    return false;
+  }
+  /** The live run's status changed: calls and approvals follow it. @param {RunStatus | undefined} status */
+  setRunStatus(status) {
+    this.runStatus = status;
+    if (status && TERMINAL.has(status.status)) {
+      // Parts the run left unfinished (it was stopped, or failed) stop looking alive.
+      for (const el of this.root.querySelectorAll('.streaming')) el.classList.replace('streaming', 'cut');
+    }
+    for (const tool of this.tools.values()) tool.refresh();
+  }
+  /** An error of the run, shown where the run is. @param {ErrorInfo} error */
+  showError(error) {
+    this.root.append(h('div', { class: 'run-error', role: 'alert' }, [h('strong', { text: error.code }), ' ', error.message]));
+  }
+}

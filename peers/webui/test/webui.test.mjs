@@ -1,0 +1,375 @@
+// The web UI end to end: Debian's Chromium, driven by playwright-core, against a live
+// `agentwire serve` running scripted agents (paced, so streaming can be watched) and a real MCP
+// server's slow tool. Every test works the page as a person would (typing, Enter, clicks,
+// reloads) and checks what is on the screen; screenshots of each state go to
+// peers/webui/artifacts/ (printed at the end).
+
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { repoRoot, startAgentwire } from '../../agentwire-server.mjs';
+
+const ARTIFACTS = path.join(repoRoot, 'peers', 'webui', 'artifacts');
+const CHROMIUM = process.env.AGENTWIRE_CHROMIUM ?? '/usr/bin/chromium';
+const EVERYTHING = path.join(repoRoot, 'peers', 'mcp', 'node_modules', '.bin', 'mcp-server-everything');
+
+const words = (text) => text.split(/(?<= )/);
+const ANSWER = 'Streaming arrives word by word, so the page shows each piece as soon as it is made.';
+const LONG = 'This answer goes on for a long while so that there is time to press the stop button before it ends. '.repeat(6);
+const FILE = { path: 'notes/approved.txt', content: 'written after approval' };
+const finish = (reason) => ({ type: 'finish', reason });
+const call = (id, name, args) => [
+  { type: 'tool_call_start', id, name },
+  ...[args.slice(0, 8), args.slice(8)].map((part) => ({ type: 'tool_call_delta', id, args: part })),
+  { type: 'tool_call_end', id },
+];
+
+const scripts = {
+  'talker.json': { turns: [[...words(ANSWER).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'stopper.json': { turns: [[...words(LONG).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'slow-tool.json': {
+    turns: [
+      [{ type: 'text_delta', text: 'Starting the long job.' }, ...call('c1', 'everything_trigger-long-running-operation', '{"duration": 1.5, "steps": 3}'), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'The job is done.' }, finish('stop')],
+    ],
+  },
+  'fixer.json': {
+    turns: [
+      [{ type: 'reasoning_delta', text: 'I will write the note.' }, ...call('c1', 'write_file', '{"content": "hello"}'), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'I forgot the path; ' }, { type: 'text_delta', text: 'here is the corrected call.' }, ...call('c2', 'write_file', '{"path": "notes/fixed.txt", "content": "hello"}'), finish('tool_calls')],
+      [{ type: 'data', name: 'demo.stats', data: { files: 1 } }, { type: 'text_delta', text: 'Fixed and written.' }, finish('stop')],
+    ],
+  },
+  'writer.json': {
+    turns: [
+      [{ type: 'text_delta', text: 'Let me write it.' }, ...call('c1', 'write_file', JSON.stringify(FILE)), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'Done, the note is written.' }, finish('stop')],
+    ],
+  },
+};
+
+const agent = (name, extra = '') => `
+[[agents]]
+name = "${name}"
+provider = "scripted"
+script = "${name}.json"
+${extra}`;
+
+const config = [
+  agent('talker', 'tokens_per_second = 12'),
+  agent('stopper', 'tokens_per_second = 8'),
+  agent('slow-tool', `tokens_per_second = 40\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
+  agent('fixer', 'tokens_per_second = 30\nworkspace = "ws-fix"'),
+  agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-write"'),
+  agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-deny"').replace('name = "writer"', 'name = "denied"'),
+].join('\n');
+
+let server;
+let keyed;
+let browser;
+const shots = [];
+
+before(async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/chromium.sh`);
+  assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: run scripts/peers.sh`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  [server, keyed] = await Promise.all([
+    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny'] }),
+    startAgentwire({ config: `[server]\napi_keys = ["s3cret"]\n${agent('talker')}`, files: scripts }),
+  ]);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // What the machine's closed network and a root user need (see the env notes).
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.all([server?.stop(), keyed?.stop()]);
+  if (shots.length) console.log(`# screenshots (${shots.length}) in ${ARTIFACTS}`);
+});
+
+/** A fresh page at the UI, failing the test on any script error. */
+async function open(t, { url = server.url, width = 1100, height = 800 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  t.after(() => assert.deepEqual(errors, [], 'script errors on the page'));
+  await page.goto(url);
+  await page.waitForFunction(() => document.querySelectorAll('#agent option').length > 0 || !document.getElementById('error').hidden);
+  return page;
+}
+
+async function shot(page, name) {
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file });
+  shots.push(file);
+}
+
+/** Picks the agent and sends a message with Enter. */
+async function say(page, agentName, text) {
+  await page.selectOption('#agent', agentName);
+  await page.fill('#input', text);
+  await page.press('#input', 'Enter');
+}
+
+const status = (page) => page.locator('#run-status').getAttribute('data-status');
+const waitStatus = (page, value) => page.waitForSelector(`#run-status[data-status="${value}"]`, { timeout: 15_000 });
+const lastText = (page) => page.locator('.message.assistant .part.text').last();
+
+describe('the web UI against agentwire serve', () => {
+  test('a text answer streams in: a partial answer shows before the whole one', async (t) => {
+    const page = await open(t);
+    await shot(page, '01-empty');
+    // Shift+Enter is a new line, Enter sends.
+    await page.selectOption('#agent', 'talker');
+    await page.fill('#input', 'line one');
+    await page.press('#input', 'Shift+Enter');
+    await page.type('#input', 'line two');
+    await page.press('#input', 'Enter');
+    await page.waitForSelector('.message.user');
+    assert.equal(await page.locator('.message.user .part.text').innerText(), 'line one\nline two');
+    assert.equal(await page.inputValue('#input'), '');
+
+    const streaming = page.locator('.message.assistant .part.text.streaming');
+    await streaming.waitFor();
+    await page.waitForFunction(() => (document.querySelector('.part.text.streaming')?.textContent ?? '').length > 10);
+    const partial = await streaming.innerText();
+    await shot(page, '02-text-streaming');
+    assert.ok(partial.length < ANSWER.length, `partial: ${partial}`);
+    assert.ok(ANSWER.startsWith(partial.trimEnd()), `partial "${partial}" is not a prefix of the answer`);
+    assert.equal(await status(page), 'in_progress');
+    assert.equal(await page.locator('#stop').isVisible(), true);
+
+    await waitStatus(page, 'completed');
+    assert.equal(await lastText(page).innerText(), ANSWER);
+    assert.equal(await page.locator('.part.text.streaming').count(), 0);
+    assert.equal(await page.locator('#stop').isVisible(), false);
+    assert.match(page.url(), /#session=ses_/);
+    await shot(page, '03-text-done');
+  });
+
+  test('a tool call shows running, then done with its result', async (t) => {
+    const page = await open(t);
+    await say(page, 'slow-tool', 'run the long job');
+    const card = page.locator('.part.tool[data-tool-call-id="c1"]');
+    await page.waitForSelector('.part.tool[data-state="running"]', { timeout: 15_000 });
+    assert.equal(await card.locator('.status').innerText(), 'running');
+    assert.match(await card.locator('.args').textContent(), /"duration": 1.5/);
+    await shot(page, '04-tool-running');
+    await page.waitForSelector('.part.tool[data-state="done"]', { timeout: 15_000 });
+    assert.match(await card.locator('.outcome').innerText(), /Long running operation completed/);
+    await waitStatus(page, 'completed');
+    assert.equal(await lastText(page).innerText(), 'The job is done.');
+    await shot(page, '05-tool-done');
+  });
+
+  test('a validation error and the model’s correction appear', async (t) => {
+    const page = await open(t);
+    await say(page, 'fixer', 'write a note');
+    await waitStatus(page, 'completed');
+    const [first, second] = [page.locator('.part.tool[data-tool-call-id="c1"]'), page.locator('.part.tool[data-tool-call-id="c2"]')];
+    assert.equal(await first.getAttribute('data-state'), 'error');
+    assert.equal(await first.locator('.outcome').getAttribute('data-error-type'), 'VALIDATION');
+    assert.match(await first.locator('.outcome').innerText(), /Validation error[\s\S]*path/);
+    assert.equal(await second.getAttribute('data-state'), 'done');
+    assert.match(await page.locator('.messages').innerText(), /I forgot the path; here is the corrected call\./);
+    // Reasoning is folded once complete; the provider data part is there, folded.
+    assert.equal(await page.locator('.part.reasoning').getAttribute('open'), null);
+    assert.match(await page.locator('.part.data summary').innerText(), /demo\.stats/);
+    await page.locator('.part.tool[data-tool-call-id="c1"] summary').click();
+    await shot(page, '06-validation-and-correction');
+  });
+
+  test('an approval is clicked (after a reload) and the run continues', async (t) => {
+    const page = await open(t);
+    await say(page, 'writer', 'write the note');
+    const approve = page.getByRole('button', { name: 'approve c1' });
+    await approve.waitFor();
+    await waitStatus(page, 'awaiting');
+    assert.equal(await page.locator('.part.tool[data-tool-call-id="c1"]').getAttribute('data-state'), 'approval');
+    assert.equal(await page.locator('#send').isDisabled(), true);
+    await shot(page, '07-approval-asked');
+
+    // Reloading while the run waits brings the question back, from the run's events.
+    await page.reload();
+    await approve.waitFor();
+    await waitStatus(page, 'awaiting');
+    assert.equal(await approve.isEnabled(), true);
+    await approve.click();
+    await page.waitForSelector('.approval .approved');
+    await waitStatus(page, 'completed');
+    assert.equal(await page.locator('.part.tool[data-tool-call-id="c1"]').getAttribute('data-state'), 'done');
+    assert.equal(await lastText(page).innerText(), 'Done, the note is written.');
+    assert.equal(readFileSync(path.join(server.dir, 'ws-write', FILE.path), 'utf8'), FILE.content);
+    await shot(page, '08-approved-and-done');
+  });
+
+  test('a denied call does not run, and the run goes on', async (t) => {
+    const page = await open(t);
+    await say(page, 'denied', 'write the note');
+    const deny = page.getByRole('button', { name: 'deny c1' });
+    await deny.waitFor();
+    await waitStatus(page, 'awaiting');
+    // Keyboard only: Shift+Tab from the composer reaches the approval's buttons.
+    await page.focus('#input');
+    for (let i = 0; i < 8 && !(await deny.evaluate((el) => el === document.activeElement)); i++) {
+      await page.keyboard.press('Shift+Tab');
+    }
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.approval .denied');
+    await waitStatus(page, 'completed');
+    assert.equal(await page.locator('.part.tool[data-tool-call-id="c1"]').getAttribute('data-state'), 'denied');
+    assert.equal(existsSync(path.join(server.dir, 'ws-deny', FILE.path)), false);
+    await shot(page, '09a-denied');
+  });
+
+  test('stop cancels the run and keeps what came', async (t) => {
+    const page = await open(t);
+    await say(page, 'stopper', 'talk for a while');
+    await page.waitForFunction(() => (document.querySelector('.part.text.streaming')?.textContent ?? '').length > 20);
+    await page.getByRole('button', { name: 'Stop the run' }).click();
+    await waitStatus(page, 'canceled');
+    assert.equal(await page.locator('#run-status').innerText(), 'Stopped');
+    const kept = await page.locator('.message.assistant').innerText();
+    assert.ok(kept.length > 20 && kept.length < LONG.length, `kept ${kept.length} characters`);
+    assert.equal(await page.locator('#send').isDisabled(), false);
+    await shot(page, '09-stopped');
+  });
+
+  test('reload restores the session, and resumes a run still streaming', async (t) => {
+    const page = await open(t);
+    await say(page, 'talker', 'hello');
+    await page.waitForFunction(() => (document.querySelector('.part.text.streaming')?.textContent ?? '').length > 5);
+    const url = page.url();
+    assert.match(url, /#session=ses_/);
+    // Mid-stream: the page comes back to the same session and follows the run to its end.
+    await page.reload();
+    await waitStatus(page, 'completed');
+    assert.equal(await page.locator('.message.user').count(), 1);
+    assert.equal(await page.locator('.message.assistant').count(), 1);
+    assert.equal(await lastText(page).innerText(), ANSWER);
+
+    // A second turn in the same session, then a reload restores both from the history.
+    await page.fill('#input', 'again');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.message.assistant').length === 2);
+    await waitStatus(page, 'completed');
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll('.message').length === 4);
+    const texts = await page.locator('.message .part.text').allInnerTexts();
+    assert.deepEqual(texts, ['hello', ANSWER, 'again', ANSWER]);
+    assert.equal(page.url(), url);
+    // The session is in the list, current, titled by its first message.
+    const current = page.locator('.session[aria-current]');
+    assert.match(await current.innerText(), /hello[\s\S]*talker/);
+    await shot(page, '10-restored');
+
+    // Opening another session from the list shows that one.
+    await page.locator('.session', { hasText: /writer ·/ }).click();
+    await page.waitForSelector('.part.tool[data-tool-call-id="c1"][data-state="done"]');
+    assert.match(page.url(), /#session=ses_/);
+    assert.notEqual(page.url(), url);
+  });
+
+  test('a phone-width screen: no sideways scrolling, sessions in a drawer', async (t) => {
+    const first = await open(t);
+    const session = await first.evaluate(async () => (await (await fetch('/v1/sessions?limit=100')).json()).sessions.find((s) => s.title === 'write a note').id);
+    const page = await open(t, { url: `${server.url}/#session=${session}`, width: 375, height: 740 });
+    await page.waitForSelector('.part.tool[data-state="done"]');
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 375, `the page is ${width}px wide`);
+    assert.equal(await page.locator('#sidebar').isVisible(), false);
+    const composer = await page.locator('.composer-row').boundingBox();
+    assert.ok(composer && composer.x >= 0 && composer.x + composer.width <= 375);
+    await shot(page, '11-phone');
+    await page.getByRole('button', { name: 'Sessions' }).click();
+    await page.locator('#sidebar').waitFor({ state: 'visible' });
+    assert.equal(await page.getByRole('button', { name: '+ New chat' }).evaluate((el) => el === document.activeElement), true);
+    await shot(page, '12-phone-sessions');
+    await page.keyboard.press('Escape');
+    await page.locator('#sidebar').waitFor({ state: 'hidden' });
+  });
+
+  test('with keys, a refused request is shown and the key asked for and kept', async (t) => {
+    const page = await open(t, { url: keyed.url });
+    const dialog = page.locator('#key-dialog');
+    await dialog.waitFor();
+    assert.match(await page.locator('#error').innerText(), /unauthorized/);
+    await shot(page, '13-key-asked');
+    await page.fill('#key-input', 's3cret');
+    await page.press('#key-input', 'Enter');
+    await page.waitForSelector('#agent option[value="talker"]', { state: 'attached' });
+    assert.equal(await page.locator('#error').isVisible(), false);
+    await say(page, 'talker', 'hi');
+    await waitStatus(page, 'completed');
+    assert.equal(await lastText(page).innerText(), ANSWER);
+    // Kept in the browser: a reload needs no key.
+    await page.reload();
+    await page.waitForSelector('.message.assistant');
+    assert.equal(await dialog.isVisible(), false);
+  });
+
+  test('every part type renders', async (t) => {
+    const page = await open(t);
+    await page.evaluate(async () => {
+      const { Conversation } = await import('/ui/render.js');
+      const root = document.getElementById('messages');
+      root.replaceChildren();
+      document.getElementById('empty').hidden = true;
+      const conversation = new Conversation(root, async () => true);
+      conversation.setRunStatus({ status: 'awaiting', awaiting: 'approval' });
+      const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkaPhfDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      conversation.add({ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Show me **everything**' }, { type: 'file', media_type: 'image/png', data: pixel, filename: 'pixel.png' }] });
+      conversation.add({
+        id: 'm2',
+        role: 'assistant',
+        metadata: { agent_name: 'assistant' },
+        parts: [
+          { type: 'step_start', step_id: 's1' },
+          { type: 'reasoning', text: 'Thinking it over.' },
+          { type: 'text', text: 'Here is `code`, **bold**, *emphasis* and https://example.com.\n\n```\nfn main() {}\n```' },
+          { type: 'refusal', text: 'I will not do that part.' },
+          { type: 'tool_call', tool_call_id: 't1', tool_name: 'search', args: { q: 'x' } },
+          { type: 'tool_result', tool_call_id: 't1', result: { hits: 2 } },
+          { type: 'tool_call', tool_call_id: 't2', tool_name: 'fetch', args: {} },
+          { type: 'tool_error', tool_call_id: 't2', error_type: 'EXECUTION', message: 'timed out' },
+          { type: 'step_start', step_id: 's2' },
+          { type: 'tool_call', tool_call_id: 't3', tool_name: 'delete', args: { path: 'a' } },
+          { type: 'approval_request', approval_id: 'a1', tool_call_id: 't3', reason: 'delete needs approval' },
+          { type: 'artifact', artifact_id: 'art1', title: 'report.md', version: 2, preview: '# Report' },
+          { type: 'plan_update', plan_id: 'p1', action: 'updated', details: { steps: [{ title: 'look', done: true }, { title: 'write' }] } },
+          { type: 'file', media_type: 'application/pdf', url: 'https://example.com/a.pdf', filename: 'a.pdf' },
+          { type: 'data', name: 'stats', data: { n: 1 } },
+          { type: 'source', source_id: 'src1', url: 'https://example.com/doc', title: 'A source' },
+        ],
+      });
+    });
+    const expect = {
+      '.part.file.image img[alt="pixel.png"]': 1,
+      '.part.reasoning': 1,
+      '.part.text strong': 2,
+      '.part.text pre.code': 1,
+      '.part.refusal': 1,
+      '.part.tool[data-state="done"]': 1,
+      '.part.tool[data-state="error"]': 1,
+      '.part.tool[data-state="approval"] button.approve:not([disabled])': 1,
+      '.part.artifact': 1,
+      '.part.plan li.done': 1,
+      '.part.file a[download="a.pdf"]': 1,
+      '.part.data': 1,
+      '.part.source a[href="https://example.com/doc"]': 1,
+      '.part.step': 2,
+    };
+    for (const [selector, count] of Object.entries(expect)) {
+      assert.equal(await page.locator(selector).count(), count, selector);
+    }
+    assert.equal(await page.locator('.part.file.image img').evaluate((img) => img.naturalWidth), 1);
+    await shot(page, '14-every-part');
+  });
+});
