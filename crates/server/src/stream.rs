@@ -8,6 +8,7 @@
 //! log until the last batch has been written.
 
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use agentwire_dialects::Encoder;
 use agentwire_dialects::native::NativeSseEncoder;
 use axum::body::{Body, Bytes};
 use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
 
 use crate::state::LiveRun;
 
@@ -34,6 +36,11 @@ pub(crate) struct LiveReader {
     after: u64,
     changes: watch::Receiver<u64>,
     heartbeat: Duration,
+    /// When the reader last handed something over: a heartbeat is due `heartbeat` later.
+    quiet_since: Instant,
+    /// Fires when a heartbeat may be due. It is moved only when it fires, not at every event:
+    /// one timer per reader, where a timeout per wait registered and removed one per event.
+    alarm: Pin<Box<Sleep>>,
     until: Until,
     done: bool,
     /// The stream continues a settled run: the log is still settled from the last answer until
@@ -52,11 +59,14 @@ impl LiveReader {
         continues: bool,
     ) -> Self {
         let changes = live.log.subscribe();
+        let now = Instant::now();
         Self {
             live,
             after,
             changes,
             heartbeat,
+            quiet_since: now,
+            alarm: Box::pin(tokio::time::sleep_until(now + heartbeat)),
             until,
             done: false,
             waiting_for_news: continues,
@@ -77,11 +87,13 @@ impl LiveReader {
             if read.gap {
                 self.after = read_stored(&self.live, self.after, &mut visit).await;
                 self.waiting_for_news = false;
+                self.quiet_since = Instant::now();
                 return true;
             }
             if let Some(last) = read.last_seq {
                 self.after = last;
                 self.waiting_for_news = false;
+                self.quiet_since = Instant::now();
             }
             let ends = match self.until {
                 Until::Settled => true,
@@ -94,15 +106,31 @@ impl LiveReader {
             if read.last_seq.is_some() {
                 return true;
             }
-            match tokio::time::timeout(self.heartbeat, self.changes.changed()).await {
-                Ok(Ok(())) => {}
-                Ok(Err(_)) => {
-                    self.done = true;
-                    return false;
-                }
-                Err(_) => {
-                    visit(&Event::heartbeat(self.after));
-                    return true;
+            if !self.wait().await {
+                self.done = true;
+                return false;
+            }
+            let now = Instant::now();
+            if now >= self.quiet_since + self.heartbeat {
+                visit(&Event::heartbeat(self.after));
+                self.quiet_since = now;
+                self.alarm.as_mut().reset(now + self.heartbeat);
+                return true;
+            }
+        }
+    }
+
+    /// Waits for the log to change or a heartbeat to fall due; false when the log is gone.
+    async fn wait(&mut self) -> bool {
+        loop {
+            tokio::select! {
+                changed = self.changes.changed() => return changed.is_ok(),
+                () = &mut self.alarm => {
+                    let due = self.quiet_since + self.heartbeat;
+                    if Instant::now() >= due {
+                        return true;
+                    }
+                    self.alarm.as_mut().reset(due);
                 }
             }
         }
