@@ -364,15 +364,17 @@ impl AppState {
                     }
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
+                    live.log.stored_through(commits.stored_through());
                     live.log.append_all(shown);
                 }
-                settled = commits.settled() => match settled {
+                // Only when something waits for the store: a run streaming deltas is not woken
+                // by their commits.
+                settled = commits.settled(), if commits.holds() || !open => match settled {
                     Settled::Show(held) => {
                         metrics.logged(&held);
-                        live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
+                        live.log.append_all(held);
                     }
-                    Settled::Retrying => {}
                     Settled::GaveUp => live.handle.cancel(),
                 },
             }
