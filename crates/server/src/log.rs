@@ -21,7 +21,7 @@ pub(crate) struct EventLog {
 
 /// How many stored events the log keeps at least: enough for readers that keep up (they take
 /// what was logged since their last read) to find everything here.
-pub(crate) const KEEP: usize = 16;
+pub(crate) const KEEP: usize = 8;
 
 #[derive(Debug, Default)]
 struct Logged {
