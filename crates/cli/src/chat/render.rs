@@ -37,6 +37,9 @@ pub(crate) struct Renderer {
     current: Option<(String, u32)>,
     /// Streamed parts by (message id, index): what kind each is.
     streamed: HashMap<(String, u32), StreamedPart>,
+    /// The tool call whose arguments stream on screen. Calls streamed alongside it (parallel
+    /// calls) are shown whole once complete, so their arguments do not interleave.
+    args_on_screen: Option<(String, u32)>,
     /// Tool calls that have not answered, in call order: (call id, tool name).
     running: Vec<(String, String)>,
     /// Every call's tool name by call id, for answers that do not repeat it (an AI SDK
@@ -56,6 +59,7 @@ impl Renderer {
             line_open: false,
             current: None,
             streamed: HashMap::new(),
+            args_on_screen: None,
             running: Vec::new(),
             names: HashMap::new(),
             spinner_shown: false,
@@ -73,10 +77,15 @@ impl Renderer {
                 part,
             } => {
                 let key = (message_id.to_string(), *index);
-                self.switch_to(&mut out, Some(key.clone()));
                 if let StreamedPart::ToolCall { tool_name, .. } = part {
-                    out += &self.paint(format!("▸ {tool_name} "), Paint::Tool);
-                    self.line_open = true;
+                    if self.args_on_screen.is_none() {
+                        self.switch_to(&mut out, Some(key.clone()));
+                        out += &self.paint(format!("▸ {tool_name} "), Paint::Tool);
+                        self.line_open = true;
+                        self.args_on_screen = Some(key.clone());
+                    }
+                } else {
+                    self.switch_to(&mut out, Some(key.clone()));
                 }
                 self.streamed.insert(key, part.clone());
             }
@@ -86,6 +95,13 @@ impl Renderer {
                 delta,
             } => {
                 let key = (message_id.to_string(), *index);
+                let streamed = self.streamed.get(&key);
+                if matches!(streamed, Some(StreamedPart::ToolCall { .. }))
+                    && self.args_on_screen.as_ref() != Some(&key)
+                {
+                    // A parallel call: shown whole when complete.
+                    return out + &self.show_spinner();
+                }
                 self.switch_to(&mut out, Some(key.clone()));
                 let paint = match self.streamed.get(&key) {
                     Some(StreamedPart::Reasoning) | Some(StreamedPart::ToolCall { .. }) => {
@@ -106,7 +122,14 @@ impl Renderer {
             } => {
                 let key = (message_id.to_string(), *index);
                 let streamed = self.streamed.remove(&key).is_some();
-                if streamed {
+                let on_screen = self.args_on_screen.as_ref() == Some(&key);
+                if on_screen {
+                    self.args_on_screen = None;
+                }
+                if streamed && matches!(part, Part::ToolCall(_)) && !on_screen {
+                    self.switch_to(&mut out, None);
+                    self.whole_part(&mut out, part);
+                } else if streamed {
                     if let Part::ToolCall(call) = part {
                         self.end_line(&mut out);
                         self.call_started(call);

@@ -165,3 +165,34 @@ fn an_approval_prompt_names_the_call() {
     });
     assert_eq!(prompt, "? allow write_file {\"path\":\"a.txt\"} [y/n] ");
 }
+
+#[test]
+fn parallel_calls_do_not_interleave_their_arguments() {
+    let mut renderer = Renderer::new(false, false);
+    let start = |index: u32, id: &str, name: &str| {
+        json!({"event": "part_start", "message_id": "m", "index": index,
+               "type": "tool_call", "tool_call_id": id, "tool_name": name})
+    };
+    let complete = |index: u32, id: &str, name: &str, args: &str| {
+        json!({"event": "part_complete", "message_id": "m", "index": index,
+               "part": {"type": "tool_call", "tool_call_id": id, "tool_name": name,
+                        "args": serde_json::from_str::<Value>(args).unwrap()}})
+    };
+    let out = render(
+        &mut renderer,
+        vec![
+            start(0, "c1", "list_files"),
+            start(1, "c2", "read_file"),
+            delta(0, "{\"path\":\"/de"),
+            delta(1, "{\"path\":\"/de"),
+            delta(0, "mo\"}"),
+            delta(1, "mo/note.txt\"}"),
+            complete(0, "c1", "list_files", r#"{"path":"/demo"}"#),
+            complete(1, "c2", "read_file", r#"{"path":"/demo/note.txt"}"#),
+        ],
+    );
+    assert_eq!(
+        out,
+        "▸ list_files {\"path\":\"/demo\"}\n▸ read_file {\"path\":\"/demo/note.txt\"}\n"
+    );
+}
