@@ -176,7 +176,7 @@ fn parallel_calls_do_not_interleave_their_arguments() {
     let complete = |index: u32, id: &str, name: &str, args: &str| {
         json!({"event": "part_complete", "message_id": "m", "index": index,
                "part": {"type": "tool_call", "tool_call_id": id, "tool_name": name,
-                        "args": serde_json::from_str::<Value>(args).unwrap()}})
+                        "args": serde_json::from_str::<Value>(args).expect("JSON arguments")}})
     };
     let out = render(
         &mut renderer,
