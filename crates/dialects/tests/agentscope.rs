@@ -726,11 +726,11 @@ fn a_heartbeat_is_a_heartbeat_message_in_the_sequence() {
     ];
     let mut encoder = agentwire_dialects::agentscope::AgentScopeEncoder::default();
     let wire = common::encode(&mut encoder, &events);
-    let text = String::from_utf8(wire.clone()).unwrap();
+    let text = String::from_utf8(wire.clone()).expect("utf-8");
     let objects: Vec<serde_json::Value> = text
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))
-        .map(|data| serde_json::from_str(data).unwrap())
+        .map(|data| serde_json::from_str(data).expect("json"))
         .collect();
     assert_eq!(objects.len(), 4, "{text}");
     assert_eq!(objects[2]["type"], "heartbeat");
@@ -741,7 +741,7 @@ fn a_heartbeat_is_a_heartbeat_message_in_the_sequence() {
         &mut agentwire_dialects::agentscope::AgentScopeDecoder::default(),
         &wire,
     )
-    .unwrap();
+    .expect("decodes");
     assert!(
         decoded
             .iter()
