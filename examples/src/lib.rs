@@ -7,6 +7,10 @@
 //!   each approval request the run asks (`y` on stdin approves).
 //! - `cargo run -p agentwire-examples --example resume -- RUN_ID`: follows a run from its first
 //!   event, as a client that lost its connection or restarted does.
+//!
+//! And one that is a server: `cargo run -p agentwire-examples --example custom_handler -- [ADDR]`
+//! serves `wordsmith`, a custom agent whose handler writes its answers with the layered response
+//! builder, through every dialect.
 
 /// The server the examples talk to: `AGENTWIRE_URL`, else the default address of `agentwire serve`.
 pub fn server_url() -> String {

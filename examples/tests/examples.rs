@@ -134,3 +134,152 @@ async fn the_examples_run_against_a_real_server() {
         format!("Hello there.\n[completed after {last} events, last {last}]\n")
     );
 }
+
+/// The `custom_handler` example, started on port 0: the process (killed on drop) and its URL.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve_custom_handler() -> Served {
+    use std::io::BufRead;
+    let mut child = Command::new(example("custom_handler"))
+        .arg("127.0.0.1:0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|error| panic!("custom_handler is built by cargo test: {error}"));
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("says where it listens: {line}"))
+        .to_owned();
+    Served { child, url }
+}
+
+/// POSTs `body` to `path` and decodes the stream in `dialect` into the strict accumulator:
+/// the final status and the last message.
+async fn dialect_run(
+    url: &str,
+    path: &str,
+    body: serde_json::Value,
+    dialect: agentwire_dialects::Dialect,
+) -> (Option<agentwire_core::RunStatus>, Message) {
+    let response = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{path}");
+    let wire = response.bytes().await.unwrap();
+    let mut decoder = dialect.decoder();
+    let mut events = Vec::new();
+    decoder.decode(&wire, &mut events).unwrap();
+    decoder.finish(&mut events).unwrap();
+    let mut accumulator = agentwire_core::Accumulator::default();
+    for event in &events {
+        accumulator.push(event).unwrap();
+    }
+    let status = accumulator.status();
+    let last = accumulator.into_messages().pop().unwrap();
+    (status, last)
+}
+
+fn has_stats_and_chart(message: &Message, words: u64) -> bool {
+    use agentwire_core::Part;
+    let stats = message.parts.iter().any(|part| {
+        matches!(part, Part::Data(data) if data.name == "word_stats" && data.data["words"] == words)
+    });
+    let chart = message
+        .parts
+        .iter()
+        .any(|part| matches!(part, Part::File(file) if file.media_type == "image/svg+xml"));
+    stats && chart
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_custom_handler_is_served_through_every_dialect() {
+    use agentwire_core::RunStatus;
+    use agentwire_dialects::Dialect;
+    use serde_json::json;
+
+    let served = serve_custom_handler();
+    let url = served.url.clone();
+
+    // The native API, through the Rust SDK.
+    let client = Client::new(&url).unwrap();
+    let output = client
+        .run(&StartRun::new(Message::user("count these three")).agent("wordsmith"))
+        .await
+        .unwrap();
+    assert_eq!(output.run.status, RunStatus::Completed);
+    let answer = output.output.last().unwrap();
+    assert_eq!(answer.content(), "You wrote 3 words: count these three");
+    assert!(has_stats_and_chart(answer, 3), "{answer:?}");
+
+    // The AI SDK's chat endpoint.
+    let body = json!({"id": "chat_1", "trigger": "submit-message",
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "two words"}]}]});
+    let (status, answer) = dialect_run(&url, "/api/chat", body, Dialect::AiSdk).await;
+    assert_eq!(status, Some(RunStatus::Completed));
+    assert_eq!(answer.content(), "You wrote 2 words: two words");
+    assert!(has_stats_and_chart(&answer, 2), "{answer:?}");
+
+    // AG-UI.
+    let body = json!({"threadId": "t1", "runId": "r1", "state": {}, "tools": [], "context": [],
+        "forwardedProps": {}, "messages": [{"id": "m1", "role": "user", "content": "one"}]});
+    let (status, answer) = dialect_run(&url, "/agents/wordsmith/ag-ui", body, Dialect::AgUi).await;
+    assert_eq!(status, Some(RunStatus::Completed));
+    assert_eq!(answer.content(), "You wrote 1 words: one");
+
+    // AgentScope's Agent API.
+    let body = json!({"stream": true, "session_id": "s1",
+        "input": [{"role": "user", "type": "message", "content": [{"type": "text", "text": "a b c d"}]}]});
+    let (status, answer) = dialect_run(&url, "/process", body, Dialect::AgentScope).await;
+    assert_eq!(status, Some(RunStatus::Completed));
+    assert_eq!(answer.content(), "You wrote 4 words: a b c d");
+    assert!(has_stats_and_chart(&answer, 4), "{answer:?}");
+
+    // A handler's error fails the run with its code.
+    let output = client
+        .run(&StartRun::new(Message::user("   ")).agent("wordsmith"))
+        .await
+        .unwrap();
+    assert_eq!(output.run.status, RunStatus::Failed);
+    assert_eq!(output.run.error.unwrap().code, "empty_question");
+
+    // A cancel stops the handler mid-answer; what streamed is kept.
+    let long = vec!["word"; 500].join(" ");
+    let mut run = client
+        .start(&StartRun::new(Message::user(&long)).agent("wordsmith"))
+        .await
+        .unwrap();
+    while let Some(event) = run.next().await.unwrap() {
+        if event.name() == "part_delta"
+            && run
+                .state()
+                .messages()
+                .iter()
+                .any(|m| m.content().contains("word word"))
+        {
+            break;
+        }
+    }
+    run.cancel().await.unwrap();
+    assert_eq!(run.finish().await.unwrap(), Some(RunStatus::Canceled));
+    let kept = run.into_messages().pop().unwrap().content();
+    assert!(kept.starts_with("You wrote 500 words: word word"), "{kept}");
+    assert!(kept.len() < long.len(), "stopped before the end");
+}

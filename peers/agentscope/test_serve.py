@@ -174,3 +174,44 @@ def test_the_root_process_answers_for_the_default_agent_and_passes_the_strict_ch
     strict = validate(wire)
     assert strict.status == RunStatus.Completed
     assert texts(strict.output) == ["Hello there."]
+
+
+SLOW_CONFIG = """
+[server]
+heartbeat_seconds = 1
+
+[[agents]]
+name = "slow"
+provider = "scripted"
+script = "slow.json"
+tokens_per_second = 0.5
+"""
+
+SLOW_SCRIPT = {"turns": [[
+    {"type": "text_delta", "text": "Hello "},
+    {"type": "text_delta", "text": "there."},
+    {"type": "finish", "reason": "stop"},
+]] * 2}
+
+
+def test_a_quiet_stream_gets_heartbeat_messages_their_models_accept():
+    """A model that pauses longer than `heartbeat_seconds` between words: the stream carries
+    messages of their own `heartbeat` type, which their client yields as `Message`s and their
+    models accept strictly, numbered in the gapless sequence; the output leaves them out."""
+    with AgentwireServer(SLOW_CONFIG, {"slow.json": SLOW_SCRIPT}) as slow:
+        client = HTTPAgentAPIClient(f"{slow.url}/process", timeout=30)
+        events = list(client.stream(ask("hi", "ses-hb")))
+        heartbeats = [
+            event for event in events
+            if isinstance(event, Message) and event.type == MessageType.HEARTBEAT
+        ]
+        assert heartbeats, events
+        final = check_stream(events)
+        assert final.status == RunStatus.Completed
+        assert texts(final.output) == ["Hello there."]
+        assert all(message.type != MessageType.HEARTBEAT for message in final.output)
+
+        body = ask("hi", "ses-hb-strict").model_dump(exclude_none=True)
+        wire = requests.post(f"{slow.url}/process", json=body, timeout=30).content
+        assert b'"type":"heartbeat"' in wire
+        assert validate(wire).status == RunStatus.Completed

@@ -243,28 +243,38 @@ impl MessageBuilder {
         })
     }
 
+    /// Closes any open text, reasoning or refusal part and opens a new one of `kind` (text,
+    /// reasoning or refusal; anything else opens text) now, before its first delta: emits
+    /// `part_start`. Returns its index. For writers that want a part to exist from the moment
+    /// it is announced ([`crate::response`]); model output opens parts at their first delta.
+    pub(crate) fn open_sequential(&mut self, out: &mut Emitter, kind: StreamedPart) -> usize {
+        self.close_text(out);
+        let index = self.message.parts.len();
+        let kind = match kind {
+            StreamedPart::Reasoning | StreamedPart::Refusal => kind,
+            _ => StreamedPart::Text,
+        };
+        self.message.parts.push(match kind {
+            StreamedPart::Reasoning => Part::Reasoning(ReasoningPart::default()),
+            StreamedPart::Refusal => Part::Refusal(RefusalPart::default()),
+            _ => Part::Text(TextPart::default()),
+        });
+        out.emit(EventKind::PartStart {
+            message_id: self.message_id().clone(),
+            index: wire_index(index),
+            part: kind,
+        });
+        self.open_text = Some(index);
+        index
+    }
+
     fn sequential_delta(&mut self, out: &mut Emitter, kind: StreamedPart, text: &str) {
         if text.is_empty() {
             return;
         }
         let index = match self.open_text {
             Some(index) if Self::streams_as(&self.message.parts[index], &kind) => index,
-            _ => {
-                self.close_text(out);
-                let index = self.message.parts.len();
-                self.message.parts.push(match kind {
-                    StreamedPart::Reasoning => Part::Reasoning(ReasoningPart::default()),
-                    StreamedPart::Refusal => Part::Refusal(RefusalPart::default()),
-                    _ => Part::Text(TextPart::default()),
-                });
-                out.emit(EventKind::PartStart {
-                    message_id: self.message_id().clone(),
-                    index: wire_index(index),
-                    part: kind,
-                });
-                self.open_text = Some(index);
-                index
-            }
+            _ => self.open_sequential(out, kind),
         };
         if let Part::Text(TextPart { text: buffer })
         | Part::Reasoning(ReasoningPart { text: buffer })

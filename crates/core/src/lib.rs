@@ -10,6 +10,9 @@
 //! - [`Event`]: one step of a run's stream (`message_start`, `part_delta`, …);
 //! - [`MessageBuilder`] and [`Accumulator`]: model output → events → messages.
 //!
+//! Code that writes a run's answer itself (a custom agent handler) uses seed 002's layered
+//! [`ResponseBuilder`] → [`MessageWriter`] → [`ContentWriter`] over the same builder.
+//!
 //! ```
 //! use agentwire_core::{Accumulator, Emitter, MessageBuilder, MessageStart, Part, Role};
 //!
@@ -45,6 +48,7 @@ pub mod ids;
 pub mod message;
 pub mod part;
 pub mod partial_json;
+pub mod response;
 pub mod tool_spec;
 pub mod usage;
 
@@ -56,5 +60,6 @@ pub use ids::{MessageId, RunId, SessionId, ToolCallId};
 pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
+pub use response::{ContentWriter, MessageWriter, ResponseBuilder, ResponseError};
 pub use tool_spec::ToolSpec;
 pub use usage::Usage;

@@ -691,3 +691,60 @@ fn malformed_requests_are_typed_errors() {
         );
     }
 }
+
+/// A keep-alive inside a response is a message of AgentScope's own `heartbeat` type, numbered
+/// in the gapless sequence; the decoder skips it.
+#[test]
+fn a_heartbeat_is_a_heartbeat_message_in_the_sequence() {
+    use agentwire_core::{Event, EventKind, RunStatus};
+    let events = [
+        Event {
+            seq: 1,
+            kind: EventKind::RunCreated {
+                run_id: "run_1".into(),
+                session_id: None,
+                agent: None,
+            },
+        },
+        Event {
+            seq: 2,
+            kind: EventKind::RunStatus {
+                status: RunStatus::InProgress,
+                error: None,
+                usage: None,
+            },
+        },
+        Event::heartbeat(2),
+        Event {
+            seq: 3,
+            kind: EventKind::RunStatus {
+                status: RunStatus::Completed,
+                error: None,
+                usage: None,
+            },
+        },
+    ];
+    let mut encoder = agentwire_dialects::agentscope::AgentScopeEncoder::default();
+    let wire = common::encode(&mut encoder, &events);
+    let text = String::from_utf8(wire.clone()).expect("utf-8");
+    let objects: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("json"))
+        .collect();
+    assert_eq!(objects.len(), 4, "{text}");
+    assert_eq!(objects[2]["type"], "heartbeat");
+    assert_eq!(objects[2]["object"], "message");
+    assert_eq!(objects[2]["sequence_number"], 2);
+    assert_eq!(objects[3]["sequence_number"], 3);
+    let decoded = common::decode_whole(
+        &mut agentwire_dialects::agentscope::AgentScopeDecoder::default(),
+        &wire,
+    )
+    .expect("decodes");
+    assert!(
+        decoded
+            .iter()
+            .all(|event| !matches!(event.kind, EventKind::MessageStart { .. }))
+    );
+}

@@ -46,7 +46,7 @@ async fn main() -> anyhow::Result<()> {
                 .await?
         }
     };
-    eprintln!("agent '{}' on {}", agent.name(), agent.brain().describe());
+    eprintln!("agent '{}' on {}", agent.name(), agent.describe());
 
     let question = if words.is_empty() {
         "tour".to_owned()

@@ -16,6 +16,7 @@ use agentwire_tools::{Tool, ToolLimits, Toolbox, ToolboxError};
 use thiserror::Error;
 
 use crate::clock::{Clock, SystemClock};
+use crate::handler::Handler;
 use crate::ids::{IdSource, UniqueIds};
 use crate::schema::{allows_anywhere, default_schema};
 
@@ -45,7 +46,10 @@ pub struct Agent {
 pub(crate) struct AgentParts {
     pub(crate) name: String,
     pub(crate) description: String,
-    pub(crate) brain: Arc<dyn Brain>,
+    /// `None` for an agent a [`Handler`] serves.
+    pub(crate) brain: Option<Arc<dyn Brain>>,
+    /// Writes the runs' answers instead of the brain and the orchestrator.
+    pub(crate) handler: Option<Arc<dyn Handler>>,
     pub(crate) system: Option<String>,
     pub(crate) toolbox: Toolbox,
     /// The agent's tools as the model is offered them, in the order they were added.
@@ -64,6 +68,7 @@ pub struct AgentBuilder {
     name: String,
     description: String,
     brain: Option<Arc<dyn Brain>>,
+    handler: Option<Arc<dyn Handler>>,
     system: Option<String>,
     toolbox: Toolbox,
     tool_error: Option<ToolboxError>,
@@ -79,8 +84,8 @@ pub struct AgentBuilder {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// No brain was given.
-    #[error("agent '{agent}' has no brain")]
+    /// Neither a brain nor a handler was given.
+    #[error("agent '{agent}' has no brain (and no handler)")]
     NoBrain {
         /// The agent.
         agent: String,
@@ -126,6 +131,7 @@ impl Agent {
             name: name.into(),
             description: String::new(),
             brain: None,
+            handler: None,
             system: None,
             toolbox: Toolbox::new(ToolLimits::default()),
             tool_error: None,
@@ -148,9 +154,17 @@ impl Agent {
         &self.inner.description
     }
 
-    /// The brain, e.g. for [`Brain::describe`].
-    pub fn brain(&self) -> &Arc<dyn Brain> {
-        &self.inner.brain
+    /// The brain; `None` for an agent a [`Handler`] serves.
+    pub fn brain(&self) -> Option<&Arc<dyn Brain>> {
+        self.inner.brain.as_ref()
+    }
+
+    /// What runs the agent, for people: the brain's [`Brain::describe`], or `handler`.
+    pub fn describe(&self) -> String {
+        match &self.inner.brain {
+            Some(brain) if self.inner.handler.is_none() => brain.describe(),
+            _ => "handler".into(),
+        }
     }
 
     /// The system prompt.
@@ -188,7 +202,7 @@ impl fmt::Debug for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")
             .field("name", &self.inner.name)
-            .field("brain", &self.inner.brain.describe())
+            .field("runs_on", &self.describe())
             .field("toolbox", &self.inner.toolbox)
             .field("max_steps", &self.inner.max_steps)
             .finish_non_exhaustive()
@@ -210,6 +224,15 @@ impl AgentBuilder {
     /// A shared brain; see [`AgentBuilder::brain`].
     pub fn brain_arc(mut self, brain: Arc<dyn Brain>) -> Self {
         self.brain = Some(brain);
+        self
+    }
+
+    /// A handler that writes every run's answer itself with the layered response builder,
+    /// instead of a brain (see [`crate::handler`]). An agent with a handler needs no brain;
+    /// its tools, approvals and `max_steps` are the handler's business, its `max_duration`
+    /// still ends a run that works too long.
+    pub fn handler(mut self, handler: impl Handler) -> Self {
+        self.handler = Some(Arc::new(handler));
         self
     }
 
@@ -300,9 +323,9 @@ impl AgentBuilder {
         if let Some(source) = self.tool_error {
             return Err(AgentError::Tool { agent, source });
         }
-        let Some(brain) = self.brain else {
+        if self.brain.is_none() && self.handler.is_none() {
             return Err(AgentError::NoBrain { agent });
-        };
+        }
         if self.max_steps == 0 {
             return Err(AgentError::ZeroMaxSteps { agent });
         }
@@ -325,7 +348,8 @@ impl AgentBuilder {
             inner: Arc::new(AgentParts {
                 name: agent,
                 description: self.description,
-                brain,
+                brain: self.brain,
+                handler: self.handler,
                 system: self.system,
                 toolbox: self.toolbox,
                 tool_specs,

@@ -10,6 +10,9 @@
 //! store persists their events. Models are reached through [`agentwire_brain::Brain`]; tools
 //! run through [`agentwire_tools::Toolbox`].
 //!
+//! An agent can instead be served by a [`Handler`]: Rust code that writes each run's answer
+//! with seed 002's layered response builder (see [`handler`]).
+//!
 //! The three types to learn first:
 //! - [`Agent`] and its [`AgentBuilder`];
 //! - [`Run`]: a [`RunHandle`] and the [`RunEvents`] stream;
@@ -62,6 +65,7 @@ mod agent;
 mod clock;
 pub mod config;
 mod events;
+pub mod handler;
 mod ids;
 mod orchestrator;
 mod run;
@@ -72,5 +76,6 @@ pub use agent::{Agent, AgentBuilder, AgentError};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{AgentConfig, AgentsFile, ConfigError, Provider};
 pub use events::RunEvents;
+pub use handler::{Handler, HandlerError, HandlerRequest, Responder};
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
 pub use run::{InputError, Run, RunHandle, RunLimits, RunStart, StartError};

@@ -266,7 +266,9 @@ impl Orchestrator {
     async fn stream_step(&mut self, builder: &mut MessageBuilder) -> Result<FinishReason, Halt> {
         let request = self.request(builder);
         self.steps += 1;
-        let brain = Arc::clone(&self.shared.agent.inner.brain);
+        let Some(brain) = self.shared.agent.inner.brain.clone() else {
+            return Err(Halt::Failed(provider_error("the agent has no brain")));
+        };
         let mut stream = brain.stream(request);
         let cancel = self.shared.cancel.clone();
         let stop = stop_signal(cancel.clone(), self.deadline);

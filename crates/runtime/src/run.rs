@@ -22,6 +22,7 @@ use tracing::Instrument;
 
 use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
+use crate::handler;
 use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
@@ -301,6 +302,22 @@ impl Agent {
             cancel: CancellationToken::new(),
         });
         let queue = Arc::new(EventQueue::default());
+        if let Some(handler) = &config.handler {
+            let request = handler::request(&shared, start.client_tools);
+            let max_duration = handler::max_duration(config.max_duration, start.limits);
+            let drive = handler::drive(
+                shared.clone(),
+                queue.clone(),
+                handler.clone(),
+                request,
+                max_duration,
+            );
+            runtime.spawn(drive.in_current_span());
+            return Ok(Run {
+                handle: RunHandle { shared },
+                events: RunEvents::new(queue),
+            });
+        }
         let orchestrator = Orchestrator::new(
             Arc::clone(&shared),
             Arc::clone(&queue),

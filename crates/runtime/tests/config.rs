@@ -139,7 +139,7 @@ async fn an_openai_agent_reads_its_key_from_the_named_variable_and_talks_to_its_
     let file = AgentsFile::from_toml(&toml).unwrap();
     let env = |name: &str| (name == "LOCAL_KEY").then(|| "sk-local".to_owned());
     let local = file.agents[0].build(dir.path(), env).await.unwrap();
-    assert_eq!(local.brain().describe(), "openai:llama3");
+    assert_eq!(local.describe(), "openai:llama3");
 
     let (status, messages) = run(&local, "Hello").await;
     assert_eq!(status, RunStatus::Completed);
@@ -172,7 +172,7 @@ async fn the_default_assistant_picks_its_brain_from_the_environment() {
     let mut config = demo;
     config.tokens_per_second = Some(0.0);
     let assistant = config.build(dir.path(), no_env).await.unwrap();
-    assert_eq!(assistant.brain().describe(), "demo (offline)");
+    assert_eq!(assistant.describe(), "demo (offline)");
     let (status, messages) = run(&assistant, "tour").await;
     assert_eq!(status, RunStatus::Completed);
     let parts = &messages.last().unwrap().parts;

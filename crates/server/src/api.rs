@@ -91,7 +91,7 @@ fn card(agent: &Agent) -> Value {
     json!({
         "name": agent.name(),
         "description": agent.description(),
-        "brain": agent.brain().describe(),
+        "brain": agent.describe(),
         "tools": agent.tools(),
         "schema": agent.schema().as_ref(),
     })

@@ -11,6 +11,7 @@
 //! max_input_messages = 256                            # the most messages one request carries
 //! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
 //! max_run_seconds = 900                               # ceiling over every run's working time
+//! heartbeat_seconds = 15                              # keep-alive after this long quiet
 //!
 //! [[agents]]
 //! name = "assistant"
@@ -113,6 +114,9 @@ pub struct ServerSection {
     pub max_tool_output_bytes: Option<usize>,
     /// The most working time of a run, in seconds, over every agent's `max_duration`.
     pub max_run_seconds: Option<NonZeroU64>,
+    /// How long, in seconds, a stream may stay quiet (a long tool call, a slow model) before it
+    /// gets a keep-alive in its dialect's form, so proxies and clients do not time it out.
+    pub heartbeat_seconds: Option<NonZeroU64>,
 }
 
 /// Reads `cors_origins`: `["*"]` alone, or origins as browsers send them (`scheme://host`,
@@ -165,6 +169,11 @@ impl ServerSection {
             max_run_duration: self
                 .max_run_seconds
                 .map_or(defaults.max_run_duration, |seconds| {
+                    Duration::from_secs(seconds.get())
+                }),
+            heartbeat: self
+                .heartbeat_seconds
+                .map_or(defaults.heartbeat, |seconds| {
                     Duration::from_secs(seconds.get())
                 }),
             ..defaults

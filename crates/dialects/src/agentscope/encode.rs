@@ -553,6 +553,26 @@ impl AgentScopeEncoder {
         self.turn = None;
     }
 
+    /// A keep-alive: a message of AgentScope's own `heartbeat` type (`MessageType.HEARTBEAT`,
+    /// which their models accept and their clients pass on), numbered like every frame. Outside a
+    /// response (none started, or ended) a comment, which every SSE reader skips.
+    fn heartbeat(&mut self, out: &mut Vec<u8>) {
+        if !self.started || self.ended {
+            out.extend_from_slice(b": heartbeat\n\n");
+            return;
+        }
+        let seq = self.seq();
+        out.extend_from_slice(b"data: {\"sequence_number\":");
+        push_u64(out, seq);
+        out.extend_from_slice(
+            b",\"object\":\"message\",\"status\":\"in_progress\",\"error\":null,\"id\":\"heartbeat_",
+        );
+        push_u64(out, seq);
+        out.extend_from_slice(
+            b"\",\"type\":\"heartbeat\",\"role\":\"assistant\",\"content\":null,\"code\":null,\"message\":null,\"usage\":null,\"metadata\":null}\n\n",
+        );
+    }
+
     fn error(&mut self, out: &mut Vec<u8>, error: &ErrorInfo) {
         let seq = self.seq();
         out.extend_from_slice(b"data: {\"sequence_number\":");
@@ -628,9 +648,7 @@ impl Encoder for AgentScopeEncoder {
                 self.ensure_started(out);
                 self.message_complete(out, message);
             }
-            // AgentScope defines no keep-alive; a comment is one every SSE reader skips
-            // (theirs reads only `data: ` lines).
-            EventKind::Heartbeat {} => out.extend_from_slice(b": heartbeat\n\n"),
+            EventKind::Heartbeat {} => self.heartbeat(out),
             EventKind::Error(error) => {
                 self.ensure_started(out);
                 self.error(out, error);

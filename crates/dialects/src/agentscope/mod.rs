@@ -34,7 +34,7 @@
 //! | approval request / response | `mcp_approval_request` `data {id, call_id, reason}` / `mcp_approval_response` `data {approval_request_id, approve, reason}` |
 //! | message metadata | `metadata` (without usage) on each message; the usage in `usage` of the last one |
 //! | `error` event | a `message` of type `error` with `code` and `message` |
-//! | heartbeat | an SSE comment (`: heartbeat`), which their client skips |
+//! | heartbeat | a message of type `heartbeat` (`MessageType.HEARTBEAT`), status `in_progress`, no content; the decoder skips it; before the response starts or after it ends, an SSE comment |
 //!
 //! Contents of consecutive parts of one kind share a message (text, files and data in one
 //! `message`; reasoning in one `reasoning`); every call, output and approval is a message of its
