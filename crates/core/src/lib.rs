@@ -1,6 +1,7 @@
 //! The core of agentwire: the canonical message model, the event protocol, the builder that
 //! turns model output into events, the accumulator that turns events back into messages, and
-//! the communication schema that says who may send what when.
+//! the communication schema that says who may send what when, and what a request may ask of
+//! a run's model ([`GenerationSettings`]).
 //!
 //! The core is pure: no IO, no async runtime, no clock, no randomness. Times and fresh ids come
 //! in as arguments. That keeps it fast, fuzzable and usable by every client, server and codec.
@@ -45,6 +46,7 @@ pub mod ids;
 pub mod message;
 pub mod part;
 pub mod partial_json;
+pub mod settings;
 pub mod tool_spec;
 pub mod usage;
 
@@ -56,5 +58,6 @@ pub use ids::{MessageId, RunId, SessionId, ToolCallId};
 pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
+pub use settings::{GenerationSettings, InvalidField};
 pub use tool_spec::ToolSpec;
 pub use usage::Usage;
