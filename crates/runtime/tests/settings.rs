@@ -1,7 +1,7 @@
 //! A run's generation settings: they go with every model call of the run to the provider (the
-//! OpenAI adapter against the fake provider server), over the agent's configured defaults; `n`
-//! > 1 keeps the other choices beside the answer; what an agent or its brain cannot take is
-//! refused before anything starts, naming the field.
+//! OpenAI adapter against the fake provider server), over the agent's configured defaults; more
+//! than one choice (`n`) keeps the others beside the answer; what an agent or its brain cannot
+//! take is refused before anything starts, naming the field.
 #![allow(clippy::unwrap_used)]
 
 mod common;
