@@ -46,7 +46,7 @@ use std::pin::Pin;
 
 use futures::Stream;
 
-pub use agentwire_core::ToolSpec;
+pub use agentwire_core::{GenerationSettings, InvalidField, ToolSpec};
 pub use anthropic::{AnthropicBrain, AnthropicConfig};
 pub use connection::Connection;
 pub use demo::DemoBrain;
@@ -71,4 +71,25 @@ pub trait Brain: Send + Sync {
 
     /// A short name for logs and the agent card, e.g. `openai:gpt-4o-mini`.
     fn describe(&self) -> String;
+
+    /// Whether this brain can honour a run's generation settings (already within
+    /// [`GenerationSettings::check`]'s ranges), asked before the run starts so that a setting
+    /// the provider would refuse or ignore is refused to the client, naming it, instead of
+    /// being dropped. The default, for brains that are not models (scripted, demo), takes none:
+    /// only `n = 1`, which every brain does anyway.
+    ///
+    /// # Errors
+    /// [`InvalidField`] naming the first setting this brain cannot take.
+    fn check_settings(&self, settings: &GenerationSettings) -> Result<(), InvalidField> {
+        match settings.set_fields().first() {
+            Some(field) => Err(InvalidField::new(
+                *field,
+                format!(
+                    "cannot be set: {} takes no generation settings",
+                    self.describe()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
 }

@@ -1,10 +1,10 @@
 //! [`BrainRequest`]: what a model call is given.
 
-use agentwire_core::{Message, ToolSpec};
+use agentwire_core::{GenerationSettings, Message, ToolSpec};
 
 /// One model call's input: the conversation so far (assistant turns with their tool calls and
-/// results as parts, which each provider maps to its own message shapes), the system prompt, and
-/// the tools the model may call.
+/// results as parts, which each provider maps to its own message shapes), the system prompt, the
+/// tools the model may call, and the run's generation settings.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BrainRequest {
     /// The system prompt, if any.
@@ -16,6 +16,9 @@ pub struct BrainRequest {
     /// Which model call of the run this is, counting from 0 (a scripted brain answers the i-th
     /// call with its i-th turn).
     pub step: u32,
+    /// The run's generation settings: each one set overrides the brain's configured default
+    /// for this call (checked beforehand by [`Brain::check_settings`](crate::Brain)).
+    pub settings: GenerationSettings,
 }
 
 impl BrainRequest {

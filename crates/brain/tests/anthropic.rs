@@ -8,7 +8,7 @@ mod common;
 use agentwire_brain::anthropic::THINKING_SIGNATURE;
 use agentwire_brain::{
     AnthropicBrain, AnthropicConfig, Brain, BrainError, BrainEvent, BrainRequest, FinishReason,
-    ToolSpec,
+    GenerationSettings, ToolSpec,
 };
 use agentwire_core::{Message, Usage};
 use agentwire_testkit::fake_anthropic::{self as fake, INPUT_TOKENS, OUTPUT_TOKENS};
@@ -337,6 +337,7 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
             json!({"type": "object", "required": ["path", "content"]}),
         )],
         step: 0,
+        settings: Default::default(),
     };
     let mut config = config(&server);
     config.max_tokens = 8000;
@@ -425,5 +426,136 @@ async fn a_configuration_that_cannot_work_is_refused_up_front() {
         server.requests()[0].path,
         "/v1/messages",
         "a base ending in /v1"
+    );
+}
+
+#[tokio::test]
+async fn a_run_s_settings_reach_the_provider_under_anthropic_s_names() {
+    let server = FakeProvider::start();
+    server.push(FakeResponse::sse(fake::text()));
+    let mut request = hi();
+    request.settings = GenerationSettings {
+        model: Some("claude-opus-4-1".into()),
+        temperature: Some(0.75),
+        top_p: Some(0.5),
+        max_tokens: Some(77),
+        stop: vec!["END".into()],
+        n: Some(1),
+        ..GenerationSettings::default()
+    };
+    assert_eq!(brain(&server).check_settings(&request.settings), Ok(()));
+    call_text(&brain(&server), request).await;
+    assert_eq!(
+        server.requests()[0].body,
+        json!({
+            "model": "claude-opus-4-1",
+            "max_tokens": 77,
+            "temperature": 0.75,
+            "top_p": 0.5,
+            "stop_sequences": ["END"],
+            "stream": true,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+        })
+    );
+}
+
+#[test]
+fn settings_the_messages_api_lacks_are_refused_naming_them() {
+    let server = FakeProvider::start();
+    let plain = brain(&server);
+    let refused = |brain: &AnthropicBrain, settings: GenerationSettings| {
+        brain.check_settings(&settings).unwrap_err().to_string()
+    };
+    let with = GenerationSettings::default;
+    assert_eq!(
+        refused(
+            &plain,
+            GenerationSettings {
+                seed: Some(1),
+                ..with()
+            }
+        ),
+        "`seed` is not supported by Anthropic's Messages API (this agent's provider)"
+    );
+    assert_eq!(
+        refused(
+            &plain,
+            GenerationSettings {
+                presence_penalty: Some(0.0),
+                ..with()
+            }
+        ),
+        "`presence_penalty` is not supported by Anthropic's Messages API (this agent's provider)"
+    );
+    assert_eq!(
+        refused(
+            &plain,
+            GenerationSettings {
+                frequency_penalty: Some(1.0),
+                ..with()
+            }
+        ),
+        "`frequency_penalty` is not supported by Anthropic's Messages API (this agent's provider)"
+    );
+    assert_eq!(
+        refused(
+            &plain,
+            GenerationSettings {
+                n: Some(2),
+                ..with()
+            }
+        ),
+        "`n` must be 1: Anthropic's Messages API makes one choice, got 2"
+    );
+    assert_eq!(
+        refused(
+            &plain,
+            GenerationSettings {
+                temperature: Some(1.5),
+                ..with()
+            }
+        ),
+        "`temperature` must be between 0 and 1 for Anthropic, got 1.5"
+    );
+    let mut thinking = config(&server);
+    thinking.thinking_budget = Some(2048);
+    let thinking = AnthropicBrain::new(thinking).unwrap();
+    assert!(
+        refused(
+            &thinking,
+            GenerationSettings {
+                temperature: Some(0.5),
+                ..with()
+            }
+        )
+        .starts_with("`temperature` cannot be set: this agent uses extended thinking")
+    );
+    assert_eq!(
+        refused(
+            &thinking,
+            GenerationSettings {
+                top_p: Some(0.9),
+                ..with()
+            }
+        ),
+        "`top_p` must be between 0.95 and 1 with extended thinking, got 0.9"
+    );
+    assert_eq!(
+        refused(
+            &thinking,
+            GenerationSettings {
+                max_tokens: Some(2048),
+                ..with()
+            }
+        ),
+        "`max_tokens` must be more than this agent's thinking budget (2048 tokens), got 2048"
+    );
+    assert_eq!(
+        thinking.check_settings(&GenerationSettings {
+            top_p: Some(0.95),
+            max_tokens: Some(4000),
+            ..with()
+        }),
+        Ok(())
     );
 }

@@ -8,9 +8,10 @@ mod common;
 
 use std::time::Duration;
 
+use agentwire_brain::openai::OTHER_CHOICE;
 use agentwire_brain::{
-    Brain, BrainError, BrainEvent, BrainRequest, FinishReason, OpenAiBrain, OpenAiConfig,
-    RetryPolicy,
+    Brain, BrainError, BrainEvent, BrainRequest, FinishReason, GenerationSettings, OpenAiBrain,
+    OpenAiConfig, RetryPolicy,
 };
 use agentwire_core::{Message, ToolSpec, Usage};
 use agentwire_testkit::fake_openai::ChatStream;
@@ -496,6 +497,7 @@ async fn a_multi_step_history_is_sent_exactly() {
                    "content": {"type": "string"}}, "required": ["path", "content"]}),
         )],
         step: 0,
+        settings: Default::default(),
     };
     events(&brain, request).await;
     let recorded = &server.requests()[0];
@@ -571,4 +573,105 @@ fn unusable_configurations_are_refused() {
     assert!(!format!("{config:?}").contains("sk-secret"));
     let brain = OpenAiBrain::new(config).unwrap();
     assert!(!format!("{brain:?}").contains("sk-secret"));
+}
+
+/// Every generation setting a run can send, out of each setting's default.
+fn every_setting() -> GenerationSettings {
+    GenerationSettings {
+        model: Some("gpt-4.1".into()),
+        temperature: Some(1.25),
+        top_p: Some(0.5),
+        max_tokens: Some(321),
+        stop: vec!["END".into(), "\n\n".into()],
+        seed: Some(-42),
+        frequency_penalty: Some(-0.5),
+        presence_penalty: Some(1.5),
+        n: Some(1),
+    }
+}
+
+#[tokio::test]
+async fn a_run_s_settings_reach_the_provider_exactly_over_the_configuration() {
+    let server = FakeProvider::start();
+    let stream = || ChatStream::new().text("ok").finish("stop").done().to_sse();
+    server.push(FakeResponse::sse(stream()));
+    server.push(FakeResponse::sse(stream()));
+    let brain = brain_with(&server, |config| {
+        config.temperature = Some(0.1);
+        config.max_tokens = Some(10);
+        config.extra_body.insert("top_p".into(), json!(0.9));
+        config
+            .extra_body
+            .insert("reasoning_effort".into(), json!("low"));
+    });
+    let mut request = hi();
+    request.settings = every_setting();
+    events(&brain, request).await;
+    events(&brain, hi()).await;
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].body,
+        json!({
+            "model": "gpt-4.1",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "temperature": 1.25,
+            "max_tokens": 321,
+            "top_p": 0.5,
+            "reasoning_effort": "low",
+            "stop": ["END", "\n\n"],
+            "seed": -42,
+            "frequency_penalty": -0.5,
+            "presence_penalty": 1.5,
+            "n": 1
+        })
+    );
+    // Without the run's settings, the configuration's.
+    assert_eq!(
+        requests[1].body,
+        json!({
+            "model": "gpt-4o-mini",
+            "messages": [{"role": "user", "content": "Hi"}],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "temperature": 0.1,
+            "max_tokens": 10,
+            "top_p": 0.9,
+            "reasoning_effort": "low"
+        })
+    );
+    assert_eq!(brain.check_settings(&every_setting()), Ok(()));
+}
+
+#[tokio::test]
+async fn with_n_choices_the_first_is_the_answer_and_the_others_come_as_data() {
+    let server = FakeProvider::start();
+    let chunk = |choices: Value| format!("data: {}\n\n", json!({"choices": choices}));
+    let body = [
+        chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": "Yes"}},
+                     {"index": 1, "delta": {"role": "assistant", "content": "No"}}]),
+        ),
+        chunk(json!([{"index": 1, "delta": {"content": "pe"}, "finish_reason": "stop"}])),
+        chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    server.push(FakeResponse::sse(body));
+    let mut request = hi();
+    request.settings.n = Some(2);
+    let got = events(&brain(&server), request).await;
+    assert_eq!(
+        got,
+        &[
+            BrainEvent::text_delta("Yes"),
+            BrainEvent::Data {
+                name: OTHER_CHOICE.into(),
+                data: json!({"index": 1, "content": "Nope", "tool_calls": [], "finish_reason": "stop"}),
+            },
+            BrainEvent::finish(FinishReason::Stop, None),
+        ]
+    );
+    assert_eq!(server.requests()[0].body["n"], json!(2));
 }

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use agentwire_core::{ErrorInfo, Message, RunId, RunStatus, SessionId, ToolSpec, Usage};
+use agentwire_core::{
+    ErrorInfo, GenerationSettings, Message, RunId, RunStatus, SessionId, ToolSpec, Usage,
+};
 use agentwire_dialects::native::RunRequest;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 use reqwest::{RequestBuilder, Response};
@@ -62,6 +64,7 @@ impl StartRun {
                 agent: None,
                 session_id: None,
                 input: vec![input],
+                settings: GenerationSettings::default(),
             },
             tools: Vec::new(),
         }
@@ -76,6 +79,12 @@ impl StartRun {
     /// Continues this session: the run sees its history (the next message of a conversation).
     pub fn session(mut self, session_id: impl Into<SessionId>) -> Self {
         self.request.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Sets the run's generation settings (model, temperature, …), which override the agent's.
+    pub fn settings(mut self, settings: GenerationSettings) -> Self {
+        self.request.settings = settings;
         self
     }
 

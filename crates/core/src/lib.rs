@@ -1,6 +1,7 @@
 //! The core of agentwire: the canonical message model, the event protocol, the builder that
 //! turns model output into events, the accumulator that turns events back into messages, and
-//! the communication schema that says who may send what when.
+//! the communication schema that says who may send what when, and what a request may ask of
+//! a run's model ([`GenerationSettings`]).
 //!
 //! The core is pure: no IO, no async runtime, no clock, no randomness. Times and fresh ids come
 //! in as arguments. That keeps it fast, fuzzable and usable by every client, server and codec.
@@ -49,6 +50,7 @@ pub mod message;
 pub mod part;
 pub mod partial_json;
 pub mod response;
+pub mod settings;
 pub mod tool_spec;
 pub mod usage;
 
@@ -61,5 +63,6 @@ pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
 pub use response::{ContentWriter, MessageWriter, ResponseBuilder, ResponseError};
+pub use settings::{GenerationSettings, InvalidField};
 pub use tool_spec::ToolSpec;
 pub use usage::Usage;

@@ -1,5 +1,6 @@
 //! [`DecodeError`]: why bytes from a peer could not be read as their dialect.
 
+use agentwire_core::InvalidField;
 use thiserror::Error;
 
 /// Bytes that are not a well-formed stream or request of their dialect.
@@ -31,4 +32,8 @@ pub enum DecodeError {
         #[source]
         source: serde_json::Error,
     },
+    /// A request field parses but cannot be used (a generation setting out of range, a tool
+    /// declared without a name, …); the error names it.
+    #[error("invalid request: {0}")]
+    InvalidField(#[from] InvalidField),
 }

@@ -15,17 +15,18 @@
 
 use std::io::Write;
 
-use agentwire_core::{Event, Message, SessionId};
+use agentwire_core::{Event, GenerationSettings, Message, SessionId};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DecodeError;
 use crate::sse::{SseFrame, SseReader};
 use crate::{Encoder, StreamDecoder};
 
-/// The body of `POST /v1/runs`: which agent, which session, and the input messages.
+/// The body of `POST /v1/runs`: which agent, which session, the input messages, and the run's
+/// generation settings.
 ///
 /// ```json
-/// {"agent": "assistant", "session_id": "ses_1", "input": [{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}]}
+/// {"agent": "assistant", "session_id": "ses_1", "input": [{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}], "temperature": 0.2}
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunRequest {
@@ -37,6 +38,11 @@ pub struct RunRequest {
     pub session_id: Option<SessionId>,
     /// The new messages, in either spelling of the model.
     pub input: Vec<Message>,
+    /// The run's generation settings, as top-level keys beside `input` (`model`,
+    /// `temperature`, `top_p`, `max_tokens`, `stop`, `seed`, `frequency_penalty`,
+    /// `presence_penalty`, `n`; camelCase spellings too), overriding the agent's defaults.
+    #[serde(flatten)]
+    pub settings: GenerationSettings,
 }
 
 /// Reads a `POST /v1/runs` body.

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_brain::Brain;
-use agentwire_core::ToolSpec;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
+use agentwire_core::{GenerationSettings, InvalidField, ToolSpec};
 use agentwire_tools::{Tool, ToolLimits, Toolbox, ToolboxError};
 use thiserror::Error;
 
@@ -58,6 +58,7 @@ pub(crate) struct AgentParts {
     pub(crate) schema: Arc<CommunicationSchema>,
     pub(crate) max_steps: u32,
     pub(crate) max_duration: Option<Duration>,
+    pub(crate) allow_model_override: bool,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -76,6 +77,7 @@ pub struct AgentBuilder {
     schema: Option<Arc<CommunicationSchema>>,
     max_steps: u32,
     max_duration: Option<Duration>,
+    allow_model_override: bool,
     ids: Arc<dyn IdSource>,
     clock: Arc<dyn Clock>,
 }
@@ -139,6 +141,7 @@ impl Agent {
             schema: None,
             max_steps: 8,
             max_duration: None,
+            allow_model_override: true,
             ids: Arc::new(UniqueIds),
             clock: Arc::new(SystemClock),
         }
@@ -195,6 +198,37 @@ impl Agent {
     /// The most time a run may spend working (time waiting for the client does not count).
     pub fn max_duration(&self) -> Option<Duration> {
         self.inner.max_duration
+    }
+
+    /// Whether a run may name another model (see [`AgentBuilder::allow_model_override`]).
+    pub fn allows_model_override(&self) -> bool {
+        self.inner.allow_model_override
+    }
+
+    /// Whether a run of this agent may use these generation settings: within their ranges, no
+    /// `model` when the agent forbids choosing it, and nothing its brain cannot take
+    /// ([`Brain::check_settings`]; a handler agent takes them all, in its
+    /// [`HandlerRequest`](crate::handler::HandlerRequest)). [`Agent::start`](crate::RunStart)
+    /// checks this first.
+    ///
+    /// # Errors
+    /// [`InvalidField`] naming the setting.
+    pub fn check_settings(&self, settings: &GenerationSettings) -> Result<(), InvalidField> {
+        settings.check()?;
+        if settings.model.is_some() && !self.inner.allow_model_override {
+            return Err(InvalidField::new(
+                "model",
+                format!(
+                    "cannot be chosen: agent '{}' always runs its own model",
+                    self.inner.name
+                ),
+            ));
+        }
+        match &self.inner.brain {
+            // A handler agent gets the settings in its request and does what it will with them.
+            Some(brain) if self.inner.handler.is_none() => brain.check_settings(settings),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -303,6 +337,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Whether a run may name another model than the agent's (a run's
+    /// [`GenerationSettings::model`](agentwire_core::GenerationSettings)); when not, such a run
+    /// is refused, naming `model`. Default: allowed.
+    pub fn allow_model_override(mut self, allow: bool) -> Self {
+        self.allow_model_override = allow;
+        self
+    }
+
     /// Where ids come from. Default: [`UniqueIds`]; tests use
     /// [`SequentialIds`](crate::SequentialIds).
     pub fn ids(mut self, ids: impl IdSource + 'static) -> Self {
@@ -357,6 +399,7 @@ impl AgentBuilder {
                 schema,
                 max_steps: self.max_steps,
                 max_duration: self.max_duration,
+                allow_model_override: self.allow_model_override,
                 ids: self.ids,
                 clock: self.clock,
             }),

@@ -15,6 +15,7 @@
 //! approval = []
 //! schema = "chat"                   # a built-in name or the path of a JSON schema file
 //! max_steps = 8
+//! allow_model_override = true       # may a request choose another model for its run
 //!
 //! [[agents.mcp]]
 //! name = "fs"
@@ -119,6 +120,10 @@ pub struct AgentConfig {
     pub temperature: Option<f64>,
     /// The most tokens one model call may produce.
     pub max_tokens: Option<u32>,
+    /// Whether a request may choose another model for its run (default `true`); `false` refuses
+    /// such a request, naming `model`. The other generation settings of a request always
+    /// override `temperature` and `max_tokens` for its run.
+    pub allow_model_override: Option<bool>,
 }
 
 /// Which brain runs an agent.
@@ -207,6 +212,7 @@ impl AgentConfig {
             tokens_per_second: None,
             temperature: None,
             max_tokens: None,
+            allow_model_override: None,
         }
     }
 
@@ -247,7 +253,8 @@ impl AgentConfig {
         let mut builder = Agent::builder(&self.name)
             .description(&self.description)
             .brain_arc(brain)
-            .approval(self.approval.iter().cloned());
+            .approval(self.approval.iter().cloned())
+            .allow_model_override(self.allow_model_override.unwrap_or(true));
         if let Some(system) = &self.system {
             builder = builder.system(system);
         }
@@ -356,6 +363,10 @@ impl AgentConfig {
             ("api_key_env", self.api_key_env.is_some() && !remote),
             ("temperature", self.temperature.is_some() && !remote),
             ("max_tokens", self.max_tokens.is_some() && !remote),
+            (
+                "allow_model_override",
+                self.allow_model_override.is_some() && !remote,
+            ),
             (
                 "script",
                 self.script.is_some() && self.provider != Provider::Scripted,

@@ -46,8 +46,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_core::{
-    ErrorInfo, Event, EventKind, Message, MessageStart, MessageWriter, ResponseBuilder,
-    ResponseError, Role, RunId, RunStatus, SessionId, ToolSpec,
+    ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageStart, MessageWriter,
+    ResponseBuilder, ResponseError, Role, RunId, RunStatus, SessionId, ToolSpec,
 };
 use futures::future::BoxFuture;
 use thiserror::Error;
@@ -97,6 +97,9 @@ pub struct HandlerRequest {
     pub input: Vec<Message>,
     /// Tools the client declared and runs itself.
     pub client_tools: Vec<ToolSpec>,
+    /// The generation settings the client asked for (checked against their ranges, and
+    /// `model` only when the agent allows choosing it).
+    pub settings: GenerationSettings,
 }
 
 impl HandlerRequest {
@@ -316,7 +319,11 @@ fn forward(shared: &Shared, queue: &EventQueue, events: Vec<Event>) {
 }
 
 /// The request a handler gets: the run's history and input as the run holds them (stamped).
-pub(crate) fn request(shared: &Shared, client_tools: Vec<ToolSpec>) -> HandlerRequest {
+pub(crate) fn request(
+    shared: &Shared,
+    client_tools: Vec<ToolSpec>,
+    settings: GenerationSettings,
+) -> HandlerRequest {
     let state = shared.lock();
     HandlerRequest {
         run_id: shared.run_id.clone(),
@@ -324,6 +331,7 @@ pub(crate) fn request(shared: &Shared, client_tools: Vec<ToolSpec>) -> HandlerRe
         history: state.messages[..state.history_len].to_vec(),
         input: state.messages[state.history_len..state.output_from].to_vec(),
         client_tools,
+        settings,
     }
 }
 

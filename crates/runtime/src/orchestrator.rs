@@ -23,8 +23,8 @@ use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
 use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{ApprovalRequest, DataPart, StepStart};
 use agentwire_core::{
-    Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder, MessageStart, Part, Role,
-    RunStatus, ToolCall, ToolSpec, Usage,
+    Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
+    MessageStart, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
 };
 use agentwire_tools::ToolLimits;
 use futures::StreamExt;
@@ -44,6 +44,8 @@ pub(crate) struct Orchestrator {
     queue: Arc<EventQueue>,
     out: Emitter,
     client_tools: Vec<ToolSpec>,
+    /// The run's generation settings, sent with every model call.
+    settings: GenerationSettings,
     /// Model calls made so far.
     steps: u32,
     usage: Option<Usage>,
@@ -92,6 +94,7 @@ impl Orchestrator {
         queue: Arc<EventQueue>,
         client_tools: Vec<ToolSpec>,
         limits: RunLimits,
+        settings: GenerationSettings,
     ) -> Self {
         let agent = &shared.agent.inner;
         let max_duration = match (agent.max_duration, limits.max_duration) {
@@ -107,6 +110,7 @@ impl Orchestrator {
             queue,
             out: Emitter::default(),
             client_tools,
+            settings,
             steps: 0,
             usage: None,
             message_usage: None,
@@ -522,6 +526,7 @@ impl Orchestrator {
             messages,
             tools,
             step: self.steps,
+            settings: self.settings.clone(),
         }
     }
 

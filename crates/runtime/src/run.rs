@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
 use agentwire_core::{
-    Awaiting, ErrorInfo, Message, Role, RunId, RunStatus, SessionId, ToolSpec, Usage,
+    Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Role, RunId, RunStatus,
+    SessionId, ToolSpec, Usage,
 };
 use thiserror::Error;
 use tokio::sync::{Notify, watch};
@@ -54,6 +55,9 @@ pub struct RunStart {
     pub client_tools: Vec<ToolSpec>,
     /// Ceilings over the agent's own limits for this run (a server's limits).
     pub limits: RunLimits,
+    /// The run's generation settings, overriding the agent's configured defaults for every
+    /// model call of the run. Checked before the run starts ([`Agent::check_settings`]).
+    pub settings: GenerationSettings,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -108,6 +112,12 @@ impl RunStart {
         self.limits = limits;
         self
     }
+
+    /// Sets the run's generation settings.
+    pub fn with_settings(mut self, settings: GenerationSettings) -> Self {
+        self.settings = settings;
+        self
+    }
 }
 
 /// A started run: its events and its handle.
@@ -154,6 +164,10 @@ pub enum StartError {
         "the client declared tools, but the agent's communication schema never lets the server send function_call"
     )]
     ClientToolsNotAllowed,
+    /// A generation setting cannot be used: out of range, a model the agent does not let runs
+    /// choose, or a setting its provider does not take. The error names it.
+    #[error("invalid generation setting: {0}")]
+    Setting(#[from] InvalidField),
     /// `start` was called outside a Tokio runtime, where the run cannot be spawned.
     #[error("a run must be started inside a tokio runtime")]
     NoRuntime,
@@ -250,6 +264,7 @@ impl Agent {
         if start.input.is_empty() {
             return Err(StartError::NoInput);
         }
+        self.check_settings(&start.settings)?;
         if let Some(tool) = start
             .client_tools
             .iter()
@@ -303,7 +318,7 @@ impl Agent {
         });
         let queue = Arc::new(EventQueue::default());
         if let Some(handler) = &config.handler {
-            let request = handler::request(&shared, start.client_tools);
+            let request = handler::request(&shared, start.client_tools, start.settings);
             let max_duration = handler::max_duration(config.max_duration, start.limits);
             let drive = handler::drive(
                 shared.clone(),
@@ -323,6 +338,7 @@ impl Agent {
             Arc::clone(&queue),
             start.client_tools,
             start.limits,
+            start.settings,
         );
         runtime.spawn(orchestrator.run().in_current_span());
         Ok(Run {

@@ -138,3 +138,37 @@ async fn max_duration_ends_a_handler_run_incomplete() {
 async fn an_agent_needs_a_brain_or_a_handler() {
     assert!(Agent::builder("nothing").build().is_err());
 }
+
+/// Answers with the temperature the client asked for.
+async fn echo_temperature(
+    request: HandlerRequest,
+    mut response: Responder,
+) -> Result<(), HandlerError> {
+    let mut message = response.assistant_message()?;
+    let mut text = message.text()?;
+    text.delta(&format!("{:?}", request.settings.temperature))?;
+    text.complete()?;
+    message.complete()?;
+    response.completed()?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_handler_gets_the_runs_generation_settings_and_bad_ones_start_nothing() {
+    let agent = Agent::builder("echo")
+        .handler(echo_temperature)
+        .build()
+        .unwrap();
+    let settings = |temperature: f64| agentwire_core::GenerationSettings {
+        temperature: Some(temperature),
+        ..Default::default()
+    };
+    let run = agent
+        .start(RunStart::new(vec![Message::user("hi")]).with_settings(settings(0.5)))
+        .unwrap();
+    let (client, _) = all_events(run).await;
+    assert_eq!(client.messages()[0].content(), "Some(0.5)");
+    let refused =
+        agent.start(RunStart::new(vec![Message::user("hi")]).with_settings(settings(3.0)));
+    assert!(refused.is_err(), "a temperature of 3 is out of range");
+}

@@ -116,13 +116,23 @@ async fn agent_card(
     Ok(Json(card(state.agent(Some(&name))?)).into_response())
 }
 
-/// The body of `POST /v1/runs`: the native request, plus the tools the client runs itself.
+/// The body of `POST /v1/runs`: the native request (with the run's generation settings), plus
+/// the tools the client runs itself.
 #[derive(Deserialize)]
 pub(crate) struct CreateRun {
     #[serde(flatten)]
     request: RunRequest,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "client_tools")]
     tools: Vec<ToolSpec>,
+}
+
+/// `tools`: each `{name, description, parameters}` or an OpenAI function, checked so that an
+/// error names the entry (`tools[1].name`).
+fn client_tools<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ToolSpec>, D::Error> {
+    let values = Vec::<serde_json::Value>::deserialize(deserializer)?;
+    ToolSpec::from_declarations(&values, "tools").map_err(serde::de::Error::custom)
 }
 
 /// A run as the API shows it.
@@ -208,7 +218,9 @@ pub(crate) async fn start_run(
 ) -> Result<Arc<LiveRun>, ApiError> {
     check_message_count(state, request.input.len())?;
     let agent = state.agent(request.agent.as_deref())?;
-    let start = RunStart::new(request.input).with_client_tools(tools);
+    let start = RunStart::new(request.input)
+        .with_client_tools(tools)
+        .with_settings(request.settings);
     state.start(agent, owner, request.session_id, start).await
 }
 

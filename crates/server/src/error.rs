@@ -59,6 +59,8 @@ impl From<StartError> for ApiError {
             StartError::ClientToolsNotAllowed => {
                 (StatusCode::BAD_REQUEST, "client_tools_not_allowed")
             }
+            // A setting the agent or its provider cannot take: the message names it.
+            StartError::Setting(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         Self::new(status, code, error.to_string())

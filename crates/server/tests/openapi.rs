@@ -259,6 +259,17 @@ async fn real_answers_validate_against_the_documented_schemas() {
     body["tools"] =
         json!([{"name": "ask_user", "description": "Asks", "parameters": {"type": "object"}}]);
     assert_valid(&document, "CreateRun", &body);
+    // Generation settings and OpenAI-format tools are documented too.
+    let mut with_settings = body.clone();
+    with_settings.as_object_mut().unwrap().extend(
+        json!({"model": "m", "temperature": 0.5, "top_p": 1, "max_tokens": 10, "stop": ["x"],
+               "seed": -1, "frequency_penalty": 0, "presence_penalty": -2, "n": 5,
+               "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]})
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    assert_valid(&document, "CreateRun", &with_settings);
     let run: Value = server
         .http
         .post(server.url("/v1/runs"))

@@ -36,7 +36,9 @@ pub use events::{EventParser, REDACTED_THINKING, STOP_DETAILS, THINKING_SIGNATUR
 use self::request::Settings;
 use crate::connection::KeyHeader;
 use crate::http::HttpTransport;
-use crate::{Brain, BrainError, BrainRequest, BrainStream, Connection};
+use crate::{
+    Brain, BrainError, BrainRequest, BrainStream, Connection, GenerationSettings, InvalidField,
+};
 
 /// Anthropic's own endpoint, the default `base_url`.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -127,10 +129,14 @@ impl AnthropicBrain {
 
 impl Brain for AnthropicBrain {
     fn stream(&self, request: BrainRequest) -> BrainStream {
+        let run = &request.settings;
         let settings = Settings {
-            model: &self.config.model,
-            max_tokens: self.config.max_tokens,
+            model: run.model.as_deref().unwrap_or(&self.config.model),
+            max_tokens: run.max_tokens.unwrap_or(self.config.max_tokens),
             thinking_budget: self.config.thinking_budget,
+            temperature: run.temperature,
+            top_p: run.top_p,
+            stop_sequences: &run.stop,
         };
         let body = request::body(settings, &request);
         self.transport.stream(body, EventParser::default)
@@ -138,6 +144,66 @@ impl Brain for AnthropicBrain {
 
     fn describe(&self) -> String {
         format!("anthropic:{}", self.config.model)
+    }
+
+    /// The Messages API takes `model`, `max_tokens`, `temperature` (0 to 1 here), `top_p` and
+    /// `stop` (as `stop_sequences`). It has no `seed`, penalties or choices, so those are
+    /// refused rather than dropped; with extended thinking on it takes no `temperature` and a
+    /// `top_p` of 0.95 to 1 only, and `max_tokens` must stay above the thinking budget.
+    fn check_settings(&self, settings: &GenerationSettings) -> Result<(), InvalidField> {
+        settings.check()?;
+        let unsupported = |field: &str| {
+            InvalidField::new(
+                field,
+                "is not supported by Anthropic's Messages API (this agent's provider)",
+            )
+        };
+        for (field, set) in [
+            ("seed", settings.seed.is_some()),
+            ("frequency_penalty", settings.frequency_penalty.is_some()),
+            ("presence_penalty", settings.presence_penalty.is_some()),
+        ] {
+            if set {
+                return Err(unsupported(field));
+            }
+        }
+        if let Some(n) = settings.n.filter(|n| *n != 1) {
+            return Err(InvalidField::new(
+                "n",
+                format!("must be 1: Anthropic's Messages API makes one choice, got {n}"),
+            ));
+        }
+        if let Some(temperature) = settings.temperature.filter(|t| *t > 1.0) {
+            return Err(InvalidField::new(
+                "temperature",
+                format!("must be between 0 and 1 for Anthropic, got {temperature}"),
+            ));
+        }
+        if let Some(budget) = self.config.thinking_budget {
+            if settings.temperature.is_some() {
+                return Err(InvalidField::new(
+                    "temperature",
+                    "cannot be set: this agent uses extended thinking, which Anthropic runs at \
+                     its own temperature",
+                ));
+            }
+            if let Some(top_p) = settings.top_p.filter(|top_p| *top_p < 0.95) {
+                return Err(InvalidField::new(
+                    "top_p",
+                    format!("must be between 0.95 and 1 with extended thinking, got {top_p}"),
+                ));
+            }
+            if let Some(max_tokens) = settings.max_tokens.filter(|max| *max <= budget) {
+                return Err(InvalidField::new(
+                    "max_tokens",
+                    format!(
+                        "must be more than this agent's thinking budget ({budget} tokens), got \
+                         {max_tokens}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

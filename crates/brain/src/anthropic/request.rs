@@ -57,6 +57,12 @@ pub(crate) struct Settings<'a> {
     pub(crate) max_tokens: u32,
     /// The thinking budget in tokens; `None` leaves extended thinking off.
     pub(crate) thinking_budget: Option<u32>,
+    /// The run's `temperature`, if it sets one.
+    pub(crate) temperature: Option<f64>,
+    /// The run's `top_p`, if it sets one.
+    pub(crate) top_p: Option<f64>,
+    /// The run's `stop` sequences (none when empty).
+    pub(crate) stop_sequences: &'a [String],
 }
 
 /// The JSON body for this request.
@@ -77,6 +83,9 @@ pub(crate) fn body(settings: Settings<'_>, request: &BrainRequest) -> Vec<u8> {
     let body = Body {
         model: settings.model,
         max_tokens: settings.max_tokens,
+        temperature: settings.temperature,
+        top_p: settings.top_p,
+        stop_sequences: settings.stop_sequences,
         stream: true,
         system,
         thinking: settings.thinking_budget.map(|budget_tokens| Thinking {
@@ -102,6 +111,12 @@ pub(crate) fn body(settings: Settings<'_>, request: &BrainRequest) -> Vec<u8> {
 struct Body<'a> {
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    stop_sequences: &'a [String],
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     system: Option<Cow<'a, str>>,

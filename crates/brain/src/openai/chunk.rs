@@ -12,25 +12,38 @@
 //! the stream, because the usage chunk follows the chunk with the finish reason. A stream that
 //! ends without `[DONE]` and without a finish reason is [`BrainError::MalformedStream`].
 //!
+//! Choices after the first (a run asked for `n` > 1) are not the run's answer: the first choice
+//! is what the run continues with (its calls run), and each other choice is collected whole and
+//! given, just before the finish, as a [`BrainEvent::Data`] named [`OTHER_CHOICE`]: `{"index",
+//! "content", "refusal"?, "reasoning"?, "tool_calls": [{"id", "name", "arguments"}],
+//! "finish_reason"}`, so a client sees every choice it paid for while the run stays one
+//! conversation.
+//!
 //! Nothing in a delta is dropped unseen (DESIGN §6): a key this parser does not read (`audio`,
 //! `annotations`, a server's own extension) is logged as a `tracing` warning, once per key and
 //! stream, unless its value is empty (`null`, `""`, `[]`, `{}`, which servers send for fields
 //! they leave unused). Read and not logged although they add nothing: `role` (always the
 //! assistant's) and OpenRouter's `reasoning_details` (the `reasoning` text again, structured).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use agentwire_core::Usage;
 use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::http::excerpt;
 use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
+/// The name of the [`BrainEvent::Data`] that carries one choice after the first.
+pub const OTHER_CHOICE: &str = "openai.choice";
+
 /// Turns Chat Completions chunks into brain events, one chunk at a time.
 #[derive(Debug, Default)]
 pub struct ChunkParser {
+    /// Choices after the first, by index, collected until the end.
+    others: BTreeMap<u64, OtherChoice>,
     /// Tool calls seen, by position: `(index, id)`; open until the finish.
     calls: Vec<(u64, String)>,
     finish: Option<FinishReason>,
@@ -53,6 +66,8 @@ struct Chunk {
 
 #[derive(Deserialize)]
 struct Choice {
+    #[serde(default)]
+    index: Option<u64>,
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
@@ -212,17 +227,20 @@ impl StreamParser for ChunkParser {
                 .and_then(|details| details.cached_tokens);
             self.usage = Some(total);
         }
-        // Only the first choice is read: agentwire asks for one (`n` is never set).
-        let Some(choice) = chunk.choices.and_then(|choices| choices.into_iter().next()) else {
-            return Ok(());
-        };
-        if let Some(delta) = choice.delta {
-            self.delta(delta, out);
-        }
-        if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
-            self.finish = Some(FinishReason::from(reason));
-            for (_, id) in self.calls.drain(..) {
-                out.push(BrainEvent::ToolCallEnd { id });
+        for choice in chunk.choices.unwrap_or_default() {
+            let index = choice.index.unwrap_or(0);
+            if index != 0 {
+                self.others.entry(index).or_default().push(choice);
+                continue;
+            }
+            if let Some(delta) = choice.delta {
+                self.delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
+                self.finish = Some(FinishReason::from(reason));
+                for (_, id) in self.calls.drain(..) {
+                    out.push(BrainEvent::ToolCallEnd { id });
+                }
             }
         }
         Ok(())
@@ -313,10 +331,79 @@ impl ChunkParser {
         for (_, id) in self.calls.drain(..) {
             out.push(BrainEvent::ToolCallEnd { id });
         }
+        for (index, choice) in std::mem::take(&mut self.others) {
+            out.push(BrainEvent::Data {
+                name: OTHER_CHOICE.into(),
+                data: choice.into_json(index),
+            });
+        }
         out.push(BrainEvent::Finish {
             reason: self.finish.take().unwrap_or(FinishReason::Stop),
             usage: self.usage.take(),
         });
+    }
+}
+
+/// A choice after the first, as its deltas arrive.
+#[derive(Debug, Default)]
+struct OtherChoice {
+    content: String,
+    refusal: String,
+    reasoning: String,
+    /// `(index, id, name, arguments)` in the order the calls opened.
+    calls: Vec<(u64, String, String, String)>,
+    finish_reason: Option<String>,
+}
+
+impl OtherChoice {
+    fn push(&mut self, choice: Choice) {
+        if let Some(delta) = choice.delta {
+            self.content
+                .push_str(delta.content.as_deref().unwrap_or_default());
+            self.refusal
+                .push_str(delta.refusal.as_deref().unwrap_or_default());
+            let reasoning = delta.reasoning_content.or(delta.reasoning);
+            self.reasoning
+                .push_str(reasoning.as_deref().unwrap_or_default());
+            for call in delta.tool_calls.unwrap_or_default() {
+                let (name, arguments) = call
+                    .function
+                    .map_or((None, None), |function| (function.name, function.arguments));
+                let index = call.index.unwrap_or(0);
+                let position = match self.calls.iter().position(|(at, ..)| *at == index) {
+                    Some(position) => position,
+                    None => {
+                        let id = call.id.unwrap_or_else(|| format!("call_{index}"));
+                        self.calls.push((index, id, String::new(), String::new()));
+                        self.calls.len() - 1
+                    }
+                };
+                let (_, _, known_name, known_arguments) = &mut self.calls[position];
+                known_name.push_str(name.as_deref().unwrap_or_default());
+                known_arguments.push_str(arguments.as_deref().unwrap_or_default());
+            }
+        }
+        if let Some(reason) = choice.finish_reason.filter(|reason| !reason.is_empty()) {
+            self.finish_reason = Some(reason);
+        }
+    }
+
+    fn into_json(self, index: u64) -> Value {
+        let mut data = json!({"index": index, "content": self.content});
+        if !self.refusal.is_empty() {
+            data["refusal"] = self.refusal.into();
+        }
+        if !self.reasoning.is_empty() {
+            data["reasoning"] = self.reasoning.into();
+        }
+        let calls: Vec<Value> = self
+            .calls
+            .into_iter()
+            .map(|(_, id, name, arguments)| json!({"id": id, "name": name, "arguments": arguments}))
+            .collect();
+        data["tool_calls"] = calls.into();
+        data["finish_reason"] = self.finish_reason.into();
+        data
     }
 }
 
@@ -478,5 +565,38 @@ mod tests {
             )
             .expect_err("error chunk");
         assert_eq!(error.to_string(), "the model failed: overloaded");
+    }
+    #[test]
+    fn choices_after_the_first_come_whole_as_data_before_the_finish() {
+        check(
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}},{"index":1,"delta":{"role":"assistant","content":""}}]}"#,
+                r#"{"choices":[{"index":1,"delta":{"content":"Bon"}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"Hel"}}]}"#,
+                r#"{"choices":[{"index":1,"delta":{"content":"jour"}},{"index":0,"delta":{"content":"lo"}}]}"#,
+                r#"{"choices":[{"index":2,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"name":"f","arguments":"{\"a\""}}]}}]}"#,
+                r#"{"choices":[{"index":2,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                r#"{"choices":[{"index":1,"delta":{},"finish_reason":"length"}]}"#,
+                r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9}}"#,
+                "[DONE]",
+            ],
+            &[
+                BrainEvent::TextDelta { text: "Hel".into() },
+                BrainEvent::TextDelta { text: "lo".into() },
+                BrainEvent::Data {
+                    name: OTHER_CHOICE.into(),
+                    data: json!({"index": 1, "content": "Bonjour", "tool_calls": [], "finish_reason": "length"}),
+                },
+                BrainEvent::Data {
+                    name: OTHER_CHOICE.into(),
+                    data: json!({"index": 2, "content": "", "tool_calls": [{"id": "c9", "name": "f", "arguments": "{\"a\":1}"}], "finish_reason": "tool_calls"}),
+                },
+                BrainEvent::Finish {
+                    reason: FinishReason::Stop,
+                    usage: Some(Usage::new(5, 9)),
+                },
+            ],
+        );
     }
 }

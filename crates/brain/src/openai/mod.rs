@@ -2,7 +2,9 @@
 //! OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio, OpenRouter, DeepSeek).
 //!
 //! A model call is `POST {base_url}/chat/completions` with `stream: true` and
-//! `stream_options.include_usage`, so the usage arrives in a last chunk. Three pieces, each its
+//! `stream_options.include_usage`, so the usage arrives in a last chunk. A run's generation
+//! settings override the configured ones, each under its Chat Completions name; with `n` > 1 the
+//! first choice is the answer and the others come as data ([`chunk`]). Three pieces, each its
 //! own concept: `request.rs` maps the conversation to the request body (pure, its docs say how
 //! each part travels), [`chunk`] turns the streamed chunks into brain events (pure), and the
 //! shared HTTP transport sends, retries and reads the SSE in between.
@@ -26,8 +28,10 @@ use serde_json::{Map, Value};
 
 use crate::connection::KeyHeader;
 use crate::http::HttpTransport;
-use crate::{Brain, BrainError, BrainRequest, BrainStream, Connection};
-pub use chunk::ChunkParser;
+use crate::{
+    Brain, BrainError, BrainRequest, BrainStream, Connection, GenerationSettings, InvalidField,
+};
+pub use chunk::{ChunkParser, OTHER_CHOICE};
 use request::{Settings, request_body};
 
 /// OpenAI's own endpoint, the default `base_url`.
@@ -113,5 +117,12 @@ impl Brain for OpenAiBrain {
 
     fn describe(&self) -> String {
         format!("openai:{}", self.config.model)
+    }
+
+    /// Chat Completions takes every setting (within the ranges [`GenerationSettings::check`]
+    /// allows, OpenAI's own); a compatible server that does not know one refuses or ignores it
+    /// as it would any request.
+    fn check_settings(&self, settings: &GenerationSettings) -> Result<(), InvalidField> {
+        settings.check()
     }
 }

@@ -45,10 +45,17 @@ pub(crate) struct Settings<'a> {
 }
 
 /// The request body: `model`, `messages`, `tools` (when any), `stream: true` with usage, the
-/// generation settings, then `extra_body`.
+/// configured generation settings, then `extra_body`, then the run's own settings, which win
+/// over both (a run's `top_p` replaces one the configuration sends in `extra_body`). Each of
+/// the run's settings goes by its Chat Completions name as given: `stop` as a list, `n` as
+/// asked even when 1.
 pub(crate) fn request_body(settings: Settings<'_>, request: &BrainRequest) -> Value {
+    let run = &request.settings;
     let mut body = Map::new();
-    body.insert("model".into(), settings.model.into());
+    body.insert(
+        "model".into(),
+        run.model.as_deref().unwrap_or(settings.model).into(),
+    );
     let messages = messages(request.system.as_deref(), &request.messages);
     body.insert("messages".into(), to_value(&messages));
     if !request.tools.is_empty() {
@@ -69,6 +76,10 @@ pub(crate) fn request_body(settings: Settings<'_>, request: &BrainRequest) -> Va
         } else {
             body.insert(key.clone(), value.clone());
         }
+    }
+    // The run's settings, serialized with their Chat Completions names (`None`s skipped).
+    if let Value::Object(overrides) = to_value(run) {
+        body.extend(overrides);
     }
     Value::Object(body)
 }

@@ -39,7 +39,8 @@
 //!
 //! The request ([`decode_request`]): the history becomes canonical messages (one assistant
 //! message per turn, tool messages as `tool_result`/`tool_error` parts of it), `tools` are the
-//! client-executed tools, and each `resume` entry an `approval_response` in a last user message.
+//! client-executed tools, each `resume` entry an `approval_response` in a last user message, and
+//! generation settings among `forwardedProps`' keys (`model`, `temperature`, `topP`, …) the run's.
 //!
 //! # Losses
 //!

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use agentwire_core::part::{ApprovalResponse, FilePart, FileSource, ReasoningPart, TextPart};
 use agentwire_core::{
-    Message, Part, Role, RunId, SessionId, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult,
+    GenerationSettings, Message, Part, Role, RunId, SessionId, ToolArgs, ToolCall, ToolError,
+    ToolErrorKind, ToolResult,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -36,6 +37,10 @@ pub struct RunAgentInput {
     pub state: Option<Value>,
     /// Application-specific properties, passed through untouched.
     pub forwarded_props: Option<Value>,
+    /// The generation settings among `forwardedProps`' keys (when it is an object), checked:
+    /// AG-UI has no fields of its own for them, and `forwardedProps` is where a client's
+    /// run options go.
+    pub settings: GenerationSettings,
     /// The answers to the previous run's interrupts, as sent.
     pub resume: Vec<ResumeEntry>,
 }
@@ -119,6 +124,10 @@ pub fn decode_request(body: &[u8]) -> Result<RunAgentInput, DecodeError> {
             .collect();
         messages.push(Message::new(Role::User, answers));
     }
+    let settings = match &input.forwarded_props {
+        Some(Value::Object(props)) => GenerationSettings::from_object(props)?,
+        _ => GenerationSettings::default(),
+    };
     Ok(RunAgentInput {
         thread_id: input.thread_id.into(),
         run_id: input.run_id.into(),
@@ -128,6 +137,7 @@ pub fn decode_request(body: &[u8]) -> Result<RunAgentInput, DecodeError> {
         context: input.context.unwrap_or_default(),
         state: input.state,
         forwarded_props: input.forwarded_props,
+        settings,
         resume,
     })
 }

@@ -50,7 +50,8 @@
 //! AgentScope content is one part: the `reasoning` adapter's answer split in two contents (its
 //! shared-index bug) stays two text parts. A `completed` response that ends with an unanswered
 //! approval request decodes as awaiting approval, one with a call without output as awaiting
-//! function output.
+//! function output. A request's generation settings (`model`, `temperature`, …, `n`) and `tools`
+//! (OpenAI's function format) are read and checked: the run's settings and client tools.
 //!
 //! # Losses
 //!

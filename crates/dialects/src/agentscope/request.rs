@@ -1,6 +1,6 @@
 //! The `POST /process` body (`AgentRequest`) → canonical input messages.
 
-use agentwire_core::{Message, Metadata, Role, SessionId};
+use agentwire_core::{GenerationSettings, Message, Metadata, Role, SessionId, ToolSpec};
 use serde::Deserialize;
 use serde::de::Error as _;
 use serde_json::{Map, Value};
@@ -31,6 +31,12 @@ pub struct AgentRequest {
     /// Every other key (`temperature`, `top_p`, `max_tokens`, `stop`, `n`, `seed`, … and
     /// extensions: their model allows extra keys).
     pub options: Map<String, Value>,
+    /// The generation settings among `model` and the other keys, checked.
+    pub settings: GenerationSettings,
+    /// `tools` as the client-executed tools of the run (OpenAI's function format, seed 002
+    /// §2, or a bare function), checked: a call to one waits for the client's
+    /// `function_call_output`.
+    pub client_tools: Vec<ToolSpec>,
 }
 
 #[derive(Deserialize)]
@@ -58,7 +64,8 @@ fn yes() -> bool {
 
 /// Reads an `AgentRequest` body. A body that is not JSON, has no `input` list, or has a message
 /// or content of the wrong shape (a role they do not define, a content without `type`) is an
-/// error, as it is for their pydantic model.
+/// error, as it is for their pydantic model; so is a generation setting out of its range or a
+/// tool that declares no usable function ([`DecodeError::InvalidField`], naming it).
 pub fn decode_request(body: &[u8]) -> Result<AgentRequest, DecodeError> {
     let invalid = |source| DecodeError::InvalidRequest { source };
     let wire: RequestWire = serde_json::from_slice(body).map_err(invalid)?;
@@ -113,6 +120,13 @@ pub fn decode_request(body: &[u8]) -> Result<AgentRequest, DecodeError> {
             created_at: None,
         });
     }
+    let mut settings_keys = wire.options.clone();
+    if let Some(model) = &wire.model {
+        settings_keys.insert("model".into(), model.clone().into());
+    }
+    let settings = GenerationSettings::from_object(&settings_keys)?;
+    let tools = wire.tools.unwrap_or_default();
+    let client_tools = ToolSpec::from_declarations(&tools, "tools")?;
     Ok(AgentRequest {
         input,
         session_id: wire.session_id.map(Into::into),
@@ -120,8 +134,10 @@ pub fn decode_request(body: &[u8]) -> Result<AgentRequest, DecodeError> {
         request_id: wire.id,
         stream: wire.stream,
         model: wire.model,
-        tools: wire.tools.unwrap_or_default(),
+        tools,
         options: wire.options,
+        settings,
+        client_tools,
     })
 }
 

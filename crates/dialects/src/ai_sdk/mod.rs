@@ -43,8 +43,10 @@
 //! the run's status: `stop` → completed, `tool-calls` → awaiting approval (when an approval is
 //! unanswered) or function output, `error` → failed (with the last `error` chunk's text),
 //! `length`, `content-filter`, `other` → incomplete, `interrupted` → canceled; `abort` →
-//! canceled. The request decoder ([`decode_request`]) reads `UIMessage`s; [`to_ui_message`]
-//! writes the `UIMessage` the client builds from a message's stream.
+//! canceled. The request decoder ([`decode_request`]) reads `UIMessage`s, and the body's extras
+//! (useChat's `body` option) as generation settings (`maxOutputTokens`, `topP`, …) and `tools`
+//! the client runs; [`to_ui_message`] writes the `UIMessage` the client builds from a message's
+//! stream.
 //!
 //! # Tool-input deltas are coalesced
 //!

@@ -4,7 +4,10 @@ use agentwire_core::part::{
     ApprovalRequest, ApprovalResponse, FilePart, ReasoningPart, RefusalPart, Source, StepStart,
     TextPart, ToolArgs, ToolCall,
 };
-use agentwire_core::{Message, MessageId, Part, Role, ToolError, ToolErrorKind, ToolResult};
+use agentwire_core::{
+    GenerationSettings, Message, MessageId, Part, Role, ToolError, ToolErrorKind, ToolResult,
+    ToolSpec,
+};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -25,6 +28,12 @@ pub struct ChatRequest {
     pub message_id: Option<MessageId>,
     /// The other top-level keys: what the app added with useChat's `body` option.
     pub body: Map<String, Value>,
+    /// The generation settings among `body`'s keys (`model`, `temperature`, `maxOutputTokens`,
+    /// `topP`, … in the AI SDK's own names, or the snake_case ones), checked.
+    pub settings: GenerationSettings,
+    /// `body.tools`: tools the client executes itself (its `onToolCall`/`addToolOutput`), as
+    /// OpenAI functions or bare `{name, description, parameters}`, checked.
+    pub tools: Vec<ToolSpec>,
 }
 
 /// Why a chat request was sent.
@@ -72,12 +81,24 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
                 .map_err(|error| invalid(custom(format_args!("message {n}: {error}"))))
         })
         .collect::<Result<_, _>>()?;
+    let settings = GenerationSettings::from_object(&raw.body)?;
+    let tools = match raw.body.get("tools") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(tools)) => ToolSpec::from_declarations(tools, "tools")?,
+        Some(_) => {
+            return Err(
+                agentwire_core::InvalidField::new("tools", "must be a list of tools").into(),
+            );
+        }
+    };
     Ok(ChatRequest {
         chat_id: raw.id,
         messages,
         trigger: raw.trigger.unwrap_or(Trigger::SubmitMessage),
         message_id: raw.message_id.map(MessageId::from),
         body: raw.body,
+        settings,
+        tools,
     })
 }
 

@@ -1,7 +1,7 @@
 //! AG-UI's `POST /ag-ui`: a `RunAgentInput` (the thread's whole history, frontend tools),
 //! answered with AG-UI events for the run the request names. The thread is the session, so only
 //! the messages after the last assistant message are new; frontend tools are the run's client
-//! tools.
+//! tools, and generation settings in `forwardedProps` the run's settings.
 //!
 //! A request that answers the thread's waiting run (a `tool` message with a frontend tool's
 //! output, or `resume` entries answering its approval interrupts) continues that run rather than
@@ -102,7 +102,7 @@ async fn run(
             ToolSpec::new(&tool.name, &tool.description, parameters)
         })
         .collect();
-    let mut start = RunStart::new(messages);
+    let mut start = RunStart::new(messages).with_settings(input.settings);
     if !tools.is_empty() {
         start = start.with_client_tools(tools);
     }

@@ -1,5 +1,6 @@
 //! AgentScope Runtime's `POST /process` (seed 002): an `AgentRequest`, answered with the run as
-//! AgentScope `response`, `message` and `content` objects over SSE.
+//! AgentScope `response`, `message` and `content` objects over SSE. Its generation settings
+//! (`model`, `temperature`, …, `n`) are the run's, its `tools` the run's client tools.
 
 use std::sync::Arc;
 
@@ -29,7 +30,9 @@ async fn process(
     let request = agentscope::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(request.input.len())?;
     let agent = state.agent(&params)?;
-    let start = RunStart::new(request.input);
+    let start = RunStart::new(request.input)
+        .with_client_tools(request.client_tools)
+        .with_settings(request.settings);
     let live = state
         .app
         .start(agent, &owner, request.session_id, start)

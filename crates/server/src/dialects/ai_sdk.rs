@@ -5,7 +5,9 @@
 //! session already holds it, so only the last message is new. A user message starts a run;
 //! an assistant message with approval answers or client tool outputs (a submit naming the
 //! message in `messageId`) continues the chat's run that awaits them, and the response
-//! continues that assistant message.
+//! continues that assistant message. The body's extras (useChat's `body` option) carry the new
+//! run's generation settings (`model`, `temperature`, `maxOutputTokens`, …) and `tools` the
+//! client executes itself.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -101,7 +103,9 @@ async fn chat(
             ));
         }
         _ => {
-            let start = RunStart::new(vec![last.clone()]);
+            let start = RunStart::new(vec![last.clone()])
+                .with_client_tools(request.tools.clone())
+                .with_settings(request.settings.clone());
             let session = chat_id.clone().map(SessionId::from);
             let live = state.app.start(agent, &owner, session, start).await?;
             let stream = ChatStream {

@@ -203,7 +203,42 @@ pub(super) fn all() -> Map<String, Value> {
                     ("session_id", string()),
                     (
                         "tools",
-                        json!({"type": "array", "items": schema("ToolSpec"), "description": "Tools the client runs itself."}),
+                        json!({"type": "array", "description": "Tools the client runs itself: `{name, description, parameters}` or OpenAI's `{type: function, function: {…}}`.",
+                            "items": {"anyOf": [schema("ToolSpec"), object(&[("function", schema("ToolSpec"))], &[("type", json!({"const": "function"}))])]}}),
+                    ),
+                    // The run's generation settings (camelCase spellings are read too).
+                    (
+                        "model",
+                        json!({"type": "string", "minLength": 1, "description": "Another model for this run, unless the agent forbids it (`allow_model_override = false`)."}),
+                    ),
+                    (
+                        "temperature",
+                        json!({"type": "number", "minimum": 0, "maximum": 2}),
+                    ),
+                    (
+                        "top_p",
+                        json!({"type": "number", "minimum": 0, "maximum": 1}),
+                    ),
+                    (
+                        "max_tokens",
+                        json!({"type": "integer", "minimum": 1, "maximum": u32::MAX}),
+                    ),
+                    (
+                        "stop",
+                        json!({"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "maxItems": 4, "items": {"type": "string", "minLength": 1}}]}),
+                    ),
+                    ("seed", json!({"type": "integer"})),
+                    (
+                        "frequency_penalty",
+                        json!({"type": "number", "minimum": -2, "maximum": 2}),
+                    ),
+                    (
+                        "presence_penalty",
+                        json!({"type": "number", "minimum": -2, "maximum": 2}),
+                    ),
+                    (
+                        "n",
+                        json!({"type": "integer", "minimum": 1, "maximum": 5, "description": "Choices to generate; the first is the answer, the others come as `openai.choice` data parts."}),
                     ),
                 ],
             ),

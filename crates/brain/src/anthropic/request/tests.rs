@@ -8,6 +8,9 @@ fn settings() -> Settings<'static> {
         model: "claude-sonnet-4-5",
         max_tokens: 4096,
         thinking_budget: None,
+        temperature: None,
+        top_p: None,
+        stop_sequences: &[],
     }
 }
 
@@ -33,6 +36,7 @@ fn a_first_request_names_model_limits_system_and_tools() {
             json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
         )],
         step: 0,
+        settings: Default::default(),
     };
     let settings = Settings {
         thinking_budget: Some(2048),

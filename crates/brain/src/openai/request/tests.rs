@@ -42,6 +42,7 @@ fn the_body_has_the_settings_tools_and_stream_options() {
             ToolSpec::new("now", "", json!({"type": "object"})),
         ],
         step: 3,
+        settings: Default::default(),
     };
     assert_eq!(
         request_body(settings, &request),
