@@ -127,32 +127,16 @@ async fn read_stream(
     let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .context("HTTP handshake")?;
+    let connection = tokio::spawn(connection);
     let request = hyper::Request::post("/v1/runs")
         .header(header::HOST, spec.addr.to_string())
         .header(header::ACCEPT, "text/event-stream")
         .header(header::CONTENT_TYPE, "application/json")
         .body(Full::new(spec.body.clone()))?;
-    let exchange = async move {
-        let response = sender
-            .send_request(request)
-            .await
-            .context("sending the request")?;
-        read_body(response, arrivals, status).await
-        // Dropping `sender` here lets the connection close.
-    };
-    // The connection is driven in this task, beside the exchange, not spawned: a delta then
-    // wakes one task, not two (the generator shares the machine with the server it measures).
-    let (connection, exchange) = tokio::join!(connection, exchange);
-    exchange?;
-    connection?;
-    Ok(())
-}
-
-async fn read_body(
-    response: hyper::Response<hyper::body::Incoming>,
-    arrivals: &mut Vec<Instant>,
-    status: &mut Option<String>,
-) -> anyhow::Result<()> {
+    let response = sender
+        .send_request(request)
+        .await
+        .context("sending the request")?;
     if !response.status().is_success() {
         let code = response.status();
         let body = response.into_body().collect().await?.to_bytes();
@@ -180,6 +164,8 @@ async fn read_body(
         }
     }
     reader.finish()?;
+    drop(sender);
+    connection.await??;
     Ok(())
 }
 
