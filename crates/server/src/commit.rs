@@ -1,73 +1,49 @@
-//! How a run's writes reach the store, and when its readers may see its events.
+//! How a run's events reach the store, and when its readers may see them.
 //!
 //! Group commit: one writer task takes every write that is waiting, from all runs (run starts,
 //! their event batches, their output joining its session), and commits them in ONE
-//! transaction ([`agentwire_store::Group`]). Under load this turns thousands of small
-//! transactions a second (one per run and write, each waiting its turn for SQLite's single
-//! writer) into a few large ones; with one run it costs nothing, since a lone write is committed
-//! at once. The writer keeps one connection while it is busy
-//! ([`agentwire_store::GroupWriter`]): on SQLite that keeps its page cache warm. It commits the
-//! groups in the order their writes came, and retries a failed group before it takes anything
-//! newer, so a run's batches reach the store in order without waiting for each other.
+//! transaction ([`agentwire_store::Group`]), then answers each. Under load this turns thousands
+//! of small transactions a second (one per run and write, each waiting its turn for SQLite's
+//! single writer) into a few large ones; with one run it costs nothing, since a lone write is
+//! committed at once. The writer keeps one connection while it is busy
+//! ([`agentwire_store::GroupWriter`]): on SQLite that keeps its page cache warm.
 //!
 //! [`RunCommits`]: a run's side. DESIGN §8 asks that a completed part be durable before
 //! `part_complete` is sent, and lets deltas be batched. So deltas (and the starts of parts and
 //! messages) are shown at once and stored behind them; every other event (a part's or
 //! message's completion, a status, an error) is held until it and everything before it is
 //! committed. A crash can then lose only the unfinished part, which the interrupted run drops
-//! anyway. A batch is handed to the writer and not waited for: the writer records how far each
-//! run is stored ([`Progress`]) and wakes a run's task only when it waits for held events, so a
-//! streaming run costs the writer no reply per delta.
+//! anyway. One commit per run is in flight at a time, so a run's events reach the store in
+//! order even when a commit is retried, and the next commit takes everything shown meanwhile:
+//! the slower the store, the larger its groups.
 
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
-use agentwire_store::{EventRows, Group, RunRecord, Store};
-use tokio::sync::{Notify, mpsc, oneshot};
+use agentwire_store::{Group, RunRecord, Store};
+use tokio::sync::{mpsc, oneshot};
 
-/// The most writes one transaction takes; the rest go in the next one, right after.
+/// The most batches one transaction takes; the rest go in the next one, right after.
 const MAX_GROUP: usize = 4096;
 
-/// After this long without a write the writer gives its connection back to the pool, so
+/// After this long without a batch the writer gives its connection back to the pool, so
 /// closing the store at shutdown does not wait for it (`recv_many` is cancel-safe).
 const IDLE: Duration = Duration::from_millis(50);
 
-/// How often a group is tried before its writes are given up (every write in it is idempotent
-/// or refused whole).
-const ATTEMPTS: u32 = 5;
-
-/// The wait before the first retry; it doubles with each one.
-const FIRST_RETRY: Duration = Duration::from_millis(50);
-
-/// How far a run's events are stored, shared between the run's task and the writer.
-#[derive(Debug, Default)]
-pub(crate) struct Progress {
-    /// The sequence number of the last event stored.
-    stored: AtomicU64,
-    /// The sequence number the run's task waits to see stored (0: it waits for nothing).
-    awaited: AtomicU64,
-    /// The store failed the run's events for good: nothing more of it is written.
-    failed: AtomicBool,
-    wake: Notify,
-}
-
-impl Progress {
-    /// The writer stored the run's events up to `seq` (or dropped them: the run is gone).
-    fn stored(&self, seq: u64) {
-        let stored = self.stored.fetch_max(seq, Ordering::SeqCst).max(seq);
-        let awaited = self.awaited.load(Ordering::SeqCst);
-        if awaited != 0 && stored >= awaited {
-            self.wake.notify_one();
-        }
-    }
-
-    /// The writer gave the run's events up.
-    fn fail(&self) {
-        self.failed.store(true, Ordering::SeqCst);
-        self.wake.notify_one();
-    }
+/// How a batch fared.
+#[derive(Debug)]
+pub(crate) enum Committed {
+    /// It is durable.
+    Stored,
+    /// The run's row is gone (its session was deleted): nothing was stored.
+    RunGone,
+    /// The transaction failed (or the writer is gone, as the server stops): nothing of it was
+    /// stored. Says why.
+    Failed(Arc<str>),
 }
 
 /// A write waiting for the writer, with where its answer goes.
@@ -85,11 +61,11 @@ enum Pending {
         messages: Vec<Message>,
         done: oneshot::Sender<Result<bool, Arc<str>>>,
     },
-    /// A batch of a run's events: answered through the run's [`Progress`].
+    /// A batch of a run's events, given back with how it fared.
     Events {
         run_id: RunId,
-        rows: EventRows,
-        progress: Arc<Progress>,
+        events: Vec<Event>,
+        done: oneshot::Sender<(Vec<Event>, Committed)>,
     },
 }
 
@@ -110,6 +86,28 @@ impl Committer {
         let (queue, pending) = mpsc::unbounded_channel();
         tokio::spawn(write(store, pending));
         Self { queue }
+    }
+
+    /// Commits a run's batch with whatever else is waiting, and gives it back with the outcome.
+    pub(crate) async fn commit(
+        &self,
+        run_id: &RunId,
+        events: Vec<Event>,
+    ) -> (Vec<Event>, Committed) {
+        let (done, outcome) = oneshot::channel();
+        let pending = Pending::Events {
+            run_id: run_id.clone(),
+            events,
+            done,
+        };
+        let stopped = || Committed::Failed(writer_stopped());
+        if let Err(mpsc::error::SendError(Pending::Events { events, .. })) =
+            self.queue.send(pending)
+        {
+            return (events, stopped());
+        }
+        // The writer answers every batch it takes; it is gone only if the server is.
+        outcome.await.unwrap_or_else(|_| (Vec::new(), stopped()))
     }
 
     /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
@@ -157,23 +155,9 @@ impl Committer {
         }
         outcome.await.unwrap_or_else(|_| Err(writer_stopped()))
     }
-
-    /// Hands a batch of a run's events to the writer; its progress says when it is stored.
-    fn send(&self, run_id: &RunId, rows: EventRows, progress: &Arc<Progress>) {
-        let pending = Pending::Events {
-            run_id: run_id.clone(),
-            rows,
-            progress: Arc::clone(progress),
-        };
-        if self.queue.send(pending).is_err() {
-            // The server is stopping: nothing more can be stored.
-            progress.fail();
-        }
-    }
 }
 
-/// The writer: takes what is waiting, commits it as one group (retrying a failed group before
-/// anything newer), answers each write.
+/// The writer: takes what is waiting, commits it as one group, answers each write.
 async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
     let mut writer = store.group_writer();
     let mut waiting: Vec<Pending> = Vec::new();
@@ -189,12 +173,6 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
         if received == 0 {
             break;
         }
-        // A run whose events were given up writes nothing more (its later batches would leave
-        // a gap in its log).
-        waiting.retain(|pending| match pending {
-            Pending::Events { progress, .. } => !progress.failed.load(Ordering::SeqCst),
-            _ => true,
-        });
         let mut group = Group::default();
         for pending in &waiting {
             match pending {
@@ -204,53 +182,65 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                     messages,
                     ..
                 } => group.appends.push((session_id, messages)),
-                Pending::Events { run_id, rows, .. } => group.batches.push((run_id, rows)),
+                Pending::Events { run_id, events, .. } => group.batches.push((run_id, events)),
             }
         }
-        let mut attempt = 1;
-        let result = loop {
-            match writer.write(&group).await {
-                Ok(written) => break Ok(written),
-                Err(error) if attempt < ATTEMPTS => {
-                    tracing::error!(attempt, "storing a group of writes: {error}");
-                    tokio::time::sleep(FIRST_RETRY * 2u32.pow(attempt - 1)).await;
-                    attempt += 1;
-                }
-                Err(error) => {
-                    tracing::error!("giving up a group of writes: {error}");
-                    break Err(Arc::<str>::from(error.to_string()));
-                }
-            }
-        };
+        let result = writer.write(&group).await;
         drop(group);
-        let (mut started, mut appended) = match &result {
-            Ok(written) => (written.started.iter(), written.appended.iter()),
-            Err(_) => ([].iter(), [].iter()),
+        let (mut started, mut appended, gone) = match result {
+            Ok(written) => (
+                written.started.into_iter(),
+                written.appended.into_iter(),
+                Ok(written.gone.into_iter().collect::<HashSet<RunId>>()),
+            ),
+            Err(error) => {
+                tracing::error!("storing a group of writes: {error}");
+                (
+                    Vec::new().into_iter(),
+                    Vec::new().into_iter(),
+                    Err(Arc::<str>::from(error.to_string())),
+                )
+            }
         };
         // Each write is answered; a caller that stopped waiting has nothing to be told.
         for pending in waiting.drain(..) {
-            match (pending, &result) {
-                (Pending::Start { done, .. }, Ok(_)) => {
-                    let _ = done.send(Ok(started.next().copied().unwrap_or(false)));
+            match pending {
+                Pending::Start { done, .. } => {
+                    let _ = done.send(
+                        gone.as_ref()
+                            .map(|_| started.next().unwrap_or(false))
+                            .map_err(Arc::clone),
+                    );
                 }
-                (Pending::Append { done, .. }, Ok(_)) => {
-                    let _ = done.send(Ok(appended.next().copied().unwrap_or(false)));
+                Pending::Append { done, .. } => {
+                    let _ = done.send(
+                        gone.as_ref()
+                            .map(|_| appended.next().unwrap_or(false))
+                            .map_err(Arc::clone),
+                    );
                 }
-                (Pending::Start { done, .. } | Pending::Append { done, .. }, Err(error)) => {
-                    let _ = done.send(Err(Arc::clone(error)));
+                Pending::Events {
+                    run_id,
+                    events,
+                    done,
+                } => {
+                    let committed = match &gone {
+                        Ok(gone) if gone.contains(&run_id) => Committed::RunGone,
+                        Ok(_) => Committed::Stored,
+                        Err(error) => Committed::Failed(Arc::clone(error)),
+                    };
+                    let _ = done.send((events, committed));
                 }
-                // Stored, or dropped with their run (its session was deleted): either way
-                // nothing of them is left to wait for.
-                (Pending::Events { rows, progress, .. }, Ok(_)) => {
-                    if let Some(last) = rows.last_seq() {
-                        progress.stored(last);
-                    }
-                }
-                (Pending::Events { progress, .. }, Err(_)) => progress.fail(),
             }
         }
     }
 }
+
+/// How often a batch is tried before the run is given up (the append is idempotent).
+const ATTEMPTS: u32 = 5;
+
+/// The wait before the first retry; it doubles with each one.
+const FIRST_RETRY: Duration = Duration::from_millis(50);
 
 /// Whether readers may see the event before it is stored: what a crash may lose without losing
 /// anything complete (deltas, and the starts of parts and messages).
@@ -264,28 +254,50 @@ fn may_precede_commit(event: &Event) -> bool {
     )
 }
 
-/// What became of the events a run's task waited for.
+type Commit = Pin<Box<dyn Future<Output = (Vec<Event>, Committed)> + Send>>;
+
+/// The commit of a run that is under way.
+struct InFlight {
+    commit: Commit,
+    /// How many of its events, at the end, are held from the readers until it is stored.
+    held: usize,
+    attempt: u32,
+}
+
+/// What became of a run's commit.
 #[derive(Debug)]
 pub(crate) enum Settled {
-    /// Everything up to them is stored: these held events may be shown now.
+    /// Stored (or the run's row is gone): these held events may be shown now.
     Show(Vec<Event>),
-    /// The store failed them for good: the run must be given up; its held events are never
-    /// shown.
+    /// It failed and is being tried again.
+    Retrying,
+    /// It failed every time: the run must be given up; its held events are never shown.
     GaveUp,
 }
 
 /// One run's events on their way to the store (see the module docs).
-#[derive(Debug)]
 pub(crate) struct RunCommits {
     committer: Committer,
     run_id: RunId,
-    progress: Arc<Progress>,
-    /// The sequence number of the last event handed to the writer.
-    sent: u64,
-    /// Not shown until the store has everything up to `held_through`. The run's task takes no
-    /// new events while something is held, so nothing is shown ahead of it.
+    /// Shown to readers, not yet handed to the writer.
+    shown: Vec<Event>,
+    /// Not shown, not yet handed to the writer. The pump takes no new events while something is
+    /// held here or in the commit under way, so nothing is shown ahead of it.
     held: Vec<Event>,
-    held_through: u64,
+    in_flight: Option<InFlight>,
+    /// The sequence number of the last event stored.
+    stored_through: u64,
+}
+
+impl std::fmt::Debug for RunCommits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunCommits")
+            .field("run_id", &self.run_id)
+            .field("shown", &self.shown.len())
+            .field("held", &self.held.len())
+            .field("in_flight", &self.in_flight.is_some())
+            .finish()
+    }
 }
 
 impl RunCommits {
@@ -293,87 +305,104 @@ impl RunCommits {
         Self {
             committer,
             run_id,
-            progress: Arc::default(),
-            sent: 0,
+            shown: Vec::new(),
             held: Vec::new(),
-            held_through: 0,
+            in_flight: None,
+            stored_through: 0,
         }
     }
 
-    /// Takes a batch of the run's events and hands it to the writer; returns those the readers
-    /// may see now. From the first event that must be stored first, the rest of the batch is
-    /// held, order being kept.
+    /// The sequence number of the last event the store has (0 before the first commit).
+    pub(crate) fn stored_through(&self) -> u64 {
+        self.stored_through
+    }
+
+    /// Takes a batch of the run's events; returns those the readers may see now (a copy of
+    /// each goes to the store behind them). From the first event that must be stored first, the
+    /// rest of the batch is held, order being kept.
     pub(crate) fn take(&mut self, mut batch: Vec<Event>) -> Vec<Event> {
         let first_held = batch
             .iter()
             .position(|event| !may_precede_commit(event))
             .unwrap_or(batch.len());
-        if !self.gave_up() {
-            match EventRows::new(&batch) {
-                Ok(rows) => {
-                    if let Some(last) = rows.last_seq() {
-                        self.sent = last;
-                        if first_held < batch.len() {
-                            self.held_through = last;
-                        }
-                        self.committer.send(&self.run_id, rows, &self.progress);
-                    }
-                }
-                Err(error) => {
-                    tracing::error!(run = %self.run_id, "encoding events: {error}");
-                    self.progress.fail();
-                }
-            }
-        }
         self.held.extend(batch.drain(first_held..));
+        self.shown.extend(batch.iter().cloned());
+        self.start();
         batch
     }
 
-    /// Whether events are held until their commit (the run's task then waits before taking
-    /// more).
+    /// Whether events are held until their commit (the pump then waits before taking more).
     pub(crate) fn holds(&self) -> bool {
         !self.held.is_empty()
+            || self
+                .in_flight
+                .as_ref()
+                .is_some_and(|in_flight| in_flight.held > 0)
     }
 
-    /// Whether everything taken is stored (or given up).
+    /// Whether everything taken is stored.
     pub(crate) fn is_idle(&self) -> bool {
-        self.held.is_empty() && (self.gave_up() || self.stored_through() >= self.sent)
+        self.in_flight.is_none() && self.shown.is_empty() && self.held.is_empty()
     }
 
-    /// The sequence number of the last event the store has (0 before the first commit).
-    pub(crate) fn stored_through(&self) -> u64 {
-        self.progress.stored.load(Ordering::SeqCst)
-    }
-
-    fn gave_up(&self) -> bool {
-        self.progress.failed.load(Ordering::SeqCst)
-    }
-
-    /// Waits until the held events (or, holding none, everything taken) are stored, or given
-    /// up. Cancel-safe: nothing is taken out before it returns.
+    /// Waits for the commit under way (for ever if there is none) and starts the next.
+    /// Cancel-safe: the commit itself lives in `self`.
     pub(crate) async fn settled(&mut self) -> Settled {
-        let target = if self.held.is_empty() {
-            self.sent
-        } else {
-            self.held_through
+        let (events, committed) = match self.in_flight.as_mut() {
+            Some(in_flight) => in_flight.commit.as_mut().await,
+            None => std::future::pending().await,
         };
-        loop {
-            let woken = self.progress.wake.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            // Announce the wait, then look: the writer stores its progress before it reads
-            // what is awaited, so one of the two sees the other.
-            self.progress.awaited.store(target, Ordering::SeqCst);
-            if self.gave_up() {
-                self.progress.awaited.store(0, Ordering::SeqCst);
-                self.held.clear();
-                return Settled::GaveUp;
+        let Some(in_flight) = self.in_flight.take() else {
+            return Settled::Retrying;
+        };
+        let settled = match committed {
+            Committed::Stored | Committed::RunGone => {
+                if let (Committed::Stored, Some(last)) = (&committed, events.last()) {
+                    self.stored_through = self.stored_through.max(last.seq);
+                }
+                let mut events = events;
+                Settled::Show(events.split_off(events.len().saturating_sub(in_flight.held)))
             }
-            if self.stored_through() >= target {
-                self.progress.awaited.store(0, Ordering::SeqCst);
-                return Settled::Show(std::mem::take(&mut self.held));
+            Committed::Failed(error) if in_flight.attempt < ATTEMPTS => {
+                let attempt = in_flight.attempt;
+                tracing::error!(run = %self.run_id, attempt, "storing events: {error}");
+                let wait = FIRST_RETRY * 2u32.pow(attempt - 1);
+                self.in_flight = Some(self.send(events, in_flight.held, attempt + 1, wait));
+                return Settled::Retrying;
             }
-            woken.await;
+            Committed::Failed(error) => {
+                tracing::error!(run = %self.run_id, "giving up storing events: {error}");
+                Settled::GaveUp
+            }
+        };
+        self.start();
+        settled
+    }
+
+    /// Hands what waits to the writer, unless a commit is under way.
+    fn start(&mut self) {
+        if self.in_flight.is_some() || (self.shown.is_empty() && self.held.is_empty()) {
+            return;
+        }
+        let held = self.held.len();
+        let mut events = std::mem::take(&mut self.shown);
+        events.append(&mut self.held);
+        self.in_flight = Some(self.send(events, held, 1, Duration::ZERO));
+    }
+
+    fn send(&self, events: Vec<Event>, held: usize, attempt: u32, wait: Duration) -> InFlight {
+        let committer = self.committer.clone();
+        let run_id = self.run_id.clone();
+        let commit = Box::pin(async move {
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
+            }
+            committer.commit(&run_id, events).await
+        });
+        InFlight {
+            commit,
+            held,
+            attempt,
         }
     }
 }
@@ -431,13 +460,12 @@ mod tests {
         };
         assert_eq!(held, vec![complete(3), delta(4)]);
         assert!(commits.is_idle());
-        assert_eq!(commits.stored_through(), 4);
         let stored = store.events_after(&run_id, 0, 100).await.unwrap();
         assert_eq!(stored, vec![delta(1), delta(2), complete(3), delta(4)]);
     }
 
     #[tokio::test]
-    async fn batches_are_stored_in_order_without_waiting_for_each_other() {
+    async fn what_is_shown_meanwhile_goes_in_the_next_commit_in_order() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
         let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
@@ -447,7 +475,11 @@ mod tests {
             commits.take(vec![delta(2), delta(3)]),
             vec![delta(2), delta(3)]
         );
-        assert!(!commits.holds());
+        assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
+        assert!(
+            !commits.is_idle(),
+            "the deltas shown meanwhile are being stored"
+        );
         assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
         assert!(commits.is_idle());
         let stored = store.events_after(&run_id, 0, 100).await.unwrap();
@@ -462,10 +494,15 @@ mod tests {
         store.close().await;
 
         assert_eq!(commits.take(vec![delta(1), complete(2)]), vec![delta(1)]);
-        assert!(matches!(commits.settled().await, Settled::GaveUp));
+        let mut retries = 0;
+        loop {
+            match commits.settled().await {
+                Settled::Retrying => retries += 1,
+                Settled::GaveUp => break,
+                Settled::Show(held) => panic!("shown without being stored: {held:?}"),
+            }
+        }
+        assert_eq!(retries, ATTEMPTS - 1);
         assert!(commits.is_idle());
-        // Nothing more of the run is handed to the writer, and nothing held is shown.
-        assert_eq!(commits.take(vec![delta(3), complete(4)]), vec![delta(3)]);
-        assert!(matches!(commits.settled().await, Settled::GaveUp));
     }
 }

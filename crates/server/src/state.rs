@@ -364,17 +364,15 @@ impl AppState {
                     }
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
-                    live.log.stored_through(commits.stored_through());
                     live.log.append_all(shown);
                 }
-                // Only when something waits for the store: a run streaming deltas is not woken
-                // by their commits.
-                settled = commits.settled(), if commits.holds() || !open => match settled {
+                settled = commits.settled() => match settled {
                     Settled::Show(held) => {
                         metrics.logged(&held);
-                        live.log.stored_through(commits.stored_through());
                         live.log.append_all(held);
+                        live.log.stored_through(commits.stored_through());
                     }
+                    Settled::Retrying => {}
                     Settled::GaveUp => live.handle.cancel(),
                 },
             }

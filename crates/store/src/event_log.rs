@@ -15,13 +15,11 @@ use crate::store::{Store, with_pool};
 pub const INTERRUPTED: &str = "interrupted";
 
 /// A run's status columns as a batch sets them: seq, status, error, usage.
-pub(crate) type StatusRow = (i64, RunStatus, Option<String>, Option<String>);
+type StatusRow = (i64, RunStatus, Option<String>, Option<String>);
 
-/// A batch of one run's events as the store writes them: each event's JSON text, made once
-/// (by whoever builds the batch, so a busy group writer does not serialize every run's events
-/// itself), with what the run's row takes from them.
-#[derive(Clone, Debug, Default)]
-pub struct EventRows {
+/// One run's batch as rows for the database.
+pub(crate) struct Prepared<'a> {
+    pub(crate) run_id: &'a RunId,
     /// `(seq, event JSON)`, heartbeats left out.
     pub(crate) rows: Vec<(i64, String)>,
     pub(crate) max_seq: i64,
@@ -29,14 +27,20 @@ pub struct EventRows {
     pub(crate) last_status: Option<StatusRow>,
 }
 
-impl EventRows {
-    /// The events as rows. Heartbeats are left out: they take no place in a replay.
-    pub fn new(events: &[Event]) -> Result<Self, StoreError> {
-        let mut rows = EventRows {
+impl<'a> Prepared<'a> {
+    /// `None` when the batch holds nothing to store (only heartbeats).
+    pub(crate) fn new(run_id: &'a RunId, events: &[Event]) -> Result<Option<Self>, StoreError> {
+        let mut prepared = Prepared {
+            run_id,
             rows: Vec::with_capacity(events.len()),
             max_seq: i64::MIN,
             last_status: None,
         };
+        prepared.add(events)?;
+        Ok((!prepared.rows.is_empty()).then_some(prepared))
+    }
+
+    fn add(&mut self, events: &[Event]) -> Result<(), StoreError> {
         for event in events {
             if let EventKind::Heartbeat {} = event.kind {
                 continue;
@@ -47,37 +51,26 @@ impl EventRows {
                 error,
                 usage,
             } = &event.kind
-                && rows
+                && self
                     .last_status
                     .as_ref()
                     .is_none_or(|(last, ..)| *last < seq)
             {
                 let error = error.as_ref().map(serde_json::to_string).transpose()?;
                 let usage = usage.as_ref().map(serde_json::to_string).transpose()?;
-                rows.last_status = Some((seq, *status, error, usage));
+                self.last_status = Some((seq, *status, error, usage));
             }
-            rows.max_seq = rows.max_seq.max(seq);
-            rows.rows.push((seq, serde_json::to_string(event)?));
+            self.max_seq = self.max_seq.max(seq);
+            self.rows.push((seq, serde_json::to_string(event)?));
         }
-        Ok(rows)
+        Ok(())
     }
 
-    /// Whether there is nothing to store.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    /// The sequence number of the batch's last event (`None` when it is empty).
-    pub fn last_seq(&self) -> Option<u64> {
-        (!self.is_empty()).then(|| u64::try_from(self.max_seq).unwrap_or_default())
-    }
-}
-
-/// The notice listeners hear when a run's events up to `seq` are committed.
-pub(crate) fn events_notice(run_id: &RunId, seq: i64) -> Notice {
-    Notice::Events {
-        run_id: run_id.clone(),
-        seq: u64::try_from(seq).unwrap_or_default(),
+    pub(crate) fn notice(&self) -> Notice {
+        Notice::Events {
+            run_id: self.run_id.clone(),
+            seq: u64::try_from(self.max_seq).unwrap_or_default(),
+        }
     }
 }
 
@@ -105,16 +98,8 @@ impl Store {
         &self,
         batches: &[(&RunId, &[Event])],
     ) -> Result<Vec<RunId>, StoreError> {
-        let rows = batches
-            .iter()
-            .map(|(_, events)| EventRows::new(events))
-            .collect::<Result<Vec<_>, _>>()?;
         let group = Group {
-            batches: batches
-                .iter()
-                .map(|(run_id, _)| *run_id)
-                .zip(&rows)
-                .collect(),
+            batches: batches.to_vec(),
             ..Group::default()
         };
         Ok(self.write_group(&group).await?.gone)
@@ -193,4 +178,29 @@ impl Store {
         }
         Ok(ended)
     }
+}
+
+/// Sorts the entries by run and joins those of one run (its batches in the order given).
+pub(crate) fn merge_runs(mut prepared: Vec<Prepared<'_>>) -> Vec<Prepared<'_>> {
+    // Stable: a run's batches stay in their order.
+    prepared.sort_by(|a, b| a.run_id.as_str().cmp(b.run_id.as_str()));
+    let mut merged: Vec<Prepared<'_>> = Vec::with_capacity(prepared.len());
+    for entry in prepared {
+        match merged.last_mut() {
+            Some(last) if last.run_id == entry.run_id => {
+                last.rows.extend(entry.rows);
+                last.max_seq = last.max_seq.max(entry.max_seq);
+                if let Some(status) = entry.last_status
+                    && last
+                        .last_status
+                        .as_ref()
+                        .is_none_or(|(seq, ..)| *seq < status.0)
+                {
+                    last.last_status = Some(status);
+                }
+            }
+            _ => merged.push(entry),
+        }
+    }
+    merged
 }

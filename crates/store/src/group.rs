@@ -12,10 +12,10 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::{QueryBuilder, Row};
 
-use agentwire_core::{Message, RunId, SessionId};
+use agentwire_core::{Event, Message, RunId, SessionId};
 
 use crate::error::StoreError;
-use crate::event_log::{EventRows, StatusRow, events_notice};
+use crate::event_log::{Prepared, merge_runs};
 use crate::run::{RunRecord, RunRow, status_columns};
 use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
@@ -35,7 +35,7 @@ pub struct Group<'a> {
     /// Messages to add at the end of a session's history, as [`Store::append_messages`].
     pub appends: Vec<(&'a SessionId, &'a [Message])>,
     /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
-    pub batches: Vec<(&'a RunId, &'a EventRows)>,
+    pub batches: Vec<(&'a RunId, &'a [Event])>,
 }
 
 /// What a committed [`Group`] did, write by write.
@@ -128,9 +128,13 @@ impl Store {
             .iter()
             .map(|(session_id, messages)| Ok((*session_id, message_texts(messages)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut prepared = Vec::with_capacity(group.batches.len());
+        for (run_id, events) in &group.batches {
+            prepared.extend(Prepared::new(run_id, events)?);
+        }
         // One entry per run, in id order: a run's row is updated once per statement, and rows
         // are locked in one order, so two writers sharing a database cannot deadlock.
-        let prepared = by_run(&group.batches);
+        let prepared = merge_runs(prepared);
         if starts.is_empty() && appends.is_empty() && prepared.is_empty() {
             return Ok(Written::default());
         }
@@ -310,13 +314,10 @@ impl Store {
                     .iter()
                     .filter(|entry| found_runs.contains(entry.run_id.as_str()))
                     .flat_map(|entry| {
-                        entry.batches.iter().flat_map(|batch| {
-                            let run_id = entry.run_id.as_str();
-                            batch
-                                .rows
-                                .iter()
-                                .map(move |(seq, text)| (run_id, *seq, text.as_str()))
-                        })
+                        entry
+                            .rows
+                            .iter()
+                            .map(|(seq, text)| (entry.run_id.as_str(), *seq, text.as_str()))
                     })
                     .collect();
                 for chunk in fixed_chunks(&rows) {
@@ -354,9 +355,7 @@ impl Store {
                     let notices = prepared
                         .iter()
                         .filter(|entry| found_runs.contains(entry.run_id.as_str()))
-                        .map(|entry| {
-                            serde_json::to_string(&events_notice(entry.run_id, entry.max_seq))
-                        })
+                        .map(|entry| serde_json::to_string(&entry.notice()))
                         .collect::<Result<Vec<_>, _>>()?;
                     for chunk in fixed_chunks(&notices) {
                         let mut notify = QueryBuilder::new("SELECT pg_notify(");
@@ -384,7 +383,7 @@ impl Store {
                 .filter(|entry| found_runs.contains(entry.run_id.as_str()))
             {
                 // No receiver is not an error: nobody is streaming the run.
-                let _ = self.local.send(events_notice(entry.run_id, entry.max_seq));
+                let _ = self.local.send(entry.notice());
             }
         }
         Ok(Written {
@@ -403,46 +402,6 @@ impl Store {
                 .collect(),
         })
     }
-}
-
-/// A run's batches in a group, and what its row takes from them all.
-struct RunBatches<'a> {
-    run_id: &'a RunId,
-    batches: Vec<&'a EventRows>,
-    max_seq: i64,
-    /// The latest `run_status` among them.
-    last_status: Option<&'a StatusRow>,
-}
-
-/// The batches by run, in run-id order, each run's in the order given; empty batches left out.
-fn by_run<'a>(batches: &[(&'a RunId, &'a EventRows)]) -> Vec<RunBatches<'a>> {
-    let mut batches: Vec<&(&RunId, &EventRows)> = batches
-        .iter()
-        .filter(|(_, rows)| !rows.is_empty())
-        .collect();
-    // Stable: a run's batches stay in their order.
-    batches.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
-    let mut runs: Vec<RunBatches<'a>> = Vec::with_capacity(batches.len());
-    for (run_id, rows) in batches {
-        match runs.last_mut() {
-            Some(run) if run.run_id == *run_id => {
-                run.batches.push(rows);
-                run.max_seq = run.max_seq.max(rows.max_seq);
-                if let Some(status) = &rows.last_status
-                    && run.last_status.is_none_or(|last| last.0 < status.0)
-                {
-                    run.last_status = Some(status);
-                }
-            }
-            _ => runs.push(RunBatches {
-                run_id,
-                batches: vec![rows],
-                max_seq: rows.max_seq,
-                last_status: rows.last_status.as_ref(),
-            }),
-        }
-    }
-    runs
 }
 
 /// `items` cut into pieces of the [`CHUNK_SIZES`], largest first.

@@ -26,7 +26,7 @@ mod session_list;
 mod store;
 
 pub use error::StoreError;
-pub use event_log::{EventRows, INTERRUPTED};
+pub use event_log::INTERRUPTED;
 pub use group::{Group, GroupWriter, Written};
 pub use notice::{Notice, Notices};
 pub use run::RunRecord;

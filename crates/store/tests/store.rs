@@ -13,7 +13,7 @@ use agentwire_core::{
     SessionId, Usage,
 };
 use agentwire_store::{
-    EventRows, Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Store, StoreError, Written,
+    Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Store, StoreError, Written,
 };
 
 /// A database for one test: its URL and what keeps it alive.
@@ -757,8 +757,10 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         [user_message("m7", "lost")],
     );
     let gone = RunId::from("run_gone");
-    let events = EventRows::new(&[delta(1), delta(2)]).unwrap();
-    let more = EventRows::new(&[status(1, RunStatus::InProgress, None)]).unwrap();
+    let (events, more) = (
+        [delta(1), delta(2)],
+        [status(1, RunStatus::InProgress, None)],
+    );
     let missing = SessionId::from("ses_missing");
     let group = Group {
         starts: vec![(&next, &three), (&new, &hello), (&taken, &nope)],
