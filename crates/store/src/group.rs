@@ -305,9 +305,24 @@ impl Store {
                             .push_bind_unseparated(entry.max_seq)
                             .push_unseparated(" AS BIGINT))");
                     }
-                    update.push(") AS v WHERE runs.id = v.column1 RETURNING runs.id");
-                    for row in update.build().fetch_all(&mut *tx).await? {
-                        found_runs.insert(row.try_get::<String, _>(0)?);
+                    update.push(") AS v WHERE runs.id = v.column1");
+                    // The count, not `RETURNING`: each row returned is a hand-off from sqlx's
+                    // SQLite thread, and this statement names every streaming run.
+                    let updated = update.build().execute(&mut *tx).await?.rows_affected();
+                    if usize::try_from(updated).is_ok_and(|updated| updated == chunk.len()) {
+                        found_runs
+                            .extend(chunk.iter().map(|entry| entry.run_id.as_str().to_owned()));
+                        continue;
+                    }
+                    // Some run is gone (its session was deleted): find which, one by one (rare).
+                    for entry in chunk {
+                        let exists = sqlx::query("SELECT 1 FROM runs WHERE id = $1")
+                            .bind(entry.run_id.as_str())
+                            .fetch_optional(&mut *tx)
+                            .await?;
+                        if exists.is_some() {
+                            found_runs.insert(entry.run_id.as_str().to_owned());
+                        }
                     }
                 }
                 let rows: Vec<(&str, i64, &str)> = prepared
