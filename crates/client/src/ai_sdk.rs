@@ -21,7 +21,7 @@ use reqwest::Response;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
 use serde_json::{Value, json};
 
-use crate::client::checked;
+use crate::client::{checked, http_url};
 use crate::error::ClientError;
 
 /// A chat with an AI SDK endpoint: its URL and the history this client keeps.
@@ -48,14 +48,7 @@ pub struct ChatStream {
 impl AiSdkChat {
     /// A new chat with the endpoint at `url` (e.g. `http://localhost:3000/api/chat`).
     pub fn new(url: &str) -> Result<Self, ClientError> {
-        let invalid = |reason: String| ClientError::InvalidUrl {
-            url: url.to_owned(),
-            reason,
-        };
-        let parsed = reqwest::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(invalid("only http and https are spoken".to_owned()));
-        }
+        let parsed = http_url(url)?;
         let http = reqwest::Client::builder()
             .build()
             .map_err(ClientError::Http)?;

@@ -190,19 +190,28 @@ struct ErrorBody {
     error: ErrorInfo,
 }
 
+/// `url` parsed, if it is an http(s) URL.
+pub(crate) fn http_url(url: &str) -> Result<reqwest::Url, ClientError> {
+    let invalid = |reason: String| ClientError::InvalidUrl {
+        url: url.to_owned(),
+        reason,
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|error| invalid(error.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("only http and https are spoken".to_owned()));
+    }
+    Ok(parsed)
+}
+
 impl Client {
     /// A client of the server at `base_url` (`http://127.0.0.1:8080`, or with a path prefix).
     pub fn new(base_url: &str) -> Result<Self, ClientError> {
-        let invalid = |reason: String| ClientError::InvalidUrl {
-            url: base_url.to_owned(),
-            reason,
-        };
-        let url = reqwest::Url::parse(base_url).map_err(|error| invalid(error.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(invalid("only http and https are spoken".to_owned()));
-        }
+        let url = http_url(base_url)?;
         if url.cannot_be_a_base() {
-            return Err(invalid("it cannot be a base URL".to_owned()));
+            return Err(ClientError::InvalidUrl {
+                url: base_url.to_owned(),
+                reason: "it cannot be a base URL".to_owned(),
+            });
         }
         let http = reqwest::Client::builder()
             .build()
