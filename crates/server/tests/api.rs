@@ -252,19 +252,6 @@ async fn last_event_id_resumes_with_exactly_the_rest() {
     server.shutdown().await;
 }
 
-/// Reads a run's events after `after` to the end of its stream.
-async fn events_after(server: &TestServer, id: &str, after: u64) -> SseClient {
-    let response = server
-        .http
-        .get(server.url(&format!("/v1/runs/{id}/events?after={after}")))
-        .send()
-        .await
-        .unwrap();
-    let mut client = SseClient::resumed(response);
-    client.until_end().await;
-    client
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
     let server = server().await;
@@ -273,7 +260,7 @@ async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
     let id = run_id(&whole);
     // While the run goes on: from its beginning, and from a point long forgotten in memory.
     let (from_start, from_five) =
-        tokio::join!(events_after(&server, &id, 0), events_after(&server, &id, 5));
+        tokio::join!(server.events_after(&id, 0), server.events_after(&id, 5));
     whole.until_end().await;
     let all = whole.numbered();
     assert!(all.len() > 120, "{} events", all.len());
@@ -290,7 +277,7 @@ async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
     };
     assert_eq!(numbered(&from_start), numbered(&whole));
     // After its end, while the process still holds the run.
-    assert_eq!(events_after(&server, &id, 0).await.numbered(), all);
+    assert_eq!(server.events_after(&id, 0).await.numbered(), all);
     server.shutdown().await;
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use agentwire_core::{Accumulator, Event, EventKind, Part, RunStatus};
 use agentwire_server::Settings;
-use common::{SseClient, TestServer, approver, run_body, talker, text_of};
+use common::{TestServer, approver, run_body, talker, text_of};
 use futures::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -159,15 +159,9 @@ fn accumulate(events: &[Event]) -> Accumulator {
 }
 
 async fn sse_replay(server: &TestServer, run_id: &str, after: u64) -> Vec<Event> {
-    let response = server
-        .http
-        .get(server.url(&format!("/v1/runs/{run_id}/events?after={after}")))
-        .send()
+    server
+        .events_after(run_id, after)
         .await
-        .unwrap();
-    let mut client = SseClient::resumed(response);
-    client.until_end().await;
-    client
         .events
         .into_iter()
         .filter(|event| event.name() != "heartbeat")

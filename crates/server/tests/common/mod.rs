@@ -70,6 +70,19 @@ impl TestServer {
         run
     }
 
+    /// `GET /v1/runs/{id}/events?after=` read to the end of the stream.
+    pub async fn events_after(&self, id: &str, after: u64) -> SseClient {
+        let response = self
+            .http
+            .get(self.url(&format!("/v1/runs/{id}/events?after={after}")))
+            .send()
+            .await
+            .unwrap();
+        let mut client = SseClient::resumed(response);
+        client.until_end().await;
+        client
+    }
+
     /// Signals shutdown.
     pub fn stop(&mut self) {
         if let Some(stop) = self.stop.take() {
