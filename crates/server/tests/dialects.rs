@@ -31,13 +31,7 @@ async fn post_decoded(
     body: &Value,
     dialect: Dialect,
 ) -> (reqwest::header::HeaderMap, Vec<Event>) {
-    let response = server
-        .http
-        .post(server.url(path))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_json(path, body).await;
     assert_eq!(response.status(), 200, "{path}");
     let headers = response.headers().clone();
     let bytes = response.bytes().await.unwrap();
@@ -289,16 +283,6 @@ fn decode(dialect: Dialect, bytes: &[u8]) -> Vec<Event> {
     events
 }
 
-async fn post_json(server: &TestServer, path: &str, body: &Value) -> reqwest::Response {
-    server
-        .http
-        .post(server.url(path))
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
-
 /// The approval id of the (only) approval request in `messages`.
 fn approval_id(messages: &[Message]) -> String {
     messages
@@ -373,7 +357,7 @@ async fn a2a_send_message_answers_the_finished_task() {
         json!([{"text": "Hi"}]),
         json!({"contextId": "ctx_1"}),
     );
-    let response = post_json(&server, "/a2a", &body).await;
+    let response = server.post_json("/a2a", &body).await;
     assert_eq!(response.status(), 200);
     let answer: Value = response.json().await.unwrap();
     assert_eq!(answer["id"], 7);
@@ -405,7 +389,7 @@ async fn a2a_send_streaming_message_streams_json_rpc_items() {
         json!([{"text": "Hi"}]),
         json!({}),
     );
-    let response = post_json(&server, "/agents/echo/a2a", &body).await;
+    let response = server.post_json("/agents/echo/a2a", &body).await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let wire = response.text().await.unwrap();
@@ -427,7 +411,8 @@ async fn a2a_approval_answered_on_the_task_continues_the_run() {
         json!([{"text": "Delete a.txt"}]),
         json!({"contextId": "ctx_rm"}),
     );
-    let wire = post_json(&server, "/agents/approver/a2a", &body)
+    let wire = server
+        .post_json("/agents/approver/a2a", &body)
         .await
         .text()
         .await
@@ -451,7 +436,8 @@ async fn a2a_approval_answered_on_the_task_continues_the_run() {
         answer.clone(),
         json!({"taskId": task_id, "contextId": "ctx_rm"}),
     );
-    let reply: Value = post_json(&server, "/agents/approver/a2a", &body)
+    let reply: Value = server
+        .post_json("/agents/approver/a2a", &body)
         .await
         .json()
         .await
@@ -465,7 +451,8 @@ async fn a2a_approval_answered_on_the_task_continues_the_run() {
     assert_eq!(text(messages.last().unwrap()), "done");
 
     // Answering again: the task is over, A2A's UnsupportedOperationError.
-    let again: Value = post_json(&server, "/agents/approver/a2a", &body)
+    let again: Value = server
+        .post_json("/agents/approver/a2a", &body)
         .await
         .json()
         .await
@@ -552,7 +539,8 @@ async fn a2a_waiting_task(server: &TestServer, context: &str) -> String {
         json!([{"text": "Delete a.txt"}]),
         json!({"contextId": context}),
     );
-    let reply: Value = post_json(server, "/agents/approver/a2a", &body)
+    let reply: Value = server
+        .post_json("/agents/approver/a2a", &body)
         .await
         .json()
         .await
@@ -572,7 +560,8 @@ async fn a2a_a_streamed_answer_begins_with_the_task() {
     let server = server().await;
     let task_id = a2a_waiting_task(&server, "ctx_follow").await;
     let call = a2a_task_call("GetTask", json!(1), json!({"id": task_id}));
-    let waiting: Value = post_json(&server, "/agents/approver/a2a", &call)
+    let waiting: Value = server
+        .post_json("/agents/approver/a2a", &call)
         .await
         .json()
         .await
@@ -594,7 +583,8 @@ async fn a2a_a_streamed_answer_begins_with_the_task() {
         answer,
         json!({"taskId": task_id, "contextId": "ctx_follow"}),
     );
-    let wire = post_json(&server, "/agents/approver/a2a", &body)
+    let wire = server
+        .post_json("/agents/approver/a2a", &body)
         .await
         .text()
         .await
@@ -631,19 +621,11 @@ async fn a2a_get_task_answers_the_run_as_a_task() {
         json!([{"text": "Hi"}]),
         json!({"contextId": "ctx_get"}),
     );
-    let sent: Value = post_json(&server, "/a2a", &body)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let sent: Value = server.post_json("/a2a", &body).await.json().await.unwrap();
     let task_id = sent["result"]["task"]["id"].as_str().unwrap().to_owned();
 
     let call = a2a_task_call("GetTask", json!("g1"), json!({"id": task_id}));
-    let got: Value = post_json(&server, "/a2a", &call)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let got: Value = server.post_json("/a2a", &call).await.json().await.unwrap();
     assert_eq!(got["id"], "g1");
     let task = &got["result"];
     assert_eq!(task["id"], task_id.as_str(), "{got}");
@@ -664,16 +646,13 @@ async fn a2a_get_task_answers_the_run_as_a_task() {
         json!(2),
         json!({"id": task_id, "historyLength": 0}),
     );
-    let got: Value = post_json(&server, "/a2a", &call)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let got: Value = server.post_json("/a2a", &call).await.json().await.unwrap();
     assert_eq!(got["result"]["history"], json!([]), "{got}");
 
     // Another agent's endpoint does not have the task.
     let call = a2a_task_call("GetTask", json!(3), json!({"id": task_id}));
-    let other: Value = post_json(&server, "/agents/echo/a2a", &call)
+    let other: Value = server
+        .post_json("/agents/echo/a2a", &call)
         .await
         .json()
         .await
@@ -686,7 +665,8 @@ async fn a2a_cancel_task_cancels_the_run_and_answers_the_canceled_task() {
     let server = server().await;
     let task_id = a2a_waiting_task(&server, "ctx_cancel").await;
     let call = a2a_task_call("CancelTask", json!(9), json!({"id": task_id}));
-    let canceled: Value = post_json(&server, "/agents/approver/a2a", &call)
+    let canceled: Value = server
+        .post_json("/agents/approver/a2a", &call)
         .await
         .json()
         .await
@@ -708,14 +688,16 @@ async fn a2a_cancel_task_cancels_the_run_and_answers_the_canceled_task() {
     assert_eq!(run["run"]["status"], "canceled", "{run}");
 
     // Over: cancelling again is TaskNotCancelableError, subscribing UnsupportedOperationError.
-    let again: Value = post_json(&server, "/agents/approver/a2a", &call)
+    let again: Value = server
+        .post_json("/agents/approver/a2a", &call)
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(again["error"]["code"], -32002, "{again}");
     let call = a2a_task_call("SubscribeToTask", json!(10), json!({"id": task_id}));
-    let subscribed: Value = post_json(&server, "/agents/approver/a2a", &call)
+    let subscribed: Value = server
+        .post_json("/agents/approver/a2a", &call)
         .await
         .json()
         .await
@@ -728,7 +710,7 @@ async fn a2a_subscribe_to_task_streams_it_again_from_the_task() {
     let server = server().await;
     let task_id = a2a_waiting_task(&server, "ctx_sub").await;
     let call = a2a_task_call("SubscribeToTask", json!("s1"), json!({"id": task_id}));
-    let response = post_json(&server, "/agents/approver/a2a", &call).await;
+    let response = server.post_json("/agents/approver/a2a", &call).await;
     assert_eq!(response.headers()["content-type"], "text/event-stream");
     let wire = response.text().await.unwrap();
     let first: Value = serde_json::from_str(
@@ -762,28 +744,20 @@ async fn a2a_get_task_reads_a_run_from_the_store_after_a_restart() {
         json!([{"text": "Hi"}]),
         json!({"contextId": "ctx_kept"}),
     );
-    let sent: Value = post_json(&first, "/a2a", &body).await.json().await.unwrap();
+    let sent: Value = first.post_json("/a2a", &body).await.json().await.unwrap();
     first.shutdown().await;
 
     let second = TestServer::start(agents(), settings()).await;
     let task_id = sent["result"]["task"]["id"].as_str().unwrap();
     let call = a2a_task_call("GetTask", json!(1), json!({"id": task_id}));
-    let got: Value = post_json(&second, "/a2a", &call)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let got: Value = second.post_json("/a2a", &call).await.json().await.unwrap();
     let task = &got["result"];
     assert_eq!(task["id"], task_id, "{got}");
     assert_eq!(task["contextId"], "ctx_kept");
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(task["artifacts"], sent["result"]["task"]["artifacts"]);
     let call = a2a_task_call("CancelTask", json!(2), json!({"id": task_id}));
-    let again: Value = post_json(&second, "/a2a", &call)
-        .await
-        .json()
-        .await
-        .unwrap();
+    let again: Value = second.post_json("/a2a", &call).await.json().await.unwrap();
     assert_eq!(again["error"]["code"], -32002, "{again}");
 }
 
@@ -815,7 +789,7 @@ fn ag_ui_input(thread: &str, run: &str, messages: Value) -> Value {
 }
 
 async fn ag_ui_post(server: &TestServer, path: &str, body: &Value) -> (String, Vec<Event>) {
-    let response = post_json(server, path, body).await;
+    let response = server.post_json(path, body).await;
     assert_eq!(response.status(), 200, "{body}");
     let wire = response.text().await.unwrap();
     let events = decode(Dialect::AgUi, wire.as_bytes());

@@ -82,13 +82,7 @@ fn provider_saw(provider: &FakeProvider) -> (Value, Vec<String>) {
 
 /// POSTs JSON; the status and the whole body (a stream is read to its end).
 async fn post(server: &TestServer, path: &str, body: &Value) -> (u16, String) {
-    let response = server
-        .http
-        .post(server.url(path))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_json(path, body).await;
     let status = response.status().as_u16();
     (status, response.text().await.unwrap())
 }

@@ -52,13 +52,7 @@ fn anthropic_agent(provider: &FakeProvider) -> Agent {
 }
 
 async fn post(server: &TestServer, path: &str, body: &Value) -> String {
-    let response = server
-        .http
-        .post(server.url(path))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_json(path, body).await;
     assert_eq!(response.status(), 200, "{path}");
     response.text().await.unwrap()
 }

@@ -70,6 +70,16 @@ impl TestServer {
         run
     }
 
+    /// `POST`s `body` as JSON to `path`.
+    pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// `GET /v1/runs/{id}/events?after=` read to the end of the stream.
     pub async fn events_after(&self, id: &str, after: u64) -> SseClient {
         let response = self
