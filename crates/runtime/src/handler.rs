@@ -267,16 +267,7 @@ pub(crate) async fn drive(
             Stop::Returned(Ok(())) => (RunStatus::Completed, None),
             Stop::Returned(Err(error)) => (RunStatus::Failed, Some(error.into())),
             Stop::Canceled => (RunStatus::Canceled, None),
-            Stop::OutOfTime(limit) => (
-                RunStatus::Incomplete,
-                Some(ErrorInfo::new(
-                    "max_duration",
-                    format!(
-                        "the run stopped after working {} ms (max_duration) without a final answer",
-                        limit.as_millis()
-                    ),
-                )),
-            ),
+            Stop::OutOfTime(limit) => (RunStatus::Incomplete, Some(crate::run::out_of_time(limit))),
         };
         // Not ended, and the status is final: this cannot fail.
         let _ = builder.end(status, error);
@@ -332,13 +323,5 @@ pub(crate) fn request(
         input: state.messages[state.history_len..state.output_from].to_vec(),
         client_tools,
         settings,
-    }
-}
-
-/// The working time of a handler's run: the agent's `max_duration` or a tighter ceiling.
-pub(crate) fn max_duration(own: Option<Duration>, limits: crate::RunLimits) -> Option<Duration> {
-    match (own, limits.max_duration) {
-        (Some(own), Some(ceiling)) => Some(own.min(ceiling)),
-        (own, ceiling) => own.or(ceiling),
     }
 }

@@ -97,10 +97,7 @@ impl Orchestrator {
         settings: GenerationSettings,
     ) -> Self {
         let agent = &shared.agent.inner;
-        let max_duration = match (agent.max_duration, limits.max_duration) {
-            (Some(own), Some(ceiling)) => Some(own.min(ceiling)),
-            (own, ceiling) => own.or(ceiling),
-        };
+        let max_duration = limits.working_time(agent.max_duration);
         let mut tool_limits = agent.toolbox.limits();
         if let Some(ceiling) = limits.max_tool_output_bytes {
             tool_limits.max_output_bytes = tool_limits.max_output_bytes.min(ceiling);
@@ -561,19 +558,12 @@ impl Orchestrator {
         let config = &self.shared.agent.inner;
         match halt {
             Halt::Canceled => (RunStatus::Canceled, None),
-            Halt::OutOfTime => {
-                let limit = self.max_duration.unwrap_or_default();
-                (
-                    RunStatus::Incomplete,
-                    Some(ErrorInfo::new(
-                        "max_duration",
-                        format!(
-                            "the run stopped after working {} ms (max_duration) without a final answer",
-                            limit.as_millis()
-                        ),
-                    )),
-                )
-            }
+            Halt::OutOfTime => (
+                RunStatus::Incomplete,
+                Some(crate::run::out_of_time(
+                    self.max_duration.unwrap_or_default(),
+                )),
+            ),
             Halt::MaxSteps => (
                 RunStatus::Incomplete,
                 Some(ErrorInfo::new(

@@ -74,6 +74,27 @@ pub struct RunLimits {
     pub max_tool_output_bytes: Option<usize>,
 }
 
+impl RunLimits {
+    /// The working time a run has: the agent's own `max_duration`, or this ceiling if tighter.
+    pub(crate) fn working_time(&self, own: Option<Duration>) -> Option<Duration> {
+        match (own, self.max_duration) {
+            (Some(own), Some(ceiling)) => Some(own.min(ceiling)),
+            (own, ceiling) => own.or(ceiling),
+        }
+    }
+}
+
+/// Why a run that used up its working time ended `incomplete`.
+pub(crate) fn out_of_time(limit: Duration) -> ErrorInfo {
+    ErrorInfo::new(
+        "max_duration",
+        format!(
+            "the run stopped after working {} ms (max_duration) without a final answer",
+            limit.as_millis()
+        ),
+    )
+}
+
 impl RunStart {
     /// A start from the client's input, with no history and no client tools.
     pub fn new(input: Vec<Message>) -> Self {
@@ -319,7 +340,7 @@ impl Agent {
         let queue = Arc::new(EventQueue::default());
         if let Some(handler) = &config.handler {
             let request = handler::request(&shared, start.client_tools, start.settings);
-            let max_duration = handler::max_duration(config.max_duration, start.limits);
+            let max_duration = start.limits.working_time(config.max_duration);
             let drive = handler::drive(
                 shared.clone(),
                 queue.clone(),
