@@ -16,12 +16,19 @@
 //! anyway. One commit per run is in flight at a time, so a run's events reach the store in
 //! order even when a commit is retried, and the next commit takes everything shown meanwhile:
 //! the slower the store, the larger its groups.
+//!
+//! Deltas wait to be sent to the store until something must be stored (a held event), or
+//! [`FLUSH_AFTER`] has passed since the oldest of them was shown, or [`MAX_UNSENT`] wait: the
+//! store keeps a run's batch as one row, so a streaming run costs it about one row a second
+//! rather than one per token (decided after measuring: at 10,000 streams a row per token was
+//! most of the database's work, and the writer fell seconds behind). A crash loses at most
+//! that second of an unfinished part's deltas, which the interrupted run drops anyway.
 
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
 use agentwire_store::{Group, RunRecord, Store};
@@ -236,6 +243,12 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
     }
 }
 
+/// Deltas shown this long ago are sent to the store with the run's next events.
+const FLUSH_AFTER: Duration = Duration::from_secs(1);
+
+/// Shown deltas this many are sent to the store at once.
+const MAX_UNSENT: usize = 64;
+
 /// How often a batch is tried before the run is given up (the append is idempotent).
 const ATTEMPTS: u32 = 5;
 
@@ -281,12 +294,16 @@ pub(crate) struct RunCommits {
     run_id: RunId,
     /// Shown to readers, not yet handed to the writer.
     shown: Vec<Event>,
+    /// When the oldest of `shown` was shown.
+    shown_since: Option<Instant>,
     /// Not shown, not yet handed to the writer. The pump takes no new events while something is
     /// held here or in the commit under way, so nothing is shown ahead of it.
     held: Vec<Event>,
     in_flight: Option<InFlight>,
     /// The sequence number of the last event stored.
     stored_through: u64,
+    /// Everything goes to the writer at once from now on ([`RunCommits::flush`]).
+    flushing: bool,
 }
 
 impl std::fmt::Debug for RunCommits {
@@ -306,9 +323,11 @@ impl RunCommits {
             committer,
             run_id,
             shown: Vec::new(),
+            shown_since: None,
             held: Vec::new(),
             in_flight: None,
             stored_through: 0,
+            flushing: false,
         }
     }
 
@@ -326,9 +345,19 @@ impl RunCommits {
             .position(|event| !may_precede_commit(event))
             .unwrap_or(batch.len());
         self.held.extend(batch.drain(first_held..));
-        self.shown.extend(batch.iter().cloned());
-        self.start();
+        if !batch.is_empty() {
+            self.shown_since.get_or_insert_with(Instant::now);
+            self.shown.extend(batch.iter().cloned());
+        }
+        self.start_if_due();
         batch
+    }
+
+    /// Hands everything taken to the writer (as soon as the commit under way is done), due or
+    /// not: the run's stream has ended.
+    pub(crate) fn flush(&mut self) {
+        self.flushing = true;
+        self.start_if_due();
     }
 
     /// Whether events are held until their commit (the pump then waits before taking more).
@@ -375,15 +404,26 @@ impl RunCommits {
                 Settled::GaveUp
             }
         };
-        self.start();
+        self.start_if_due();
         settled
     }
 
-    /// Hands what waits to the writer, unless a commit is under way.
-    fn start(&mut self) {
+    /// Hands what waits to the writer, unless a commit is under way or only deltas wait and
+    /// they are not due yet (see the module docs).
+    fn start_if_due(&mut self) {
         if self.in_flight.is_some() || (self.shown.is_empty() && self.held.is_empty()) {
             return;
         }
+        let due = self.flushing
+            || !self.held.is_empty()
+            || self.shown.len() >= MAX_UNSENT
+            || self
+                .shown_since
+                .is_some_and(|since| since.elapsed() >= FLUSH_AFTER);
+        if !due {
+            return;
+        }
+        self.shown_since = None;
         let held = self.held.len();
         let mut events = std::mem::take(&mut self.shown);
         events.append(&mut self.held);
@@ -470,20 +510,51 @@ mod tests {
         let store = store_with_run(&run_id).await;
         let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
 
-        assert_eq!(commits.take(vec![delta(1)]), vec![delta(1)]);
+        assert_eq!(commits.take(vec![complete(1)]), vec![]);
+        assert!(commits.holds(), "the pump takes nothing more meanwhile");
+        assert!(
+            matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(1)])
+        );
+        // Deltas taken next are shown; they wait for their commit until they are due.
         assert_eq!(
             commits.take(vec![delta(2), delta(3)]),
             vec![delta(2), delta(3)]
         );
-        assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
-        assert!(
-            !commits.is_idle(),
-            "the deltas shown meanwhile are being stored"
-        );
+        assert!(!commits.is_idle());
+        commits.flush();
         assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
         assert!(commits.is_idle());
         let stored = store.events_after(&run_id, 0, 100).await.unwrap();
-        assert_eq!(stored, vec![delta(1), delta(2), delta(3)]);
+        assert_eq!(stored, vec![complete(1), delta(2), delta(3)]);
+    }
+
+    #[tokio::test]
+    async fn deltas_wait_for_the_next_held_event_or_until_there_are_many() {
+        let run_id = RunId::from("run_1");
+        let store = store_with_run(&run_id).await;
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+
+        assert_eq!(
+            commits.take(vec![delta(1), delta(2)]),
+            vec![delta(1), delta(2)]
+        );
+        assert!(!commits.holds());
+        assert!(commits.in_flight.is_none(), "not due: nothing is sent yet");
+        // A completion sends them with it, in one batch.
+        assert_eq!(commits.take(vec![complete(3)]), vec![]);
+        assert!(
+            matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(3)])
+        );
+        let stored = store.events_after(&run_id, 0, 100).await.unwrap();
+        assert_eq!(stored, vec![delta(1), delta(2), complete(3)]);
+
+        // Many deltas go without waiting for anything.
+        let many: Vec<Event> = (4..4 + MAX_UNSENT as u64).map(delta).collect();
+        assert_eq!(commits.take(many.clone()), many);
+        assert!(commits.in_flight.is_some(), "due: sent at once");
+        assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
+        let stored = store.events_after(&run_id, 3, 1000).await.unwrap();
+        assert_eq!(stored, many);
     }
 
     #[tokio::test]

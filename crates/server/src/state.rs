@@ -352,19 +352,26 @@ impl AppState {
                 received = events.recv_many(&mut batch), if open && !commits.holds() => {
                     if received == 0 {
                         open = false;
+                        commits.flush();
                         continue;
                     }
-                    let ends = batch.iter().any(|event| {
+                    let end = batch.iter().position(|event| {
                         matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
                     });
-                    if ends {
-                        // Boxed: the store's future would otherwise size the pump's task
-                        // for the whole run.
-                        Box::pin(self.finish_session(&live)).await;
-                    }
+                    // What comes before the end is shown before the output joins the session,
+                    // so the last deltas do not wait for that commit.
+                    let ending = end.map(|end| batch.split_off(end));
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
                     live.log.append_all(shown);
+                    if let Some(ending) = ending {
+                        // Boxed: the store's future would otherwise size the pump's task
+                        // for the whole run.
+                        Box::pin(self.finish_session(&live)).await;
+                        let shown = commits.take(ending);
+                        metrics.logged(&shown);
+                        live.log.append_all(shown);
+                    }
                 }
                 settled = commits.settled() => match settled {
                     Settled::Show(held) => {

@@ -1,6 +1,8 @@
-//! The event log: every event of every run, by `(run_id, seq)`. Streams replay from it, and a
-//! run's row follows the `run_status` events appended to it.
+//! The event log: every event of every run, in batches (one row per run and commit, its events
+//! as a JSON array, keyed by the batch's last seq). Streams replay from it, and a run's row
+//! follows the `run_status` events appended to it.
 
+use futures::TryStreamExt;
 use sqlx::Row;
 
 use agentwire_core::{ErrorInfo, Event, EventKind, RunId, RunStatus};
@@ -17,12 +19,13 @@ pub const INTERRUPTED: &str = "interrupted";
 /// A run's status columns as a batch sets them: seq, status, error, usage.
 type StatusRow = (i64, RunStatus, Option<String>, Option<String>);
 
-/// One run's batch as rows for the database.
+/// One run's batch as a row for the database.
 pub(crate) struct Prepared<'a> {
     pub(crate) run_id: &'a RunId,
-    /// `(seq, event JSON)`, heartbeats left out.
-    pub(crate) rows: Vec<(i64, String)>,
-    pub(crate) max_seq: i64,
+    /// The events as a JSON array, heartbeats left out.
+    pub(crate) events: String,
+    /// The first and last seq of those events.
+    pub(crate) seqs: (i64, i64),
     /// The batch's latest `run_status`.
     pub(crate) last_status: Option<StatusRow>,
 }
@@ -32,15 +35,11 @@ impl<'a> Prepared<'a> {
     pub(crate) fn new(run_id: &'a RunId, events: &[Event]) -> Result<Option<Self>, StoreError> {
         let mut prepared = Prepared {
             run_id,
-            rows: Vec::with_capacity(events.len()),
-            max_seq: i64::MIN,
+            events: String::new(),
+            seqs: (i64::MAX, i64::MIN),
             last_status: None,
         };
-        prepared.add(events)?;
-        Ok((!prepared.rows.is_empty()).then_some(prepared))
-    }
-
-    fn add(&mut self, events: &[Event]) -> Result<(), StoreError> {
+        let mut json = Vec::with_capacity(events.len() * 96);
         for event in events {
             if let EventKind::Heartbeat {} = event.kind {
                 continue;
@@ -51,25 +50,33 @@ impl<'a> Prepared<'a> {
                 error,
                 usage,
             } = &event.kind
-                && self
+                && prepared
                     .last_status
                     .as_ref()
                     .is_none_or(|(last, ..)| *last < seq)
             {
                 let error = error.as_ref().map(serde_json::to_string).transpose()?;
                 let usage = usage.as_ref().map(serde_json::to_string).transpose()?;
-                self.last_status = Some((seq, *status, error, usage));
+                prepared.last_status = Some((seq, *status, error, usage));
             }
-            self.max_seq = self.max_seq.max(seq);
-            self.rows.push((seq, serde_json::to_string(event)?));
+            prepared.seqs = (prepared.seqs.0.min(seq), prepared.seqs.1.max(seq));
+            json.push(if json.is_empty() { b'[' } else { b',' });
+            serde_json::to_writer(&mut json, event)?;
         }
-        Ok(())
+        if json.is_empty() {
+            return Ok(None);
+        }
+        json.push(b']');
+        // serde_json writes UTF-8 only.
+        prepared.events = String::from_utf8(json)
+            .map_err(|error| StoreError::Corrupt(format!("event JSON: {error}")))?;
+        Ok(Some(prepared))
     }
 
     pub(crate) fn notice(&self) -> Notice {
         Notice::Events {
             run_id: self.run_id.clone(),
-            seq: u64::try_from(self.max_seq).unwrap_or_default(),
+            seq: u64::try_from(self.seqs.1).unwrap_or_default(),
         }
     }
 }
@@ -77,8 +84,8 @@ impl<'a> Prepared<'a> {
 impl Store {
     /// Appends a batch of a run's events in one transaction, and returns once it is committed.
     ///
-    /// Idempotent: an event whose `(run_id, seq)` is stored already is skipped, so a retried
-    /// batch cannot duplicate anything. Heartbeats are not stored (they take no place in a
+    /// Idempotent: a retried batch is stored once, and an event whose seq was stored already
+    /// (a batch overlapping an earlier one) is never read back twice. Heartbeats are not stored (they take no place in a
     /// replay). When the batch holds a `run_status` event, the run's row takes its status, error
     /// and usage, unless a later one was stored before. Listeners hear a [`Notice::Events`] with
     /// the batch's last seq after the commit.
@@ -113,24 +120,35 @@ impl Store {
         after: u64,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
+        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+        let mut events = Vec::new();
+        // Seqs only grow; an event at or below the last one taken is a copy from a batch that
+        // overlapped an earlier one, and is skipped.
+        let mut last = after;
         let after = seq_to_db(after)?;
-        let texts: Vec<String> = with_pool!(self, |pool, _begin| {
-            sqlx::query(
-                "SELECT event FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+        with_pool!(self, |pool, _begin| {
+            // Rows are read one at a time and the query stops once the page is full: a page
+            // costs the batches it takes, not every batch after it.
+            let mut rows = sqlx::query(
+                "SELECT events FROM event_batches WHERE run_id = $1 AND last_seq > $2 \
+                 ORDER BY last_seq",
             )
             .bind(run_id.as_str())
             .bind(after)
-            .bind(i64::from(limit))
-            .fetch_all(pool)
-            .await?
-            .iter()
-            .map(|row| row.try_get::<String, _>("event"))
-            .collect::<Result<_, _>>()?
+            .fetch(pool);
+            while events.len() < limit
+                && let Some(row) = rows.try_next().await?
+            {
+                let batch: Vec<Event> = serde_json::from_str(row.try_get::<&str, _>(0)?)?;
+                for event in batch {
+                    if event.seq > last && events.len() < limit {
+                        last = event.seq;
+                        events.push(event);
+                    }
+                }
+            }
         });
-        texts
-            .iter()
-            .map(|text| serde_json::from_str(text).map_err(StoreError::from))
-            .collect()
+        Ok(events)
     }
 
     /// After a crash of `node` (call it when that node starts again, before it takes work):
@@ -188,8 +206,11 @@ pub(crate) fn merge_runs(mut prepared: Vec<Prepared<'_>>) -> Vec<Prepared<'_>> {
     for entry in prepared {
         match merged.last_mut() {
             Some(last) if last.run_id == entry.run_id => {
-                last.rows.extend(entry.rows);
-                last.max_seq = last.max_seq.max(entry.max_seq);
+                // Two arrays as one: `[a,b]` + `[c]` = `[a,b,c]`.
+                last.events.pop();
+                last.events.push(',');
+                last.events.push_str(&entry.events[1..]);
+                last.seqs = (last.seqs.0.min(entry.seqs.0), last.seqs.1.max(entry.seqs.1));
                 if let Some(status) = entry.last_status
                     && last
                         .last_status

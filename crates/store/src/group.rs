@@ -21,10 +21,11 @@ use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
 
 /// The sizes a statement's rows are cut into, one statement each (at most fourteen parameters
-/// a row: 512 rows stay below SQLite's 32,766-parameter limit). Few fixed sizes mean few
+/// a row: 2,048 rows stay below SQLite's 32,766-parameter limit; every statement is a round
+/// trip to the database, so a group takes as few as it can). Few fixed sizes mean few
 /// distinct statements, which the connection prepares once and keeps; a statement sized to
 /// each group would be prepared anew every time, and preparing costs more than running it.
-const CHUNK_SIZES: [usize; 5] = [512, 128, 32, 8, 1];
+const CHUNK_SIZES: [usize; 6] = [2048, 512, 128, 32, 8, 1];
 
 /// The writes of one transaction. Each part may be empty.
 #[derive(Debug, Default)]
@@ -302,7 +303,7 @@ impl Store {
                             .push("(CAST(")
                             .push_bind_unseparated(entry.run_id.as_str())
                             .push_unseparated(" AS TEXT), CAST(")
-                            .push_bind_unseparated(entry.max_seq)
+                            .push_bind_unseparated(entry.seqs.1)
                             .push_unseparated(" AS BIGINT))");
                     }
                     update.push(") AS v WHERE runs.id = v.column1");
@@ -325,45 +326,78 @@ impl Store {
                         }
                     }
                 }
-                let rows: Vec<(&str, i64, &str)> = prepared
+                let rows: Vec<(&str, i64, i64, &str)> = prepared
                     .iter()
                     .filter(|entry| found_runs.contains(entry.run_id.as_str()))
-                    .flat_map(|entry| {
-                        entry
-                            .rows
-                            .iter()
-                            .map(|(seq, text)| (entry.run_id.as_str(), *seq, text.as_str()))
+                    .map(|entry| {
+                        let (first_seq, last_seq) = entry.seqs;
+                        (
+                            entry.run_id.as_str(),
+                            last_seq,
+                            first_seq,
+                            entry.events.as_str(),
+                        )
                     })
                     .collect();
                 for chunk in fixed_chunks(&rows) {
-                    let mut insert = QueryBuilder::new("INSERT INTO events (run_id, seq, event) ");
-                    insert.push_values(chunk, |mut row, (run_id, seq, text)| {
-                        row.push_bind(*run_id).push_bind(*seq).push_bind(*text);
+                    let mut insert = QueryBuilder::new(
+                        "INSERT INTO event_batches (run_id, last_seq, first_seq, events) ",
+                    );
+                    insert.push_values(chunk, |mut row, (run_id, last_seq, first_seq, events)| {
+                        row.push_bind(*run_id)
+                            .push_bind(*last_seq)
+                            .push_bind(*first_seq)
+                            .push_bind(*events);
                     });
-                    insert.push(" ON CONFLICT (run_id, seq) DO NOTHING");
+                    // A retried batch is the same batch: stored once.
+                    insert.push(" ON CONFLICT (run_id, last_seq) DO NOTHING");
                     insert.build().execute(&mut *tx).await?;
                 }
-                for entry in &prepared {
-                    let Some((seq, status, error, usage)) = &entry.last_status else {
-                        continue;
-                    };
-                    if !found_runs.contains(entry.run_id.as_str()) {
-                        continue;
+                // One statement for every status, not one per run: each statement is a round
+                // trip to the database (on SQLite, two thread hand-offs on a busy machine), and
+                // hundreds of runs start or end in one group under load.
+                let statuses: Vec<(&str, i64, &str, Option<&str>, Option<&str>, Option<&str>)> =
+                    prepared
+                        .iter()
+                        .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                        .filter_map(|entry| {
+                            let (seq, status, error, usage) = entry.last_status.as_ref()?;
+                            let (status, awaiting) = status_columns(*status);
+                            Some((
+                                entry.run_id.as_str(),
+                                *seq,
+                                status,
+                                awaiting,
+                                error.as_deref(),
+                                usage.as_deref(),
+                            ))
+                        })
+                        .collect();
+                for chunk in fixed_chunks(&statuses) {
+                    let mut update = QueryBuilder::new(
+                        "UPDATE runs SET status = v.column3, awaiting = v.column4, \
+                         error = v.column5, usage = COALESCE(v.column6, runs.usage), \
+                         status_seq = v.column2 FROM (VALUES ",
+                    );
+                    let mut values = update.separated(", ");
+                    for (run_id, seq, status, awaiting, error, usage) in chunk {
+                        values
+                            .push("(CAST(")
+                            .push_bind_unseparated(*run_id)
+                            .push_unseparated(" AS TEXT), CAST(")
+                            .push_bind_unseparated(*seq)
+                            .push_unseparated(" AS BIGINT), CAST(")
+                            .push_bind_unseparated(*status)
+                            .push_unseparated(" AS TEXT), CAST(")
+                            .push_bind_unseparated(*awaiting)
+                            .push_unseparated(" AS TEXT), CAST(")
+                            .push_bind_unseparated(*error)
+                            .push_unseparated(" AS TEXT), CAST(")
+                            .push_bind_unseparated(*usage)
+                            .push_unseparated(" AS TEXT))");
                     }
-                    let (status, awaiting) = status_columns(*status);
-                    sqlx::query(
-                        "UPDATE runs SET status = $2, awaiting = $3, error = $4,
-                             usage = COALESCE($5, usage), status_seq = $6
-                         WHERE id = $1 AND status_seq < $6",
-                    )
-                    .bind(entry.run_id.as_str())
-                    .bind(status)
-                    .bind(awaiting)
-                    .bind(error.as_deref())
-                    .bind(usage.as_deref())
-                    .bind(*seq)
-                    .execute(&mut *tx)
-                    .await?;
+                    update.push(") AS v WHERE runs.id = v.column1 AND runs.status_seq < v.column2");
+                    update.build().execute(&mut *tx).await?;
                 }
                 if self.is_postgres() {
                     // Delivered to listeners when (and only if) the transaction commits.
