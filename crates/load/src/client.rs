@@ -1,16 +1,19 @@
 //! One streaming run as a client sees it: its own TCP connection, `POST /v1/runs` with
 //! `Accept: text/event-stream`, and the time each text delta arrived.
+//!
+//! The client is a plain HTTP/1.1 exchange on the socket, read in the run's own task: the
+//! generator shares the machine with the server it measures, so it must cost little per
+//! delta. Decided after measuring: hyper's client reads in a connection task and hands the body
+//! over a channel, two task wake-ups per delta; this is one. `httparse` (hyper's own parser)
+//! reads the response head and the chunk sizes, the dialects' `SseReader` the events.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use agentwire_dialects::sse::{SseFrame, SseReader};
 use anyhow::Context;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::header;
-use hyper_util::rt::TokioIo;
 use serde::Deserialize;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
@@ -20,7 +23,8 @@ use crate::AGENT;
 #[derive(Debug)]
 pub(crate) struct RunSpec {
     addr: SocketAddr,
-    body: Bytes,
+    /// The whole request, head and body.
+    request: Vec<u8>,
     tokens: u32,
     /// Seconds between two deltas of a run on the brain's schedule.
     gap: f64,
@@ -31,10 +35,16 @@ impl RunSpec {
         let body = serde_json::json!({
             "agent": AGENT,
             "input": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}],
-        });
+        })
+        .to_string();
+        let request = format!(
+            "POST /v1/runs HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
         Self {
             addr,
-            body: Bytes::from(body.to_string()),
+            request: request.into_bytes(),
             tokens,
             gap: 1.0 / rate,
         }
@@ -120,38 +130,45 @@ async fn read_stream(
     arrivals: &mut Vec<Instant>,
     status: &mut Option<String>,
 ) -> anyhow::Result<()> {
-    let stream = TcpStream::connect(spec.addr)
+    let mut stream = TcpStream::connect(spec.addr)
         .await
         .context("cannot connect")?;
     stream.set_nodelay(true)?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .context("HTTP handshake")?;
-    let connection = tokio::spawn(connection);
-    let request = hyper::Request::post("/v1/runs")
-        .header(header::HOST, spec.addr.to_string())
-        .header(header::ACCEPT, "text/event-stream")
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Full::new(spec.body.clone()))?;
-    let response = sender
-        .send_request(request)
+    stream
+        .write_all(&spec.request)
         .await
         .context("sending the request")?;
-    if !response.status().is_success() {
-        let code = response.status();
-        let body = response.into_body().collect().await?.to_bytes();
-        anyhow::bail!("HTTP {code}: {}", String::from_utf8_lossy(&body));
-    }
-    let mut body = response.into_body();
+    let mut buffer = Vec::with_capacity(READ_SIZE);
+    let body_start = loop {
+        if read_more(&mut stream, &mut buffer).await? == 0 {
+            anyhow::bail!("the connection closed before the response");
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut response = httparse::Response::new(&mut headers);
+        if let httparse::Status::Complete(length) = response.parse(&buffer)? {
+            let code = response.code.unwrap_or_default();
+            if code != 200 {
+                // `connection: close`: the body is everything until the end.
+                while read_more(&mut stream, &mut buffer).await? > 0 {}
+                let body = String::from_utf8_lossy(&buffer[length..]);
+                anyhow::bail!("HTTP {code}: {body}");
+            }
+            let chunked = response.headers.iter().any(|header| {
+                header.name.eq_ignore_ascii_case("transfer-encoding")
+                    && header.value.eq_ignore_ascii_case(b"chunked")
+            });
+            anyhow::ensure!(chunked, "the stream is not chunked");
+            break length;
+        }
+    };
+    buffer.drain(..body_start);
+
     let mut reader = SseReader::default();
     let mut frames: Vec<SseFrame> = Vec::new();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.context("reading the stream")?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
-        let now = Instant::now();
-        reader.feed(&data, &mut frames)?;
+    let mut chunks = Chunks::default();
+    let mut now = Instant::now();
+    loop {
+        let ended = chunks.decode(&mut buffer, |data| reader.feed(data, &mut frames))?;
         for frame in frames.drain(..) {
             match frame.event.as_deref() {
                 Some("part_delta") => arrivals.push(now),
@@ -162,16 +179,115 @@ async fn read_stream(
                 _ => {}
             }
         }
+        if ended {
+            break;
+        }
+        if read_more(&mut stream, &mut buffer)
+            .await
+            .context("reading the stream")?
+            == 0
+        {
+            anyhow::bail!("the connection closed in the middle of the stream");
+        }
+        now = Instant::now();
     }
     reader.finish()?;
-    drop(sender);
-    connection.await??;
     Ok(())
+}
+
+/// How much one read asks for.
+const READ_SIZE: usize = 16 * 1024;
+
+/// Appends what the socket has to `buffer`; 0 at its end.
+async fn read_more(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> std::io::Result<usize> {
+    buffer.reserve(READ_SIZE);
+    stream.read_buf(buffer).await
+}
+
+/// Where the chunked body decoder is.
+#[derive(Debug, Default)]
+struct Chunks {
+    /// Data bytes of the current chunk still to come.
+    data_left: u64,
+    /// The current chunk's data is complete and its closing CRLF is still to come.
+    crlf_left: bool,
+}
+
+impl Chunks {
+    /// Hands every whole or partial chunk's data in `buffer` to `data`, removing what it
+    /// consumed; true at the last (empty) chunk.
+    fn decode(
+        &mut self,
+        buffer: &mut Vec<u8>,
+        mut data: impl FnMut(&[u8]) -> Result<(), agentwire_dialects::DecodeError>,
+    ) -> anyhow::Result<bool> {
+        let mut at = 0;
+        let ended = loop {
+            let rest = &buffer[at..];
+            if self.data_left > 0 {
+                if rest.is_empty() {
+                    break false;
+                }
+                let take = rest
+                    .len()
+                    .min(usize::try_from(self.data_left).unwrap_or(usize::MAX));
+                data(&rest[..take])?;
+                at += take;
+                self.data_left -= take as u64;
+                self.crlf_left = self.data_left == 0;
+            } else if self.crlf_left {
+                if rest.len() < 2 {
+                    break false;
+                }
+                anyhow::ensure!(rest.starts_with(b"\r\n"), "a chunk without its CRLF");
+                at += 2;
+                self.crlf_left = false;
+            } else {
+                match httparse::parse_chunk_size(rest)
+                    .map_err(|_| anyhow::anyhow!("a bad chunk size"))?
+                {
+                    httparse::Status::Complete((length, 0)) => {
+                        at += length;
+                        break true;
+                    }
+                    httparse::Status::Complete((length, size)) => {
+                        at += length;
+                        self.data_left = size;
+                    }
+                    httparse::Status::Partial => break false,
+                }
+            }
+        };
+        buffer.drain(..at);
+        Ok(ended)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunks_split_anywhere_decode_to_their_data() {
+        let body = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\n";
+        for split in 0..body.len() {
+            let mut chunks = Chunks::default();
+            let mut buffer = Vec::new();
+            let mut out = Vec::new();
+            let mut ended = false;
+            for piece in [&body[..split], &body[split..]] {
+                buffer.extend_from_slice(piece);
+                ended = chunks
+                    .decode(&mut buffer, |data| {
+                        out.extend_from_slice(data);
+                        Ok(())
+                    })
+                    .unwrap();
+            }
+            assert!(ended, "split at {split}");
+            assert_eq!(out, b"hello, world", "split at {split}");
+        }
+    }
 
     #[test]
     fn a_delta_on_schedule_adds_nothing_and_a_late_one_adds_its_delay() {
