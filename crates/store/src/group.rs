@@ -20,6 +20,16 @@ use crate::run::{RunRecord, RunRow, status_columns};
 use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
 
+/// A run's new status columns: id, seq, status, awaiting, error, usage.
+type StatusUpdate<'a> = (
+    &'a str,
+    i64,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
 /// The sizes a statement's rows are cut into, one statement each (at most fourteen parameters
 /// a row: 2,048 rows stay below SQLite's 32,766-parameter limit; every statement is a round
 /// trip to the database, so a group takes as few as it can). Few fixed sizes mean few
@@ -356,23 +366,22 @@ impl Store {
                 // One statement for every status, not one per run: each statement is a round
                 // trip to the database (on SQLite, two thread hand-offs on a busy machine), and
                 // hundreds of runs start or end in one group under load.
-                let statuses: Vec<(&str, i64, &str, Option<&str>, Option<&str>, Option<&str>)> =
-                    prepared
-                        .iter()
-                        .filter(|entry| found_runs.contains(entry.run_id.as_str()))
-                        .filter_map(|entry| {
-                            let (seq, status, error, usage) = entry.last_status.as_ref()?;
-                            let (status, awaiting) = status_columns(*status);
-                            Some((
-                                entry.run_id.as_str(),
-                                *seq,
-                                status,
-                                awaiting,
-                                error.as_deref(),
-                                usage.as_deref(),
-                            ))
-                        })
-                        .collect();
+                let statuses: Vec<StatusUpdate<'_>> = prepared
+                    .iter()
+                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                    .filter_map(|entry| {
+                        let (seq, status, error, usage) = entry.last_status.as_ref()?;
+                        let (status, awaiting) = status_columns(*status);
+                        Some((
+                            entry.run_id.as_str(),
+                            *seq,
+                            status,
+                            awaiting,
+                            error.as_deref(),
+                            usage.as_deref(),
+                        ))
+                    })
+                    .collect();
                 for chunk in fixed_chunks(&statuses) {
                     let mut update = QueryBuilder::new(
                         "UPDATE runs SET status = v.column3, awaiting = v.column4, \
