@@ -37,10 +37,11 @@ use std::collections::VecDeque;
 
 use agentwire_core::part::RefusalPart;
 use agentwire_core::{
-    Emitter, Event, EventKind, Message, MessageId, Metadata, Part, Role, RunStatus, SessionId,
-    StreamedPart,
+    Emitter, Event, EventKind, GenerationSettings, Message, MessageId, Metadata, Part, Role,
+    RunStatus, SessionId, StreamedPart, ToolSpec,
 };
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::error::DecodeError;
 use crate::sse::{SseFrame, SseReader, write_comment, write_frame};
@@ -49,7 +50,11 @@ use crate::{Encoder, StreamDecoder};
 /// The body of `POST /chat`: the new messages, and the session to continue.
 ///
 /// Accepted forms: one message (as the seed sends it), an array of messages, or
-/// `{"messages": [...], "session_id"?: "…", "agent"?: "…"}`.
+/// `{"messages": [...], "session_id"?: "…", "agent"?: "…"}`. The object form also takes the
+/// run's generation settings as top-level keys, as the native body does (`model`,
+/// `temperature`, `top_p`, `max_tokens`, `stop`, `seed`, the penalties, `n`), and the tools the
+/// client runs itself as `tools` (OpenAI's function format, or `{name, description,
+/// parameters}`): seed 000 names neither, and a client that sends only messages is unaffected.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// The agent to run; `None` means the default agent (or the one in the URL).
@@ -60,9 +65,16 @@ pub struct ChatRequest {
     pub session_id: Option<SessionId>,
     /// The new messages, in either spelling of the model.
     pub messages: Vec<Message>,
+    /// The run's generation settings, overriding the agent's defaults.
+    #[serde(flatten)]
+    pub settings: GenerationSettings,
+    /// Tools the client executes itself, for this run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
 }
 
-/// Reads a `POST /chat` body.
+/// Reads a `POST /chat` body. A setting or tool that cannot be used is an
+/// [`DecodeError::InvalidField`] naming it.
 pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -73,6 +85,9 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
             session_id: Option<SessionId>,
             #[serde(default)]
             agent: Option<String>,
+            /// Everything else: the settings and tools.
+            #[serde(flatten)]
+            rest: Map<String, Value>,
         },
         Many(Vec<Message>),
         One(Box<Message>),
@@ -83,26 +98,28 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
             .map(|message| Body::One(Box::new(message)))
             .map_err(|source| DecodeError::InvalidRequest { source })
     })?;
+    let only = |messages| ChatRequest {
+        agent: None,
+        session_id: None,
+        messages,
+        settings: GenerationSettings::default(),
+        tools: Vec::new(),
+    };
     Ok(match body {
         Body::Envelope {
             messages,
             session_id,
             agent,
+            rest,
         } => ChatRequest {
             agent,
             session_id,
             messages,
+            settings: GenerationSettings::from_object(&rest)?,
+            tools: crate::declared_tools(&rest)?,
         },
-        Body::Many(messages) => ChatRequest {
-            agent: None,
-            session_id: None,
-            messages,
-        },
-        Body::One(message) => ChatRequest {
-            agent: None,
-            session_id: None,
-            messages: vec![*message],
-        },
+        Body::Many(messages) => only(messages),
+        Body::One(message) => only(vec![*message]),
     })
 }
 

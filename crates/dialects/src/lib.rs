@@ -55,7 +55,8 @@ pub mod sse;
 pub use dialect::{Dialect, UnknownDialect};
 pub use error::DecodeError;
 
-use agentwire_core::Event;
+use agentwire_core::{Event, InvalidField, ToolSpec};
+use serde_json::{Map, Value};
 
 /// Turns canonical events into a dialect's wire frames.
 ///
@@ -80,4 +81,15 @@ pub trait StreamDecoder {
 
     /// The stream has ended: decodes what is left, or fails if the stream stopped mid-frame.
     fn finish(&mut self, out: &mut Vec<Event>) -> Result<(), DecodeError>;
+}
+
+/// The tools a client declares in the `tools` key of a request object (OpenAI's function format
+/// or bare `{name, description, parameters}`), for the dialects whose requests carry them as a
+/// loose key: none when the key is missing or null.
+pub(crate) fn declared_tools(object: &Map<String, Value>) -> Result<Vec<ToolSpec>, InvalidField> {
+    match object.get("tools") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(tools)) => ToolSpec::from_declarations(tools, "tools"),
+        Some(_) => Err(InvalidField::new("tools", "must be a list of tools")),
+    }
 }

@@ -1,13 +1,13 @@
 //! Generation settings and client-declared tools in every dialect's request: AgentScope's
-//! `AgentRequest` fields, the native run body's top-level keys, the AI SDK body's extras and
-//! AG-UI's `forwardedProps` all read into the same `GenerationSettings`; a bad value is a
+//! `AgentRequest` fields, the native run body's and AgentX's envelope's top-level keys, the AI
+//! SDK body's extras and AG-UI's `forwardedProps` all read into the same `GenerationSettings`; a bad value is a
 //! `DecodeError::InvalidField` naming the field as the client spelled it.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 use agentwire_core::{GenerationSettings, ToolSpec};
-use agentwire_dialects::{DecodeError, ag_ui, agentscope, ai_sdk, native};
+use agentwire_dialects::{DecodeError, ag_ui, agentscope, agentx, ai_sdk, native};
 use serde_json::{Value, json};
 
 fn every_setting() -> GenerationSettings {
@@ -37,6 +37,14 @@ fn weather_spec() -> ToolSpec {
         "The weather in a city",
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
     )
+}
+
+/// `body` with the keys of `extra` added.
+fn with(extra: Value, mut body: Value) -> Value {
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    body
 }
 
 /// The field a decode error names.
@@ -76,10 +84,10 @@ fn agentscope_request_fields_are_the_run_s_settings_and_client_tools() {
     assert_eq!(request.client_tools[0].name, "get_weather");
 
     let bad = |extra: Value| {
-        let mut body = json!({"input": [serde_json::from_str::<Value>(USER).unwrap()]});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
+        let body = with(
+            extra,
+            json!({"input": [serde_json::from_str::<Value>(USER).unwrap()]}),
+        );
         field(agentscope::decode_request(body.to_string().as_bytes()).unwrap_err())
     };
     assert_eq!(bad(json!({"temperature": 2.1})), "temperature");
@@ -125,6 +133,44 @@ fn the_native_body_takes_the_settings_beside_its_input() {
 }
 
 #[test]
+fn the_agentx_envelope_takes_settings_and_client_tools_beside_its_messages() {
+    let body = json!({
+        "session_id": "s1",
+        "messages": [{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}],
+        "model": "qwen-max", "temperature": 0.3, "top_p": 0.8, "max_tokens": 256,
+        "stop": "Observation:", "seed": 42, "frequency_penalty": 0.1, "presencePenalty": -0.1,
+        "n": 2, "tools": [weather_tool()]
+    });
+    let request = agentx::decode_request(body.to_string().as_bytes()).unwrap();
+    assert_eq!(request.settings, every_setting());
+    assert_eq!(request.tools, vec![weather_spec()]);
+    assert_eq!(request.messages.len(), 1);
+    assert_eq!(
+        request.session_id.as_ref().map(|id| id.as_str()),
+        Some("s1")
+    );
+
+    // The seed's own forms carry neither.
+    let one =
+        agentx::decode_request(br#"{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}"#)
+            .unwrap();
+    assert_eq!(one.settings, GenerationSettings::default());
+    assert!(one.tools.is_empty());
+
+    let bad = |extra: Value| {
+        let body = with(extra, json!({"messages": []}));
+        field(agentx::decode_request(body.to_string().as_bytes()).unwrap_err())
+    };
+    assert_eq!(bad(json!({"temperature": 3})), "temperature");
+    assert_eq!(bad(json!({"n": 9})), "n");
+    assert_eq!(bad(json!({"tools": {"name": "x"}})), "tools");
+    assert_eq!(
+        bad(json!({"tools": [{"description": "no name"}]})),
+        "tools[0].name"
+    );
+}
+
+#[test]
 fn ai_sdk_body_extras_are_settings_and_client_tools() {
     let body = json!({
         "id": "chat-1", "trigger": "submit-message",
@@ -143,10 +189,7 @@ fn ai_sdk_body_extras_are_settings_and_client_tools() {
     );
 
     let bad = |extra: Value| {
-        let mut body = body.clone();
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
+        let body = with(extra, body.clone());
         field(ai_sdk::decode_request(body.to_string().as_bytes()).unwrap_err())
     };
     assert_eq!(bad(json!({"topP": 3})), "topP");

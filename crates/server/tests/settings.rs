@@ -1,7 +1,7 @@
 //! Generation settings and client tools through every dialect's route to the provider: an
 //! `openai` agent pointed at the fake provider server, and what each request made it send
-//! (the native run body, AgentScope's `/process`, the AI SDK's `/api/chat` body extras, AG-UI's
-//! `forwardedProps`). A bad value is a 400 naming the field, and nothing happens: no session,
+//! (the native run body, AgentX's `/chat` envelope, AgentScope's `/process`, the AI SDK's
+//! `/api/chat` body extras, AG-UI's `forwardedProps`). A bad value is a 400 naming the field, and nothing happens: no session,
 //! no provider call.
 #![allow(clippy::unwrap_used)]
 
@@ -105,6 +105,17 @@ fn with(extra: Value, mut body: Value) -> Value {
     body
 }
 
+/// No session of that id exists (a refused request made none).
+async fn no_session(server: &TestServer, id: &str) {
+    let session = server
+        .http
+        .get(server.url(&format!("/v1/sessions/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(session.status(), 404, "a refused request made session {id}");
+}
+
 fn weather() -> Value {
     json!({"type": "function", "function": {"name": "get_weather", "description": "Weather",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
@@ -176,13 +187,34 @@ async fn native_run_settings_and_tools_reach_the_provider() {
         calls,
         "no refused run called the provider"
     );
-    let session = server
-        .http
-        .get(server.url("/v1/sessions/ses_refused"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(session.status(), 404, "no refused run made its session");
+    no_session(&server, "ses_refused").await;
+}
+
+#[tokio::test]
+async fn agentx_envelope_settings_and_tools_reach_the_provider() {
+    let provider = FakeProvider::start();
+    let server = server(&provider).await;
+    answer(&provider);
+    let body = with(
+        sent(),
+        json!({"session_id": "ses_agentx",
+               "messages": [{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}],
+               "tools": [weather()]}),
+    );
+    let (status, text) = post(&server, "/agents/gpt/chat", &body).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains(r#""status":"completed""#), "{text}");
+    assert_eq!(
+        provider_saw(&provider),
+        (sent(), vec!["get_weather".into()])
+    );
+
+    let calls = provider.requests().len();
+    let bad = json!({"session_id": "ses_agentx_bad", "top_p": 2,
+        "messages": [{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}]});
+    refused(post(&server, "/agents/gpt/chat", &bad).await, "top_p");
+    assert_eq!(provider.requests().len(), calls);
+    no_session(&server, "ses_agentx_bad").await;
 }
 
 #[tokio::test]
@@ -216,13 +248,7 @@ async fn agentscope_request_settings_and_tools_reach_the_provider() {
     let bad = json!({"input": input, "model": "o3"});
     refused(post(&server, "/agents/locked/process", &bad).await, "model");
     assert_eq!(provider.requests().len(), calls);
-    let session = server
-        .http
-        .get(server.url("/v1/sessions/ses_as_bad"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(session.status(), 404);
+    no_session(&server, "ses_as_bad").await;
 }
 
 #[tokio::test]
@@ -253,13 +279,7 @@ async fn ai_sdk_body_extras_reach_the_provider() {
         "maxOutputTokens",
     );
     assert_eq!(provider.requests().len(), calls);
-    let session = server
-        .http
-        .get(server.url("/v1/sessions/chat_bad"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(session.status(), 404);
+    no_session(&server, "chat_bad").await;
 }
 
 #[tokio::test]
@@ -290,11 +310,5 @@ async fn ag_ui_forwarded_props_reach_the_provider() {
         "frequencyPenalty",
     );
     assert_eq!(provider.requests().len(), calls);
-    let session = server
-        .http
-        .get(server.url("/v1/sessions/t_bad"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(session.status(), 404);
+    no_session(&server, "t_bad").await;
 }

@@ -82,15 +82,7 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         })
         .collect::<Result<_, _>>()?;
     let settings = GenerationSettings::from_object(&raw.body)?;
-    let tools = match raw.body.get("tools") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(tools)) => ToolSpec::from_declarations(tools, "tools")?,
-        Some(_) => {
-            return Err(
-                agentwire_core::InvalidField::new("tools", "must be a list of tools").into(),
-            );
-        }
-    };
+    let tools = crate::declared_tools(&raw.body)?;
     Ok(ChatRequest {
         chat_id: raw.id,
         messages,

@@ -33,7 +33,9 @@ async fn chat(
         (None, Some(name)) => state.app.agent(Some(name))?,
         _ => state.agent(&params)?,
     };
-    let start = RunStart::new(request.messages);
+    let start = RunStart::new(request.messages)
+        .with_client_tools(request.tools)
+        .with_settings(request.settings);
     let live = state
         .app
         .start(agent, &owner, request.session_id, start)
