@@ -68,10 +68,7 @@ impl AiSdkChat {
 
     /// Sends `Authorization: Bearer <key>` with every request.
     pub fn with_api_key(mut self, key: &str) -> Result<Self, ClientError> {
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
-            .map_err(|_| ClientError::InvalidApiKey)?;
-        value.set_sensitive(true);
-        self.authorization = Some(value);
+        self.authorization = Some(crate::client::bearer(key)?);
         Ok(self)
     }
 

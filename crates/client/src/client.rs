@@ -226,10 +226,7 @@ impl Client {
 
     /// Sends `Authorization: Bearer <key>` with every request (a server with `api_keys`).
     pub fn with_api_key(mut self, key: &str) -> Result<Self, ClientError> {
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
-            .map_err(|_| ClientError::InvalidApiKey)?;
-        value.set_sensitive(true);
-        self.authorization = Some(value);
+        self.authorization = Some(bearer(key)?);
         Ok(self)
     }
 
@@ -407,4 +404,12 @@ pub(crate) async fn checked(response: Response) -> Result<Response, ClientError>
 async fn json<T: DeserializeOwned>(response: Response) -> Result<T, ClientError> {
     let bytes = response.bytes().await?;
     serde_json::from_slice(&bytes).map_err(ClientError::Body)
+}
+
+/// The `Authorization` value for an API key, marked sensitive so it is never logged.
+pub(crate) fn bearer(key: &str) -> Result<HeaderValue, ClientError> {
+    let mut value =
+        HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| ClientError::InvalidApiKey)?;
+    value.set_sensitive(true);
+    Ok(value)
 }

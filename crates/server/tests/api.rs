@@ -35,18 +35,6 @@ async fn server() -> TestServer {
     .await
 }
 
-async fn post_sse(server: &TestServer, body: &Value) -> SseClient {
-    let response = server
-        .http
-        .post(server.url("/v1/runs"))
-        .header("accept", "text/event-stream")
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    SseClient::new(response)
-}
-
 async fn get_json(server: &TestServer, path: &str) -> (u16, Value) {
     let response = server.http.get(server.url(path)).send().await.unwrap();
     let status = response.status().as_u16();
@@ -63,7 +51,7 @@ fn run_id(client: &SseClient) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_run_decodes_to_its_output() {
     let server = server().await;
-    let mut client = post_sse(&server, &run_body(None, "hi")).await;
+    let mut client = server.post_sse(&run_body(None, "hi")).await;
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Completed));
     assert_eq!(client.messages().len(), 1);
@@ -85,12 +73,8 @@ async fn a_streamed_run_decodes_to_its_output() {
 async fn json_mode_waits_and_sessions_carry_the_history() {
     let server = server().await;
     let first: Value = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&run_body(None, "hi"))
-        .send()
+        .post_json("/v1/runs", &run_body(None, "hi"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -102,12 +86,8 @@ async fn json_mode_waits_and_sessions_carry_the_history() {
     let mut second = run_body(None, "again");
     second["session_id"] = json!(session);
     let second: Value = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&second)
-        .send()
+        .post_json("/v1/runs", &second)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -140,7 +120,9 @@ async fn json_mode_waits_and_sessions_carry_the_history() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_round_trip_through_input() {
     let server = server().await;
-    let mut client = post_sse(&server, &run_body(Some("approver"), "remove a.txt")).await;
+    let mut client = server
+        .post_sse(&run_body(Some("approver"), "remove a.txt"))
+        .await;
     client.until_end().await;
     assert_eq!(
         client.accumulator.status(),
@@ -214,7 +196,7 @@ async fn an_approval_round_trip_through_input() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn last_event_id_resumes_with_exactly_the_rest() {
     let server = server().await;
-    let mut whole = post_sse(&server, &run_body(Some("slow"), "hi")).await;
+    let mut whole = server.post_sse(&run_body(Some("slow"), "hi")).await;
     whole.until_events(5).await;
     let cut = whole.numbered()[4];
     let id = run_id(&whole);
@@ -255,7 +237,7 @@ async fn last_event_id_resumes_with_exactly_the_rest() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
     let server = server().await;
-    let mut whole = post_sse(&server, &run_body(Some("long"), "hi")).await;
+    let mut whole = server.post_sse(&run_body(Some("long"), "hi")).await;
     whole.until_events(60).await;
     let id = run_id(&whole);
     // While the run goes on: from its beginning, and from a point long forgotten in memory.
@@ -284,7 +266,7 @@ async fn readers_behind_the_in_memory_window_read_the_store_then_follow_live() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_ends_the_run_and_quiet_streams_get_heartbeats() {
     let server = server().await;
-    let mut client = post_sse(&server, &run_body(Some("snail"), "hi")).await;
+    let mut client = server.post_sse(&run_body(Some("snail"), "hi")).await;
     while !client
         .events
         .iter()
@@ -310,7 +292,7 @@ async fn cancel_ends_the_run_and_quiet_streams_get_heartbeats() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_disconnects_does_not_kill_its_run() {
     let server = server().await;
-    let mut client = post_sse(&server, &run_body(Some("slow"), "hi")).await;
+    let mut client = server.post_sse(&run_body(Some("slow"), "hi")).await;
     client.until_events(3).await;
     let id = run_id(&client);
     drop(client);
@@ -403,13 +385,7 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
         },
     )
     .await;
-    let unauthenticated = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&run_body(None, "hi"))
-        .send()
-        .await
-        .unwrap();
+    let unauthenticated = server.post_json("/v1/runs", &run_body(None, "hi")).await;
     assert_eq!(unauthenticated.status(), 401);
     let error: Value = unauthenticated.json().await.unwrap();
     assert_eq!(error["error"]["code"], "unauthorized");
@@ -479,7 +455,7 @@ async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
         },
     )
     .await;
-    let mut client = post_sse(&server, &run_body(None, "hi")).await;
+    let mut client = server.post_sse(&run_body(None, "hi")).await;
     client.until_events(2).await;
     server.stop();
     client.until_end().await;
@@ -497,7 +473,7 @@ async fn a_run_dropped_from_memory_after_its_end_is_served_from_the_store() {
         },
     )
     .await;
-    let mut whole = post_sse(&server, &run_body(None, "hi")).await;
+    let mut whole = server.post_sse(&run_body(None, "hi")).await;
     whole.until_end().await;
     let id = run_id(&whole);
     // The process lets go of the run as soon as its log is closed; give it the moment.
@@ -522,12 +498,11 @@ async fn a_run_dropped_from_memory_after_its_end_is_served_from_the_store() {
     assert_eq!(rebuilt.messages(), whole.messages());
     // Input to it is refused as to any run that has ended, not sent to another node.
     let answer = server
-        .http
-        .post(server.url(&format!("/v1/runs/{id}/input")))
-        .json(&json!({"role": "user", "parts": [{"type": "text", "text": "more"}]}))
-        .send()
-        .await
-        .unwrap();
+        .post_json(
+            &format!("/v1/runs/{id}/input"),
+            &json!({"role": "user", "parts": [{"type": "text", "text": "more"}]}),
+        )
+        .await;
     assert_eq!(answer.status(), 409);
     let error: Value = answer.json().await.unwrap();
     assert_eq!(error["error"]["code"], "run_finished", "{error}");

@@ -173,13 +173,7 @@ async fn ai_sdk_approval_round_trip() {
     assert_eq!(text(&continued[0]), "done");
 
     // Answering again: nothing awaits it any more.
-    let again = server
-        .http
-        .post(server.url("/agents/approver/api/chat"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let again = server.post_json("/agents/approver/api/chat", &body).await;
     assert_eq!(again.status(), 409);
 }
 
@@ -247,13 +241,7 @@ async fn ag_ui_runs_in_the_thread_and_echoes_its_ids() {
         "context": [],
         "forwardedProps": {},
     });
-    let response = server
-        .http
-        .post(server.url("/ag-ui"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let response = server.post_json("/ag-ui", &body).await;
     assert_eq!(response.status(), 200);
     let wire = response.text().await.unwrap();
     assert!(wire.contains("\"threadId\":\"thread_1\""), "{wire}");

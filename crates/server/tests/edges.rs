@@ -32,18 +32,6 @@ fn failing() -> Agent {
         .unwrap()
 }
 
-async fn post_sse(server: &TestServer, body: &Value) -> SseClient {
-    let response = server
-        .http
-        .post(server.url("/v1/runs"))
-        .header("accept", "text/event-stream")
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    SseClient::new(response)
-}
-
 fn run_id(client: &SseClient) -> String {
     match &client.events[0].kind {
         agentwire_core::EventKind::RunCreated { run_id, .. } => run_id.to_string(),
@@ -136,16 +124,12 @@ async fn metrics_move_exactly_with_completed_failed_and_canceled_runs() {
     let mut events = 0;
 
     // Two completed runs (usage 3 in, 2 out each), one streamed and one answered as JSON.
-    let mut completed = post_sse(&server, &run_body(None, "hi")).await;
+    let mut completed = server.post_sse(&run_body(None, "hi")).await;
     completed.until_end().await;
     events += completed.numbered().len();
     let json: Value = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&run_body(None, "again"))
-        .send()
+        .post_json("/v1/runs", &run_body(None, "again"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -164,13 +148,13 @@ async fn metrics_move_exactly_with_completed_failed_and_canceled_runs() {
     events += replay.numbered().len();
 
     // One failed run.
-    let mut failed = post_sse(&server, &run_body(Some("failing"), "hi")).await;
+    let mut failed = server.post_sse(&run_body(Some("failing"), "hi")).await;
     failed.until_end().await;
     assert_eq!(failed.accumulator.status(), Some(RunStatus::Failed));
     events += failed.numbered().len();
 
     // One canceled run, with its stream open while we look.
-    let mut canceled = post_sse(&server, &run_body(Some("snail"), "hi")).await;
+    let mut canceled = server.post_sse(&run_body(Some("snail"), "hi")).await;
     while !canceled
         .events
         .iter()
@@ -452,7 +436,7 @@ async fn the_servers_tool_output_ceiling_caps_every_agent() {
         },
     )
     .await;
-    let mut client = post_sse(&server, &run_body(None, "dump")).await;
+    let mut client = server.post_sse(&run_body(None, "dump")).await;
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Completed));
     let message = serde_json::to_value(&client.messages()[0]).unwrap();
@@ -493,7 +477,7 @@ async fn a_run_over_the_servers_duration_ends_incomplete_with_what_was_complete(
         },
     )
     .await;
-    let mut client = post_sse(&server, &run_body(None, "go")).await;
+    let mut client = server.post_sse(&run_body(None, "go")).await;
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Incomplete));
     let id = run_id(&client);
@@ -631,7 +615,7 @@ async fn a_line_logged_inside_a_run_carries_the_run_span() {
     tracing::subscriber::set_global_default(subscriber).unwrap();
 
     let server = TestServer::start(vec![logger()], Settings::default()).await;
-    let mut client = post_sse(&server, &run_body(None, "note it")).await;
+    let mut client = server.post_sse(&run_body(None, "note it")).await;
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Completed));
     let id = run_id(&client);

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use agentwire_server::Settings;
-use common::{SseClient, TestServer, approver, run_body, talker};
+use common::{TestServer, approver, run_body, talker};
 use serde_json::{Value, json};
 
 async fn server(api_keys: Vec<String>) -> TestServer {
@@ -271,12 +271,8 @@ async fn real_answers_validate_against_the_documented_schemas() {
     );
     assert_valid(&document, "CreateRun", &with_settings);
     let run: Value = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&body)
-        .send()
+        .post_json("/v1/runs", &body)
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();
@@ -294,15 +290,7 @@ async fn real_answers_validate_against_the_documented_schemas() {
     assert!(!sessions["sessions"].as_array().unwrap().is_empty());
 
     // Every event of a streamed run.
-    let response = server
-        .http
-        .post(server.url("/v1/runs"))
-        .header("accept", "text/event-stream")
-        .json(&run_body(None, "hi"))
-        .send()
-        .await
-        .unwrap();
-    let mut stream = SseClient::new(response);
+    let mut stream = server.post_sse(&run_body(None, "hi")).await;
     stream.until_end().await;
     for event in &stream.events {
         assert_valid(&document, "Event", &serde_json::to_value(event).unwrap());

@@ -175,12 +175,8 @@ async fn provider_usage_reaches_the_run_and_every_dialect() {
 
     // Anthropic: input from `message_start`, output from the last `message_delta`.
     let output: Value = server
-        .http
-        .post(server.url("/v1/runs"))
-        .json(&run_body(Some("claude"), "hi"))
-        .send()
+        .post_json("/v1/runs", &run_body(Some("claude"), "hi"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();

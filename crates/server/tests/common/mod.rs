@@ -80,6 +80,19 @@ impl TestServer {
             .unwrap()
     }
 
+    /// `POST /v1/runs` with `Accept: text/event-stream`: the run's stream, unread.
+    pub async fn post_sse(&self, body: &Value) -> SseClient {
+        let response = self
+            .http
+            .post(self.url("/v1/runs"))
+            .header("accept", "text/event-stream")
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        SseClient::new(response)
+    }
+
     /// `GET /v1/runs/{id}/events?after=` read to the end of the stream.
     pub async fn events_after(&self, id: &str, after: u64) -> SseClient {
         let response = self
