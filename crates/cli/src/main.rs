@@ -121,6 +121,10 @@ enum Command {
         /// `AGENTWIRE_DATABASE_URL` overrides it.
         #[arg(long)]
         database_url: Option<String>,
+        /// Serve without `api_keys` on an address other than loopback (refused otherwise):
+        /// only behind a proxy that authenticates.
+        #[arg(long)]
+        allow_unauthenticated: bool,
     },
 }
 
@@ -211,12 +215,14 @@ fn main() -> ExitCode {
                 addr,
                 data_dir,
                 database_url,
+                allow_unauthenticated,
             } => {
                 serve::run(serve::ServeArgs {
                     config,
                     addr,
                     data_dir,
                     database_url,
+                    allow_unauthenticated,
                 })
                 .await
             }

@@ -25,6 +25,7 @@ pub(crate) struct ServeArgs {
     pub(crate) addr: Option<SocketAddr>,
     pub(crate) data_dir: PathBuf,
     pub(crate) database_url: Option<String>,
+    pub(crate) allow_unauthenticated: bool,
 }
 
 /// Installs the log subscriber: stderr, filtered by `RUST_LOG`.
@@ -88,7 +89,8 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if agents.is_empty() {
         anyhow::bail!("the configuration has no [[agents]]");
     }
-    let mut settings = file.server.settings();
+    let mut settings = file.server.settings(env).context("in the [server] table")?;
+    settings.allow_unauthenticated |= args.allow_unauthenticated;
     if let Some(addr) = from_env("AGENTWIRE_ADDR")?.or(args.addr) {
         settings.addr = addr;
     }
@@ -98,6 +100,10 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if settings.database_url.is_none() {
         let file = args.data_dir.join("agentwire.db");
         settings.database_url = Some(format!("sqlite://{}", file.display()));
+    }
+    // One open file per connection: as many as the system lets this process have.
+    if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
+        tracing::warn!("cannot raise the open-file limit: {error}");
     }
     let server = Server::open(agents, settings)
         .await

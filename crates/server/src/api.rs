@@ -1,13 +1,13 @@
-//! The native API (DESIGN §7): agents, runs and their event streams, input and cancel, and
-//! sessions. Every handler authenticates first, reads its body within the size limit, and
-//! answers bad input with an [`ApiError`] before anything changes.
+//! The native API: agents, runs and their event streams, input and cancel, and sessions.
+//! Every handler takes its [`Caller`] first (authenticated), then its [`JsonBody`] (JSON by
+//! content type, within the size and time limits), and answers bad input with an [`ApiError`]
+//! before anything changes.
 
 use std::sync::Arc;
 
 use agentwire_core::{Message, RunStatus, ToolSpec, Usage};
 use agentwire_dialects::native::RunRequest;
 use agentwire_runtime::{Agent, RunStart};
-use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -17,8 +17,10 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
-use crate::state::{AppState, FoundRun, LiveRun, Owner};
+use crate::state::{AppState, FoundRun, LiveRun};
 use crate::stream::sse_body;
 
 type Shared = State<Arc<AppState>>;
@@ -49,26 +51,6 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .merge(crate::dialects::router(state))
 }
 
-/// The key's owner, from the `Authorization` header (anyone when no keys are configured).
-pub(crate) fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
-    let authorization = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    state.authenticate(authorization)
-}
-
-/// The body, read up to the configured limit.
-pub(crate) async fn read_body(state: &AppState, body: Body) -> Result<axum::body::Bytes, ApiError> {
-    let limit = state.settings.max_body_bytes;
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            format!("the request body is larger than {limit} bytes"),
-        )
-    })
-}
-
 /// Refuses a request carrying more messages than the server takes.
 pub(crate) fn check_message_count(state: &AppState, count: usize) -> Result<(), ApiError> {
     let limit = state.settings.max_input_messages;
@@ -97,8 +79,7 @@ fn card(agent: &Agent) -> Value {
     })
 }
 
-async fn list_agents(State(state): Shared, headers: HeaderMap) -> Result<Response, ApiError> {
-    owner(&state, &headers)?;
+async fn list_agents(State(state): Shared, _: Caller) -> Result<Response, ApiError> {
     let agents: Vec<Value> = state
         .agents
         .iter()
@@ -109,10 +90,9 @@ async fn list_agents(State(state): Shared, headers: HeaderMap) -> Result<Respons
 
 async fn agent_card(
     State(state): Shared,
-    headers: HeaderMap,
+    _: Caller,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
-    owner(&state, &headers)?;
     Ok(Json(card(state.agent(Some(&name))?)).into_response())
 }
 
@@ -197,12 +177,11 @@ fn sse_headers(mut response: Response, run_id: &str) -> Response {
 
 async fn create_run(
     State(state): Shared,
+    caller: Caller,
     headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    let bytes = read_body(&state, body).await?;
-    let live = start_run(&state, &owner, parse(&bytes)?).await?;
+    let live = start_run(&state, &caller, parse(&bytes)?).await?;
     if wants_sse(&headers) {
         return Ok(sse_response(&state, live, 0));
     }
@@ -213,7 +192,7 @@ async fn create_run(
 /// Starts the run a `POST /v1/runs` body asks for (also the WebSocket's `start`).
 pub(crate) async fn start_run(
     state: &Arc<AppState>,
-    owner: &Owner,
+    caller: &Caller,
     CreateRun { request, tools }: CreateRun,
 ) -> Result<Arc<LiveRun>, ApiError> {
     check_message_count(state, request.input.len())?;
@@ -221,16 +200,15 @@ pub(crate) async fn start_run(
     let start = RunStart::new(request.input)
         .with_client_tools(tools)
         .with_settings(request.settings);
-    state.start(agent, owner, request.session_id, start).await
+    state.start(agent, caller, request.session_id, start).await
 }
 
 async fn get_run(
     State(state): Shared,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    match state.run(&id, &owner).await? {
+    match state.run(&id, &caller).await? {
         FoundRun::Live(live) => Ok(run_json(&live)),
         FoundRun::Stored(record) => crate::stored::run_json(&state, &record).await,
     }
@@ -244,11 +222,11 @@ struct After {
 
 async fn run_events(
     State(state): Shared,
+    caller: Caller,
     headers: HeaderMap,
     Path(id): Path<String>,
     query: Result<Query<After>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
     let Query(After { after }) = query.map_err(|rejection| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -272,7 +250,7 @@ async fn run_events(
                 })?,
         ),
     };
-    let found = state.run(&id, &owner).await?;
+    let found = state.run(&id, &caller).await?;
     // The header is what a reconnecting EventSource sends; it wins over the query it reuses.
     let after = last_event_id.or(after).unwrap_or(0);
     Ok(match found {
@@ -286,13 +264,11 @@ async fn run_events(
 
 async fn run_input(
     State(state): Shared,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    let live = state.live_run(&id, &owner).await?;
-    let bytes = read_body(&state, body).await?;
+    let live = state.live_run(&id, &caller).await?;
     input_run(&live, parse(&bytes)?)?;
     Ok((StatusCode::ACCEPTED, Json(json!({"run": view(&live)}))).into_response())
 }
@@ -306,18 +282,17 @@ pub(crate) fn input_run(live: &LiveRun, message: Message) -> Result<(), ApiError
 
 async fn cancel_run(
     State(state): Shared,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    let view = cancel(&state, &owner, &id).await?;
+    let view = cancel(&state, &caller, &id).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"run": view}))).into_response())
 }
 
 /// Cancels a run, here or on the node executing it (also the WebSocket's `cancel`); the run
 /// as it was when asked.
-pub(crate) async fn cancel(state: &AppState, owner: &Owner, id: &str) -> Result<Value, ApiError> {
-    let live = match state.run(id, owner).await? {
+pub(crate) async fn cancel(state: &AppState, caller: &Caller, id: &str) -> Result<Value, ApiError> {
+    let live = match state.run(id, caller).await? {
         FoundRun::Live(live) => live,
         FoundRun::Stored(record) => {
             // The node executing it cancels it when it hears the notice.
@@ -338,21 +313,19 @@ pub(crate) async fn cancel(state: &AppState, owner: &Owner, id: &str) -> Result<
 
 async fn get_session(
     State(state): Shared,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    let messages = state.session(&id, &owner).await?;
+    let messages = state.session(&id, &caller).await?;
     let last_run = crate::session_list::last_run(&state, &id).await?;
     Ok(Json(json!({"id": id, "messages": messages, "last_run": last_run})).into_response())
 }
 
 async fn delete_session(
     State(state): Shared,
-    headers: HeaderMap,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
-    state.delete_session(&id, &owner).await?;
+    state.delete_session(&id, &caller).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

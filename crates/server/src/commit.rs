@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
-use agentwire_store::{Group, RunRecord, Store};
+use agentwire_store::{Group, RunRecord, Started, Store};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most batches one transaction takes; the rest go in the next one, right after.
@@ -58,11 +58,11 @@ pub(crate) enum Committed {
 
 /// A write waiting for the writer, with where its answer goes.
 enum Pending {
-    /// A run's start ([`Store::start_run`]): answered false when its id is taken.
+    /// A run's start ([`Store::start_run`]), answered with how it fared.
     Start {
         run: Box<RunRecord>,
         input: Vec<Message>,
-        done: oneshot::Sender<Result<bool, Arc<str>>>,
+        done: oneshot::Sender<Result<Started, Arc<str>>>,
     },
     /// A run's output joining its session ([`Store::append_messages`]): answered false when
     /// the session is gone.
@@ -121,13 +121,14 @@ impl Committer {
     }
 
     /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
-    /// as [`agentwire_store::Store::start_run`] does alone: false when the run id is taken
-    /// (nothing was written), an error when the group could not be stored.
+    /// as [`agentwire_store::Store::start_run`] does alone: how it fared (a run id that is
+    /// taken or a session of another owner writes nothing), an error when the group could not
+    /// be stored.
     pub(crate) async fn start_run(
         &self,
         run: RunRecord,
         input: Vec<Message>,
-    ) -> Result<bool, Arc<str>> {
+    ) -> Result<Started, Arc<str>> {
         let (done, outcome) = oneshot::channel();
         let run = Box::new(run);
         self.answer(Pending::Start { run, input, done }, outcome)
@@ -155,11 +156,11 @@ impl Committer {
     }
 
     /// Queues a start or an append and waits for its answer.
-    async fn answer(
+    async fn answer<T>(
         &self,
         pending: Pending,
-        outcome: oneshot::Receiver<Result<bool, Arc<str>>>,
-    ) -> Result<bool, Arc<str>> {
+        outcome: oneshot::Receiver<Result<T, Arc<str>>>,
+    ) -> Result<T, Arc<str>> {
         if self.queue.send(pending).is_err() {
             return Err(writer_stopped());
         }
@@ -218,7 +219,7 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                 Pending::Start { done, .. } => {
                     let _ = done.send(
                         gone.as_ref()
-                            .map(|_| started.next().unwrap_or(false))
+                            .map(|_| started.next().unwrap_or(Started::RunExists))
                             .map_err(Arc::clone),
                     );
                 }

@@ -1,11 +1,20 @@
 //! API errors: every bad input is answered with a 4xx status and
 //! `{"error": {"code", "message"}}`, where `code` is a stable snake_case name.
+//!
+//! The routes answer with [`ApiError`]; what axum answers by itself (a method a route does not
+//! have, a path or query its extractor cannot read) comes as an empty or plain-text body, which
+//! [`json_errors`] rewrites into the same shape, so a client reads every error one way.
 
 use agentwire_runtime::{InputError, StartError};
 use axum::Json;
-use axum::http::StatusCode;
+use axum::extract::Request;
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+
+/// The longest plain-text error body carried over into a message.
+const MAX_TEXT: usize = 4096;
 
 /// An error answer: its status, stable code and message for people.
 #[derive(Debug)]
@@ -87,4 +96,48 @@ impl IntoResponse for ApiError {
         let body = json!({"error": {"code": self.code, "message": self.message}});
         (self.status, Json(body)).into_response()
     }
+}
+
+/// The middleware that gives every error answer the JSON shape: one that is not JSON already
+/// becomes `{"error": {"code", "message"}}`, its code named after the status
+/// (`method_not_allowed`, `bad_request`, …) and its message the text it had.
+pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_TEXT)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let reason = status.canonical_reason().unwrap_or("error");
+    let code = match status {
+        StatusCode::BAD_REQUEST => "bad_request",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::UNPROCESSABLE_ENTITY => "invalid_request",
+        _ if status.is_server_error() => "internal",
+        _ => "invalid_request",
+    };
+    let message = match text.is_empty() {
+        true => reason.to_owned(),
+        false => text,
+    };
+    let mut answer = ApiError::new(status, code, message).into_response();
+    // What the original answer said beside its body (`Allow` on a 405) stays.
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            answer.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    answer
 }

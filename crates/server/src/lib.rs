@@ -24,11 +24,16 @@
 //! ```
 
 mod api;
+mod auth;
+mod body;
 mod commit;
 mod cors;
 mod dialects;
 mod docs;
 mod error;
+mod guard;
+mod ids;
+mod listener;
 mod log;
 mod metrics;
 mod openapi;
@@ -44,4 +49,6 @@ mod ws;
 
 pub use error::ApiError;
 pub use server::{Server, bind, shutdown_signal};
-pub use settings::{ConfigFile, DEFAULT_ADDR, ServerSection, Settings};
+pub use settings::{
+    ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,
+};

@@ -28,7 +28,7 @@ use std::time::Instant;
 use agentwire_core::{Event, EventKind, RunStatus};
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -39,6 +39,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -302,9 +303,8 @@ impl Drop for RunMetrics {
 /// `GET /metrics`.
 pub(crate) async fn scrape(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    _: Caller,
 ) -> Result<Response, ApiError> {
-    crate::api::owner(&state, &headers)?;
     let mut response = state.metrics.encode().into_response();
     response
         .headers_mut()

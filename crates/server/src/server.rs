@@ -20,15 +20,14 @@ use std::sync::Arc;
 use agentwire_runtime::Agent;
 use agentwire_store::{Store, StoreError};
 use axum::Router;
-use axum::serve::ListenerExt;
 use tokio::net::{TcpListener, TcpSocket};
 
+use crate::auth::Keys;
 use crate::settings::Settings;
 use crate::state::AppState;
-use crate::{api, cors, metrics, spans};
+use crate::{api, cors, error, guard, listener, metrics, spans};
 
-/// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients
-/// (DESIGN §12).
+/// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
 const LISTEN_BACKLOG: u32 = 4096;
 
 /// The agentwire server: agents and settings, ready to serve.
@@ -39,7 +38,8 @@ pub struct Server {
 
 impl Server {
     /// A server for these agents (the default agent is `assistant`, or else the first) on the
-    /// store of [`Settings::database_url`]: opens and migrates it, marks the runs this node
+    /// store of [`Settings::database_url`]: opens and migrates it (owners stored by earlier
+    /// versions as `key-N` pass to the key now at place N, once), marks the runs this node
     /// left unfinished as interrupted, and starts listening for the store's notices.
     ///
     /// # Errors
@@ -56,6 +56,16 @@ impl Server {
             None if !store.is_postgres() => "local".to_owned(),
             None => format!("node_{}", uuid::Uuid::now_v7().simple()),
         };
+        let keys = Keys::new(&settings.api_keys);
+        if !keys.is_empty() {
+            let adopted = store.adopt_legacy_owners(&keys.legacy_owners()).await?;
+            if adopted > 0 {
+                tracing::info!(
+                    rows = adopted,
+                    "owners of earlier versions moved to key ids"
+                );
+            }
+        }
         let interrupted = store.mark_interrupted(&node).await?;
         if !interrupted.is_empty() {
             tracing::warn!(
@@ -64,7 +74,7 @@ impl Server {
                 "marked interrupted runs incomplete"
             );
         }
-        let state = Arc::new(AppState::new(agents, settings, store, node));
+        let state = Arc::new(AppState::new(agents, settings, keys, store, node));
         Arc::clone(&state).follow_notices().await?;
         Ok(Self { state })
     }
@@ -79,11 +89,18 @@ impl Server {
         &self.state.settings
     }
 
-    /// The HTTP routes, for serving elsewhere or testing in process: the API with its metrics
-    /// and request spans, inside the CORS layer when origins are configured.
+    /// The HTTP routes, for serving elsewhere or testing in process: the API behind its
+    /// request checks (sizes; without keys, `Host` and `Origin`), every error in the JSON
+    /// shape, with its metrics and request spans, inside the CORS layer when origins are
+    /// configured.
     pub fn router(&self) -> Router {
         let state = &self.state;
         let router = api::router(Arc::clone(state))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(state),
+                guard::check,
+            ))
+            .layer(axum::middleware::from_fn(error::json_errors))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(state),
                 metrics::track,
@@ -98,9 +115,28 @@ impl Server {
     /// Binds the settings' address with a large backlog.
     ///
     /// # Errors
-    /// When the address cannot be bound.
+    /// When the address cannot be bound, or is not a loopback address while the server has no
+    /// keys and [`Settings::allow_unauthenticated`] is off: whoever reaches it could run the
+    /// agents (and their tools) as the server's user.
     pub async fn bind(&self) -> io::Result<TcpListener> {
-        bind(self.state.settings.addr)
+        let settings = &self.state.settings;
+        let addr = settings.addr;
+        if settings.api_keys.is_empty()
+            && !addr.ip().is_loopback()
+            && !settings.allow_unauthenticated
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "refusing to serve without api_keys on {addr}, which is not a loopback \
+                     address: anyone who reaches it could run the agents. Configure \
+                     [server] api_keys, listen on 127.0.0.1, or set \
+                     allow_unauthenticated = true (--allow-unauthenticated) if a proxy in \
+                     front authenticates"
+                ),
+            ));
+        }
+        bind(addr)
     }
 
     /// Serves on `listener` until `shutdown` completes, then winds down (see the module docs).
@@ -126,21 +162,18 @@ impl Server {
                 live.handle.cancel();
             }
         });
-        let listener = listener.tap_io(|stream| {
-            // Streamed events are small writes that must leave at once.
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::debug!("cannot set TCP_NODELAY: {error}");
-            }
-        });
         let mut stopped = stopped;
         // Routes resolved once; each connection then takes a clone of an `Arc` (serving the
         // `Router` itself re-resolves every route per connection: about 17 KiB and its CPU).
-        let service = self.router().with_state(()).into_make_service();
-        let result = axum::serve(listener, service)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            })
-            .await;
+        let router = self.router().with_state(());
+        let limits = listener::Limits {
+            max_connections: self.state.settings.max_connections,
+            header_timeout: self.state.settings.header_timeout,
+        };
+        let result = listener::serve(listener, router, limits, async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        })
+        .await;
         // Runs canceled by the wind-down still commit their last events.
         if result.is_err() {
             wind_down.abort();

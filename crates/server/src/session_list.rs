@@ -13,12 +13,12 @@ use agentwire_store::{RunRecord, SessionCursor, SessionSummary};
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::owner;
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::state::{AppState, store_error};
 
@@ -45,10 +45,9 @@ fn invalid_query(message: impl Into<String>) -> ApiError {
 /// `GET /v1/sessions`.
 pub(crate) async fn list(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    caller: Caller,
     query: Result<Query<Page>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
     let Query(page) = query.map_err(|rejection| invalid_query(rejection.body_text()))?;
     let limit = page.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
@@ -57,11 +56,10 @@ pub(crate) async fn list(
         )));
     }
     let before = page.before.as_deref().map(parse_cursor).transpose()?;
-    let owner_id = state.owner_id(&owner);
     // One more than asked tells whether there is a next page.
     let mut sessions = state
         .store
-        .list_sessions(owner_id.as_deref(), before.as_ref(), limit + 1)
+        .list_sessions(caller.owner_id(), before.as_ref(), limit + 1)
         .await
         .map_err(store_error)?;
     let more = sessions.len() > limit as usize;

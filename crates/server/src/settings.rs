@@ -5,9 +5,14 @@
 //! addr = "127.0.0.1:8080"                             # env AGENTWIRE_ADDR, flag --addr
 //! database_url = "sqlite://.agentwire/agentwire.db"   # or postgres://…; env AGENTWIRE_DATABASE_URL
 //! node_id = "node-a"                                  # PostgreSQL: this node's stable name
-//! api_keys = ["key-1", "key-2"]                       # none: no authentication
+//! api_keys = ["key-1", { name = "web", key_env = "WEB_KEY" }]   # none: no authentication
 //! cors_origins = ["https://app.example"]              # or ["*"]; none: same-origin only
+//! allowed_hosts = ["agents.internal"]                 # names (not IPs) this server answers to
+//! allow_unauthenticated = false                       # no keys on a non-loopback address
 //! max_body_bytes = 4194304                            # the largest request body
+//! max_connections = 16384                             # open connections; more are refused
+//! header_timeout_seconds = 30                         # a request's head, idle keep-alive too
+//! body_timeout_seconds = 30                           # a request's whole body
 //! max_input_messages = 256                            # the most messages one request carries
 //! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
 //! max_run_seconds = 900                               # ceiling over every run's working time
@@ -22,9 +27,17 @@
 //! time ends `incomplete` with error code `max_duration`; a tool result over the limit is cut
 //! (text) or answered with an `EXECUTION` error the model reads.
 //!
+//! An API key is a secret, given in the file (`"…"`, `{ key = "…" }`) or read from the
+//! environment (`{ key_env = "NAME" }`), and optionally a `name`. What a key creates is owned by
+//! its name, or by a hash of the secret when it has none, never by its place in the list: keys
+//! can be added, removed and reordered, and a named key's secret replaced (two secrets may
+//! share a name while clients move over), without one key's data passing to another.
+//!
 //! The `[[agents]]` entries are read by the runtime's [`AgentsFile`]; this module reads
 //! `[server]` from the same text and leaves the agents to it.
 
+use std::collections::HashSet;
+use std::fmt;
 use std::net::SocketAddr;
 use std::num::NonZeroU64;
 use std::time::Duration;
@@ -47,8 +60,26 @@ pub struct Settings {
     /// unfinished `incomplete`. `None`: `local` on SQLite (one process per file), a fresh name
     /// per process on PostgreSQL.
     pub node_id: Option<String>,
-    /// Bearer tokens; empty means no authentication.
-    pub api_keys: Vec<String>,
+    /// The API keys; empty means no authentication (see [`ApiKey`]).
+    pub api_keys: Vec<ApiKey>,
+    /// Host names a server without keys answers to, besides IP addresses and `localhost`:
+    /// a request naming any other host is refused, so a web page whose name an attacker points
+    /// at this machine (DNS rebinding) cannot call it.
+    pub allowed_hosts: Vec<String>,
+    /// Serve without keys on an address other than loopback. Off: [`Server::bind`] refuses,
+    /// since anyone who reaches the address could run the agents.
+    ///
+    /// [`Server::bind`]: crate::Server::bind
+    pub allow_unauthenticated: bool,
+    /// The most connections open at once; one more is answered 503 `too_many_connections` and
+    /// closed. Kept below the process's open-file limit.
+    pub max_connections: usize,
+    /// How long a connection may take to send a request's head, counted from when it is ready
+    /// for one: a client that trickles its headers, and a keep-alive connection left idle,
+    /// are closed after it.
+    pub header_timeout: Duration,
+    /// How long a request's body may take to arrive; then it is answered 408.
+    pub body_timeout: Duration,
     /// The largest request body, in bytes.
     pub max_body_bytes: usize,
     /// The most input messages one request may carry.
@@ -76,6 +107,11 @@ impl Default for Settings {
             database_url: None,
             node_id: None,
             api_keys: Vec::new(),
+            allowed_hosts: Vec::new(),
+            allow_unauthenticated: false,
+            max_connections: 16 * 1024,
+            header_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
             max_body_bytes: 4 * 1024 * 1024,
             max_input_messages: 256,
             heartbeat: Duration::from_secs(15),
@@ -100,9 +136,21 @@ pub struct ServerSection {
     pub database_url: Option<String>,
     /// This node's stable name in a shared store (see [`Settings::node_id`]).
     pub node_id: Option<String>,
-    /// Bearer tokens that may call the API.
+    /// The keys that may call the API.
     #[serde(default)]
-    pub api_keys: Vec<String>,
+    pub api_keys: Vec<KeyEntry>,
+    /// Host names answered without keys, besides IP addresses and `localhost`.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Serve without keys on a non-loopback address.
+    #[serde(default)]
+    pub allow_unauthenticated: bool,
+    /// The most connections open at once.
+    pub max_connections: Option<NonZeroU64>,
+    /// Seconds a connection may take to send a request's head (idle keep-alive included).
+    pub header_timeout_seconds: Option<NonZeroU64>,
+    /// Seconds a request's body may take to arrive.
+    pub body_timeout_seconds: Option<NonZeroU64>,
     /// The largest request body, in bytes.
     pub max_body_bytes: Option<usize>,
     /// The most input messages one request may carry.
@@ -150,14 +198,32 @@ fn origins<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<Stri
 }
 
 impl ServerSection {
-    /// These settings over the defaults.
-    pub fn settings(&self) -> Settings {
+    /// These settings over the defaults; `env` reads the variables that `key_env` names.
+    ///
+    /// # Errors
+    /// A key that is empty, missing from the environment, given twice, or named badly.
+    pub fn settings(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, SettingsError> {
         let defaults = Settings::default();
-        Settings {
+        let seconds = |value: Option<NonZeroU64>, default| {
+            value.map_or(default, |seconds| Duration::from_secs(seconds.get()))
+        };
+        Ok(Settings {
             addr: self.addr.unwrap_or(defaults.addr),
             database_url: self.database_url.clone(),
             node_id: self.node_id.clone(),
-            api_keys: self.api_keys.clone(),
+            api_keys: ApiKey::from_entries(&self.api_keys, env)?,
+            allowed_hosts: self.allowed_hosts.clone(),
+            allow_unauthenticated: self.allow_unauthenticated,
+            max_connections: self
+                .max_connections
+                .map_or(defaults.max_connections, |max| {
+                    usize::try_from(max.get()).unwrap_or(usize::MAX)
+                }),
+            header_timeout: seconds(self.header_timeout_seconds, defaults.header_timeout),
+            body_timeout: seconds(self.body_timeout_seconds, defaults.body_timeout),
             max_body_bytes: self.max_body_bytes.unwrap_or(defaults.max_body_bytes),
             max_input_messages: self
                 .max_input_messages
@@ -166,18 +232,146 @@ impl ServerSection {
             max_tool_output_bytes: self
                 .max_tool_output_bytes
                 .unwrap_or(defaults.max_tool_output_bytes),
-            max_run_duration: self
-                .max_run_seconds
-                .map_or(defaults.max_run_duration, |seconds| {
-                    Duration::from_secs(seconds.get())
-                }),
-            heartbeat: self
-                .heartbeat_seconds
-                .map_or(defaults.heartbeat, |seconds| {
-                    Duration::from_secs(seconds.get())
-                }),
+            max_run_duration: seconds(self.max_run_seconds, defaults.max_run_duration),
+            heartbeat: seconds(self.heartbeat_seconds, defaults.heartbeat),
             ..defaults
+        })
+    }
+}
+
+/// What is wrong with the `[server]` table beyond its syntax.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// An API key entry is empty, unnamed where a name is needed, or reads a missing variable.
+    #[error("api_keys[{index}]: {message}")]
+    Key {
+        /// The entry's place in `api_keys`.
+        index: usize,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+/// An entry of `api_keys` as written: the secret itself, or a table naming it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum KeyEntry {
+    /// The secret (its data is owned by a hash of it).
+    Secret(String),
+    /// `{ name?, key | key_env }`.
+    Named(NamedKey),
+}
+
+/// `{ name = "web", key_env = "WEB_KEY" }` or `{ name = "web", key = "…" }`.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamedKey {
+    /// The name its data is owned by: letters, digits, `-`, `_` and `.`, at most 64.
+    pub name: Option<String>,
+    /// The secret, in the file.
+    pub key: Option<String>,
+    /// The environment variable holding the secret.
+    pub key_env: Option<String>,
+}
+
+impl fmt::Debug for NamedKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NamedKey")
+            .field("name", &self.name)
+            .field("key", &self.key.as_ref().map(|_| "…"))
+            .field("key_env", &self.key_env)
+            .finish()
+    }
+}
+
+/// One API key: the secret a client presents, and the name what it creates is owned by
+/// (`None`: a hash of the secret).
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// What follows `Bearer ` in a request's `Authorization` header.
+    pub secret: String,
+    /// The owner's name, kept when the secret changes.
+    pub name: Option<String>,
+}
+
+impl ApiKey {
+    /// A key owned by `name`.
+    pub fn named(name: &str, secret: &str) -> Self {
+        Self {
+            secret: secret.to_owned(),
+            name: Some(name.to_owned()),
         }
+    }
+
+    fn from_entries(
+        entries: &[KeyEntry],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Self>, SettingsError> {
+        let mut secrets = HashSet::new();
+        let mut keys = Vec::with_capacity(entries.len());
+        for (index, entry) in entries.iter().enumerate() {
+            let invalid = |message: String| SettingsError::Key { index, message };
+            let key = match entry {
+                KeyEntry::Secret(secret) => Self::from(secret.as_str()),
+                KeyEntry::Named(NamedKey { name, key, key_env }) => {
+                    let secret = match (key, key_env) {
+                        (Some(key), None) => key.clone(),
+                        (None, Some(var)) => env(var).ok_or_else(|| {
+                            invalid(format!("the environment variable {var} is not set"))
+                        })?,
+                        _ => return Err(invalid("give one of `key` and `key_env`".into())),
+                    };
+                    Self {
+                        secret,
+                        name: name.clone(),
+                    }
+                }
+            };
+            if key.secret.trim().is_empty() || key.secret.chars().any(char::is_whitespace) {
+                return Err(invalid("a key is a non-empty token without spaces".into()));
+            }
+            if let Some(name) = &key.name {
+                let fine = (1..=64).contains(&name.len())
+                    && name
+                        .bytes()
+                        .all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte));
+                if !fine {
+                    return Err(invalid(format!(
+                        "name '{name}': up to 64 letters, digits, '-', '_' and '.'"
+                    )));
+                }
+            }
+            if !secrets.insert(key.secret.clone()) {
+                return Err(invalid("the same key is listed twice".into()));
+            }
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+}
+
+impl From<&str> for ApiKey {
+    /// An unnamed key: its data is owned by a hash of the secret.
+    fn from(secret: &str) -> Self {
+        Self {
+            secret: secret.to_owned(),
+            name: None,
+        }
+    }
+}
+
+impl From<String> for ApiKey {
+    fn from(secret: String) -> Self {
+        Self { secret, name: None }
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 

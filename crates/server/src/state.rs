@@ -14,27 +14,25 @@ use std::time::Instant;
 
 use agentwire_core::{EventKind, Message, RunId, SessionId};
 use agentwire_runtime::{Agent, RunEvents, RunHandle, RunLimits, RunStart};
-use agentwire_store::{Notice, RunRecord, Store, StoreError};
+use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use axum::http::StatusCode;
 use futures::StreamExt;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
+use crate::auth::{Caller, Keys};
 use crate::commit::{Committer, RunCommits, Settled};
 use crate::error::ApiError;
 use crate::log::EventLog;
 use crate::metrics::{Metrics, RunMetrics};
 use crate::settings::Settings;
 
-/// Who made a request: the API key it presented, or `None` when the server has no keys.
-pub(crate) type Owner = Option<Arc<str>>;
-
 /// A run this process executes.
 #[derive(Debug)]
 pub(crate) struct LiveRun {
     pub(crate) handle: RunHandle,
     pub(crate) log: EventLog,
-    pub(crate) owner: Owner,
+    pub(crate) owner: Caller,
     /// Where the events the log has forgotten are (see [`EventLog`]).
     pub(crate) store: Store,
     /// How many of the handle's messages are the input (already in the session).
@@ -54,7 +52,8 @@ pub(crate) struct AppState {
     pub(crate) agents: Vec<Agent>,
     default_agent: usize,
     pub(crate) settings: Settings,
-    keys: Vec<Arc<str>>,
+    /// Who may call, and the owner ids their keys stand for.
+    pub(crate) keys: Keys,
     pub(crate) store: Store,
     /// Commits the runs' event batches to the store together.
     committer: Committer,
@@ -63,8 +62,10 @@ pub(crate) struct AppState {
     /// The store's notices, fanned out to this process's readers of stored runs.
     pub(crate) notices: broadcast::Sender<Notice>,
     runs: Mutex<HashMap<RunId, Arc<LiveRun>>>,
-    /// Sessions with a run starting (`None`) or going on this node: the next turn waits.
-    busy: Mutex<HashMap<SessionId, Option<Arc<LiveRun>>>>,
+    /// Sessions with a run starting (`None`) or going on this node: the next turn waits. Keyed
+    /// by the caller too, so that naming another key's session never blocks its owner (the
+    /// store refuses the stranger's run).
+    busy: Mutex<HashMap<(Caller, SessionId), Option<Arc<LiveRun>>>>,
     /// What `/metrics` reports.
     pub(crate) metrics: Metrics,
 }
@@ -90,16 +91,17 @@ fn store_unreachable() -> ApiError {
 }
 
 impl AppState {
-    pub(crate) fn new(agents: Vec<Agent>, settings: Settings, store: Store, node: String) -> Self {
+    pub(crate) fn new(
+        agents: Vec<Agent>,
+        settings: Settings,
+        keys: Keys,
+        store: Store,
+        node: String,
+    ) -> Self {
         let default_agent = agents
             .iter()
             .position(|agent| agent.name() == "assistant")
             .unwrap_or(0);
-        let keys = settings
-            .api_keys
-            .iter()
-            .map(|key| key.as_str().into())
-            .collect();
         let metrics = Metrics::new(agents.iter().map(Agent::name));
         Self {
             agents,
@@ -163,56 +165,37 @@ impl AppState {
         }
     }
 
-    /// Checks a request's bearer token: any caller when no keys are configured.
-    pub(crate) fn authenticate(&self, authorization: Option<&str>) -> Result<Owner, ApiError> {
-        if self.keys.is_empty() {
-            return Ok(None);
-        }
-        let token = authorization.and_then(|value| value.strip_prefix("Bearer "));
-        match token.and_then(|token| self.keys.iter().find(|key| key.as_ref() == token)) {
-            Some(key) => Ok(Some(Arc::clone(key))),
-            None => Err(ApiError::new(
-                axum::http::StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "a valid `Authorization: Bearer <key>` header is required",
-            )),
-        }
-    }
-
-    /// The owner as the store records it: the key's position in `api_keys` (`key-1`, …), never
-    /// the secret itself.
-    pub(crate) fn owner_id(&self, owner: &Owner) -> Option<String> {
-        let owner = owner.as_ref()?;
-        let index = self.keys.iter().position(|key| key == owner)?;
-        Some(format!("key-{}", index + 1))
-    }
-
-    /// Starts a run of `agent` for `owner` in a session (the one named, created if new, or a
+    /// Starts a run of `agent` for `caller` in a session (the one named, created if new, or a
     /// fresh one), with the session's history from the store. The run's row and its input are
     /// committed before this returns (an accepted input is durable before it is acknowledged).
-    /// Nothing changes when the runtime refuses the run.
+    /// Nothing changes when the runtime refuses the run. Another caller's session is a 404,
+    /// as one that does not exist.
     pub(crate) async fn start(
         self: &Arc<Self>,
         agent: &Agent,
-        owner: &Owner,
+        caller: &Caller,
         session_id: Option<SessionId>,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, ApiError> {
         // A session the client names may have a history; a fresh one has none to read.
         let named = session_id.is_some();
+        if let Some(id) = &session_id {
+            crate::ids::check_session_id(id.as_str())?;
+        }
         let session_id = session_id
             .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
-        self.reserve(&session_id)?;
+        let key = (caller.clone(), session_id);
+        self.reserve(&key)?;
         // Boxed: the store's futures are large, and every dialect's handler awaits this one;
         // inline, their size would stay allocated for as long as the response streams.
-        let started = Box::pin(self.start_reserved(agent, owner, &session_id, named, start)).await;
+        let started = Box::pin(self.start_reserved(agent, caller, &key.1, named, start)).await;
         let mut busy = lock(&self.busy);
         match &started {
             Ok(live) => {
-                busy.insert(session_id, Some(Arc::clone(live)));
+                busy.insert(key, Some(Arc::clone(live)));
             }
             Err(_) => {
-                busy.remove(&session_id);
+                busy.remove(&key);
             }
         }
         drop(busy);
@@ -221,10 +204,11 @@ impl AppState {
         Ok(live)
     }
 
-    /// Marks the session as starting a run, unless a run of it is starting or going on.
-    fn reserve(&self, session_id: &SessionId) -> Result<(), ApiError> {
+    /// Marks the caller's session as starting a run, unless a run of it is starting or going
+    /// on.
+    fn reserve(&self, key: &(Caller, SessionId)) -> Result<(), ApiError> {
         let mut busy = lock(&self.busy);
-        if let Some(active) = busy.get(session_id) {
+        if let Some(active) = busy.get(key) {
             let going = active
                 .as_ref()
                 .is_none_or(|live| !live.handle.status().is_terminal());
@@ -236,29 +220,31 @@ impl AppState {
                 return Err(ApiError::new(
                     axum::http::StatusCode::CONFLICT,
                     "session_busy",
-                    format!("session '{session_id}' has {run} going; answer or cancel it first"),
+                    format!(
+                        "session '{}' has {run} going; answer or cancel it first",
+                        key.1
+                    ),
                 ));
             }
         }
-        busy.insert(session_id.clone(), None);
+        busy.insert(key.clone(), None);
         Ok(())
     }
 
     async fn start_reserved(
         self: &Arc<Self>,
         agent: &Agent,
-        owner: &Owner,
+        caller: &Caller,
         session_id: &SessionId,
         named: bool,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, ApiError> {
-        let owner_id = self.owner_id(owner);
         let stored = match named {
             true => self.store.session(session_id).await.map_err(store_error)?,
             false => None,
         };
         let history = match stored {
-            Some(session) if session.owner != owner_id => {
+            Some(session) if session.owner.as_deref() != caller.owner_id() => {
                 return Err(ApiError::not_found("session", session_id.as_str()));
             }
             Some(_) => self
@@ -282,11 +268,11 @@ impl AppState {
         let live = Arc::new(LiveRun {
             handle: run.handle,
             log: EventLog::default(),
-            owner: owner.clone(),
+            owner: caller.clone(),
             store: self.store.clone(),
             input_len,
         });
-        if let Err(error) = self.record_start(&live, session_id, owner_id).await {
+        if let Err(error) = self.record_start(&live, session_id).await {
             live.handle.cancel();
             return Err(error);
         }
@@ -306,22 +292,19 @@ impl AppState {
 
     /// Commits the session (if new), the run's row and its input, in one transaction (with
     /// the other runs' writes waiting, see [`Committer`]).
-    async fn record_start(
-        &self,
-        live: &LiveRun,
-        session_id: &SessionId,
-        owner_id: Option<String>,
-    ) -> Result<(), ApiError> {
+    async fn record_start(&self, live: &LiveRun, session_id: &SessionId) -> Result<(), ApiError> {
         let handle = &live.handle;
         let record = RunRecord {
             session_id: Some(session_id.clone()),
-            owner: owner_id,
+            owner: live.owner.owner_id().map(str::to_owned),
             ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
         };
         let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
         match self.committer.start_run(record, input).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(ApiError::new(
+            Ok(Started::Done) => Ok(()),
+            // Another caller made the session first, between the check and the commit.
+            Ok(Started::SessionOwned) => Err(ApiError::not_found("session", session_id.as_str())),
+            Ok(Started::RunExists) => Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "run_exists",
                 format!("a run with the id '{}' exists already", handle.id()),
@@ -406,20 +389,25 @@ impl AppState {
             tracing::error!(run = %live.handle.id(), "storing the output: {error}");
         }
         let mut busy = lock(&self.busy);
-        if busy.get(session_id).is_some_and(|active| {
+        let key = (live.owner.clone(), session_id.clone());
+        if busy.get(&key).is_some_and(|active| {
             active
                 .as_ref()
                 .is_some_and(|active| Arc::ptr_eq(active, live))
         }) {
-            busy.remove(session_id);
+            busy.remove(&key);
         }
     }
 
     /// The run if this process executes it: what continuing a run (its input, its live stream)
     /// needs. A run that has ended is a 409 `run_finished`; one known only from the store
     /// while it goes on (another node executes it) is a 409 `run_not_here`.
-    pub(crate) async fn live_run(&self, id: &str, owner: &Owner) -> Result<Arc<LiveRun>, ApiError> {
-        match self.run(id, owner).await? {
+    pub(crate) async fn live_run(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<Arc<LiveRun>, ApiError> {
+        match self.run(id, caller).await? {
             FoundRun::Live(live) => Ok(live),
             FoundRun::Stored(record) if record.status.is_terminal() => Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -434,19 +422,19 @@ impl AppState {
         }
     }
 
-    /// The run, if `owner` may see it: from memory when this process executes it, else from
+    /// The run, if `caller` may see it: from memory when this process executes it, else from
     /// the store.
-    pub(crate) async fn run(&self, id: &str, owner: &Owner) -> Result<FoundRun, ApiError> {
+    pub(crate) async fn run(&self, id: &str, caller: &Caller) -> Result<FoundRun, ApiError> {
         let run_id = RunId::from(id);
         let live = lock(&self.runs).get(&run_id).cloned();
         if let Some(live) = live {
-            return match live.owner == *owner {
+            return match live.owner == *caller {
                 true => Ok(FoundRun::Live(live)),
                 false => Err(ApiError::not_found("run", id)),
             };
         }
         match self.store.run(&run_id).await.map_err(store_error)? {
-            Some(record) if record.owner == self.owner_id(owner) => {
+            Some(record) if record.owner.as_deref() == caller.owner_id() => {
                 Ok(FoundRun::Stored(Box::new(record)))
             }
             _ => Err(ApiError::not_found("run", id)),
@@ -467,11 +455,15 @@ impl AppState {
         lock(&self.runs).values().cloned().collect()
     }
 
-    /// A session's messages, if `owner` may see it.
-    pub(crate) async fn session(&self, id: &str, owner: &Owner) -> Result<Vec<Message>, ApiError> {
+    /// A session's messages, if `caller` may see it.
+    pub(crate) async fn session(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<Vec<Message>, ApiError> {
         let session_id = SessionId::from(id);
         match self.store.session(&session_id).await.map_err(store_error)? {
-            Some(session) if session.owner == self.owner_id(owner) => {}
+            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
             _ => return Err(ApiError::not_found("session", id)),
         }
         match self.store.session_messages(&session_id).await {
@@ -481,12 +473,12 @@ impl AppState {
         }
     }
 
-    /// Deletes a session with its runs, if `owner` may see it. A run still going on it goes on;
-    /// its conversation is not kept.
-    pub(crate) async fn delete_session(&self, id: &str, owner: &Owner) -> Result<(), ApiError> {
+    /// Deletes a session with its runs, if `caller` may see it. A run still going on it goes
+    /// on; its conversation is not kept.
+    pub(crate) async fn delete_session(&self, id: &str, caller: &Caller) -> Result<(), ApiError> {
         let session_id = SessionId::from(id);
         match self.store.session(&session_id).await.map_err(store_error)? {
-            Some(session) if session.owner == self.owner_id(owner) => {}
+            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
             _ => return Err(ApiError::not_found("session", id)),
         }
         self.store

@@ -59,8 +59,9 @@ use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::api::{self, CreateRun};
+use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::state::{AppState, FoundRun, Owner};
+use crate::state::{AppState, FoundRun};
 use crate::stored::StoredReader;
 use crate::stream::{LiveReader, Until};
 
@@ -79,7 +80,7 @@ pub(crate) async fn upgrade(
     headers: HeaderMap,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    let owner = owner(&state, &headers)?;
+    let owner = caller(&state, &headers)?;
     let upgrade = upgrade.map_err(|rejection| {
         ApiError::new(
             StatusCode::UPGRADE_REQUIRED,
@@ -96,9 +97,10 @@ pub(crate) async fn upgrade(
 }
 
 /// The caller's key: the `Authorization` header, else an `agentwire.bearer.<key>` subprotocol.
-fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
-    if headers.contains_key(header::AUTHORIZATION) {
-        return api::owner(state, headers);
+fn caller(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    let authorization = headers.get(header::AUTHORIZATION);
+    if authorization.is_some() || state.keys.is_empty() {
+        return state.keys.authenticate(authorization);
     }
     let key = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
@@ -106,13 +108,13 @@ fn owner(state: &AppState, headers: &HeaderMap) -> Result<Owner, ApiError> {
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .find_map(|protocol| protocol.trim().strip_prefix(BEARER_PROTOCOL));
-    match key {
-        Some(key) => state.authenticate(Some(&format!("Bearer {key}"))),
-        None => api::owner(state, headers),
+    match key.and_then(|key| state.keys.find(key)) {
+        Some(caller) => Ok(caller),
+        None => state.keys.authenticate(None),
     }
 }
 
-async fn serve(state: Arc<AppState>, owner: Owner, socket: WebSocket) {
+async fn serve(state: Arc<AppState>, owner: Caller, socket: WebSocket) {
     let heartbeat = state.settings.heartbeat;
     let (sink, incoming) = socket.split();
     let (outbox, queued) = mpsc::channel(OUTBOX);
@@ -165,7 +167,7 @@ async fn write(
 /// One client's connection: who it is, the queue to its socket, and its subscriptions.
 struct Connection {
     state: Arc<AppState>,
-    owner: Owner,
+    owner: Caller,
     outbox: mpsc::Sender<Frame>,
     /// The subscriptions' tasks.
     subscriptions: JoinSet<()>,

@@ -160,9 +160,13 @@ async fn a_fast_run_gets_no_keep_alive() {
 #[test]
 fn the_interval_is_heartbeat_seconds_in_the_server_table() {
     let read = |server: &str| ConfigFile::from_toml(&format!("[server]\n{server}"));
-    let settings = read("heartbeat_seconds = 3").unwrap().server.settings();
+    let settings = read("heartbeat_seconds = 3")
+        .unwrap()
+        .server
+        .settings(|_| None)
+        .unwrap();
     assert_eq!(settings.heartbeat, Duration::from_secs(3));
-    let defaults = read("").unwrap().server.settings();
+    let defaults = read("").unwrap().server.settings(|_| None).unwrap();
     assert_eq!(defaults.heartbeat, Duration::from_secs(15));
     let error = read("heartbeat_seconds = 0").unwrap_err().to_string();
     assert!(error.contains("nonzero"), "{error}");

@@ -18,7 +18,7 @@ async fn server(api_keys: Vec<String>) -> TestServer {
         vec![talker("assistant", &["Hi", "!"], 0.0), approver()],
         Settings {
             heartbeat: Duration::from_millis(100),
-            api_keys,
+            api_keys: api_keys.into_iter().map(Into::into).collect(),
             ..Settings::default()
         },
     )

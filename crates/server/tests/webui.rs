@@ -14,7 +14,7 @@ async fn server(api_keys: Vec<String>) -> TestServer {
     TestServer::start(
         vec![talker("assistant", &["Hi", " there"], 0.0), approver()],
         Settings {
-            api_keys,
+            api_keys: api_keys.into_iter().map(Into::into).collect(),
             ..Settings::default()
         },
     )

@@ -29,7 +29,7 @@ async fn server(api_keys: Vec<String>) -> TestServer {
         ],
         Settings {
             heartbeat: Duration::from_millis(100),
-            api_keys,
+            api_keys: api_keys.into_iter().map(Into::into).collect(),
             ..Settings::default()
         },
     )

@@ -49,11 +49,22 @@ pub struct Group<'a> {
     pub batches: Vec<(&'a RunId, &'a [Event])>,
 }
 
+/// How a start of a [`Group`] fared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    /// The run (and its session, if new) and its input are written.
+    Done,
+    /// Its run id was taken: nothing of it was written.
+    RunExists,
+    /// Its session belongs to another owner: nothing of it was written.
+    SessionOwned,
+}
+
 /// What a committed [`Group`] did, write by write.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Written {
-    /// For each start, in order: false when its run id was taken (nothing of it was written).
-    pub started: Vec<bool>,
+    /// For each start, in order, how it fared.
+    pub started: Vec<Started>,
     /// For each append, in order: false when its session does not exist.
     pub appended: Vec<bool>,
     /// The runs of `batches` that do not exist (their session was deleted): their batches were
@@ -165,7 +176,7 @@ impl Store {
             })
             .collect();
         let _turn = self.write_turn().await;
-        let (inserted, found_sessions, found_runs) = with_connection!(
+        let (inserted, owners, found_sessions, found_runs) = with_connection!(
             connection,
             |connection, begin| {
                 let mut tx = sqlx::Connection::begin_with(&mut **connection, begin).await?;
@@ -181,11 +192,41 @@ impl Store {
                             .push_bind(*created_at)
                             .push_bind(*created_at);
                     });
-                    upsert.push(" ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at");
+                    // Another owner's session is left as it is.
+                    upsert.push(
+                        " ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at \
+                         WHERE sessions.owner IS NOT DISTINCT FROM excluded.owner",
+                    );
                     upsert.build().execute(&mut *tx).await?;
                 }
+                // A run joins a session only if it has the session's owner: a session id is no
+                // way into another key's conversation.
+                let session_ids: Vec<&str> = sessions.iter().map(|(id, ..)| *id).collect();
+                let mut owners: HashMap<String, Option<String>> = HashMap::new();
+                for chunk in fixed_chunks(&session_ids) {
+                    let mut select =
+                        QueryBuilder::new("SELECT id, owner FROM sessions WHERE id IN (");
+                    let mut ids = select.separated(", ");
+                    for id in chunk {
+                        ids.push_bind(*id);
+                    }
+                    select.push(")");
+                    for row in select.build().fetch_all(&mut *tx).await? {
+                        owners.insert(row.try_get(0)?, row.try_get(1)?);
+                    }
+                }
+                let owned: Vec<&StartRows<'_>> = starts
+                    .iter()
+                    .filter(|start| {
+                        start.session_id.is_none_or(|id| {
+                            owners.get(id.as_str()).is_some_and(|owner| {
+                                owner.as_deref() == start.row.run.owner.as_deref()
+                            })
+                        })
+                    })
+                    .collect();
                 let mut inserted: HashSet<String> = HashSet::with_capacity(starts.len());
-                for chunk in fixed_chunks(&starts) {
+                for chunk in fixed_chunks(&owned) {
                     let mut insert = QueryBuilder::new(
                         "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, \
                          state, usage, error, status_seq, last_seq, created_at, updated_at) ",
@@ -432,7 +473,7 @@ impl Store {
                     }
                 }
                 tx.commit().await?;
-                (inserted, found_sessions, found_runs)
+                (inserted, owners, found_sessions, found_runs)
             }
         );
         if !self.is_postgres() {
@@ -447,7 +488,16 @@ impl Store {
         Ok(Written {
             started: starts
                 .iter()
-                .map(|start| inserted.contains(start.row.run.id.as_str()))
+                .map(|start| {
+                    let owner = start.row.run.owner.as_deref();
+                    match start.session_id.and_then(|id| owners.get(id.as_str())) {
+                        _ if inserted.contains(start.row.run.id.as_str()) => Started::Done,
+                        Some(session_owner) if session_owner.as_deref() != owner => {
+                            Started::SessionOwned
+                        }
+                        _ => Started::RunExists,
+                    }
+                })
                 .collect(),
             appended: appends
                 .iter()

@@ -20,6 +20,7 @@ mod error;
 mod event_log;
 mod group;
 mod notice;
+mod owners;
 mod run;
 mod session;
 mod session_list;
@@ -27,7 +28,7 @@ mod store;
 
 pub use error::StoreError;
 pub use event_log::INTERRUPTED;
-pub use group::{Group, GroupWriter, Written};
+pub use group::{Group, GroupWriter, Started, Written};
 pub use notice::{Notice, Notices};
 pub use run::RunRecord;
 pub use session::SessionRecord;

@@ -5,7 +5,7 @@ use sqlx::Row;
 use agentwire_core::{Message, SessionId, Timestamp};
 
 use crate::error::StoreError;
-use crate::group::Group;
+use crate::group::{Group, Started};
 use crate::run::RunRecord;
 use crate::store::{Store, now, with_pool};
 
@@ -161,7 +161,7 @@ impl Store {
     /// returns `Ok` all of it is committed (an accepted input is durable before it is
     /// acknowledged); on an error nothing is (a [`Group`] of one start: a server starting many
     /// runs writes them in groups). Fails with [`StoreError::AlreadyExists`] when the run id is
-    /// taken.
+    /// taken, and with [`StoreError::NotOwner`] when the session is another owner's.
     pub async fn start_run(&self, run: &RunRecord, input: &[Message]) -> Result<(), StoreError> {
         if run.session_id.is_none() {
             return self.create_run(run).await;
@@ -171,7 +171,11 @@ impl Store {
             ..Group::default()
         };
         match self.write_group(&group).await?.started.as_slice() {
-            [true] => Ok(()),
+            [Started::Done] => Ok(()),
+            [Started::SessionOwned] => Err(StoreError::NotOwner(format!(
+                "session {}",
+                run.session_id.as_ref().map_or("", SessionId::as_str)
+            ))),
             _ => Err(StoreError::AlreadyExists(format!("run {}", run.id))),
         }
     }

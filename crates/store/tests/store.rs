@@ -13,7 +13,7 @@ use agentwire_core::{
     SessionId, Usage,
 };
 use agentwire_store::{
-    Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Store, StoreError, Written,
+    Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError, Written,
 };
 
 /// A database for one test: its URL and what keeps it alive.
@@ -771,7 +771,7 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
     assert_eq!(
         written,
         Written {
-            started: vec![true, true, false],
+            started: vec![Started::Done, Started::Done, Started::RunExists],
             appended: vec![true, false],
             gone: vec![gone],
         }

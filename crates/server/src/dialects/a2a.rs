@@ -10,15 +10,12 @@
 //! JSON-RPC failure is an error object with the standard code (A2A's own for a task that is not
 //! there, not cancelable, or over), in an HTTP 200 answer, as JSON-RPC clients expect.
 
-use std::sync::Arc;
-
 use agentwire_core::{Event, EventKind, Message, Role, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
     self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentSkill,
 };
 use agentwire_runtime::RunStart;
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -27,10 +24,12 @@ use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
 use super::{Dialects, Params, SSE_HEADERS, Shared, answers, last_seq, settled};
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
-use crate::state::{FoundRun, LiveRun, Owner, store_error};
+use crate::state::{FoundRun, LiveRun, store_error};
 
-pub(super) fn routes() -> Router<Arc<Dialects>> {
+pub(super) fn routes() -> Router<Dialects> {
     Router::new()
         .route("/.well-known/agent-card.json", get(card))
         .route("/a2a", post(rpc))
@@ -136,11 +135,11 @@ impl IntoResponse for RpcError {
 async fn rpc(
     State(state): Shared,
     params: Params,
-    headers: HeaderMap,
-    body: Body,
+    // Authentication and the body's type and limit are HTTP matters, answered as the other
+    // routes do.
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    // Authentication and the body limit are HTTP matters, answered as the other routes do.
-    let (owner, bytes) = state.begin(&headers, body).await?;
     let request = match classify(&bytes) {
         Ok(request) => request,
         Err(error) => return Ok(error.into_response()),
@@ -148,11 +147,11 @@ async fn rpc(
     let (id, answered) = match request {
         Call::Send(request) => (
             request.id.clone(),
-            send(&state, &params, &owner, request).await,
+            send(&state, &params, &caller, request).await,
         ),
         Call::Task(request) => (
             request.id.clone(),
-            on_task(&state, &params, &owner, request).await,
+            on_task(&state, &params, &caller, request).await,
         ),
     };
     Ok(match answered {
@@ -211,7 +210,7 @@ fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
 async fn send(
     state: &Dialects,
     params: &Params,
-    owner: &Owner,
+    owner: &Caller,
     request: a2a::A2aRequest,
 ) -> Result<Response, ApiError> {
     let agent = state.agent(params)?;
@@ -366,7 +365,7 @@ const TASK_NOT_CANCELABLE_CODE: &str = "task_not_cancelable";
 async fn on_task(
     state: &Dialects,
     params: &Params,
-    owner: &Owner,
+    owner: &Caller,
     request: A2aTaskRequest,
 ) -> Result<Response, ApiError> {
     let agent = state.agent(params)?;

@@ -14,50 +14,50 @@ use agentwire_core::{Part, Role, RunId, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::post;
 use serde_json::json;
 
 use super::{Dialects, Params, SSE_HEADERS, Shared, answers, bad_request, last_seq};
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
-use crate::state::{LiveRun, Owner};
+use crate::state::LiveRun;
 
 /// Each thread's last run, so a request answering it finds the run that waits.
 #[derive(Debug, Default)]
-pub(super) struct Threads(Mutex<HashMap<(Owner, String), RunId>>);
+pub(super) struct Threads(Mutex<HashMap<(Caller, String), RunId>>);
 
 impl Threads {
-    fn get(&self, owner: &Owner, thread_id: &str) -> Option<RunId> {
+    fn get(&self, owner: &Caller, thread_id: &str) -> Option<RunId> {
         let threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         threads.get(&(owner.clone(), thread_id.to_owned())).cloned()
     }
 
-    fn set(&self, owner: &Owner, thread_id: &str, run_id: RunId) {
+    fn set(&self, owner: &Caller, thread_id: &str, run_id: RunId) {
         let mut threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         threads.insert((owner.clone(), thread_id.to_owned()), run_id);
     }
 }
 
-pub(super) fn routes() -> Router<Arc<Dialects>> {
+pub(super) fn routes() -> Router<Dialects> {
     Router::new().route("/ag-ui", post(run))
 }
 
 async fn run(
     State(state): Shared,
     params: Params,
-    headers: HeaderMap,
-    body: Body,
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let (owner, bytes) = state.begin(&headers, body).await?;
     let input = ag_ui::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(input.messages.len())?;
     let agent = state.agent(&params)?;
     let encoder = AgUiEncoder::for_input(&input);
     let thread_id = input.thread_id.to_string();
-    if let Some(live) = waiting_run(&state, &owner, &thread_id).await {
+    if let Some(live) = waiting_run(&state, &caller, &thread_id).await {
         // The thread's last turn onwards: the assistant message holding the tool messages, and
         // the user message holding the `resume` answers.
         let turn_from = input
@@ -108,16 +108,16 @@ async fn run(
     }
     let live = state
         .app
-        .start(agent, &owner, Some(input.thread_id), start)
+        .start(agent, &caller, Some(input.thread_id), start)
         .await?;
     state
         .threads
-        .set(&owner, &thread_id, live.handle.id().clone());
+        .set(&caller, &thread_id, live.handle.id().clone());
     Ok(state.stream(live, 0, Box::new(encoder), &SSE_HEADERS))
 }
 
 /// The thread's last run, if it waits for the client.
-async fn waiting_run(state: &Dialects, owner: &Owner, thread_id: &str) -> Option<Arc<LiveRun>> {
+async fn waiting_run(state: &Dialects, owner: &Caller, thread_id: &str) -> Option<Arc<LiveRun>> {
     let run_id = state.threads.get(owner, thread_id)?;
     let live = state.app.live_run(run_id.as_str(), owner).await.ok()?;
     matches!(live.handle.status(), agentwire_core::RunStatus::Awaiting(_)).then_some(live)

@@ -2,31 +2,28 @@
 //! AgentScope `response`, `message` and `content` objects over SSE. Its generation settings
 //! (`model`, `temperature`, …, `n`) are the run's, its `tools` the run's client tools.
 
-use std::sync::Arc;
-
 use agentwire_dialects::agentscope::{self, AgentScopeEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::post;
 
 use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
 
-pub(super) fn routes() -> Router<Arc<Dialects>> {
+pub(super) fn routes() -> Router<Dialects> {
     Router::new().route("/process", post(process))
 }
 
 async fn process(
     State(state): Shared,
     params: Params,
-    headers: HeaderMap,
-    body: Body,
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let (owner, bytes) = state.begin(&headers, body).await?;
     let request = agentscope::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(request.input.len())?;
     let agent = state.agent(&params)?;
@@ -35,7 +32,7 @@ async fn process(
         .with_settings(request.settings);
     let live = state
         .app
-        .start(agent, &owner, request.session_id, start)
+        .start(agent, &caller, request.session_id, start)
         .await?;
     Ok(state.stream(
         live,

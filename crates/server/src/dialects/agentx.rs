@@ -1,31 +1,28 @@
 //! AgentX's `POST /chat` (seed 000): new messages, optionally in a session, answered with the
 //! run's message packets over SSE.
 
-use std::sync::Arc;
-
 use agentwire_dialects::agentx::{self, AgentxEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::post;
 
 use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
 
-pub(super) fn routes() -> Router<Arc<Dialects>> {
+pub(super) fn routes() -> Router<Dialects> {
     Router::new().route("/chat", post(chat))
 }
 
 async fn chat(
     State(state): Shared,
     params: Params,
-    headers: HeaderMap,
-    body: Body,
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let (owner, bytes) = state.begin(&headers, body).await?;
     let request = agentx::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(request.messages.len())?;
     // The agent in the URL wins over the one the body names.
@@ -38,7 +35,7 @@ async fn chat(
         .with_settings(request.settings);
     let live = state
         .app
-        .start(agent, &owner, request.session_id, start)
+        .start(agent, &caller, request.session_id, start)
         .await?;
     Ok(state.stream(live, 0, Box::new(AgentxEncoder::default()), &SSE_HEADERS))
 }

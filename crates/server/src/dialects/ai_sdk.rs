@@ -16,18 +16,19 @@ use agentwire_core::{MessageId, Role, RunId, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
-use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::{Dialects, Params, Shared, answers, bad_request, last_seq, settled};
+use crate::auth::Caller;
+use crate::body::JsonBody;
 use crate::error::ApiError;
-use crate::state::{FoundRun, LiveRun, Owner};
+use crate::state::{FoundRun, LiveRun};
 
 /// Each chat's current stream, so a continuation finds its run and a reload resumes it.
 #[derive(Debug, Default)]
-pub(super) struct Chats(Mutex<HashMap<(Owner, String), ChatStream>>);
+pub(super) struct Chats(Mutex<HashMap<(Caller, String), ChatStream>>);
 
 /// The stream a chat's last request opened.
 #[derive(Debug, Clone)]
@@ -40,18 +41,18 @@ struct ChatStream {
 }
 
 impl Chats {
-    fn get(&self, owner: &Owner, chat_id: &str) -> Option<ChatStream> {
+    fn get(&self, owner: &Caller, chat_id: &str) -> Option<ChatStream> {
         let chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         chats.get(&(owner.clone(), chat_id.to_owned())).cloned()
     }
 
-    fn set(&self, owner: &Owner, chat_id: &str, stream: ChatStream) {
+    fn set(&self, owner: &Caller, chat_id: &str, stream: ChatStream) {
         let mut chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         chats.insert((owner.clone(), chat_id.to_owned()), stream);
     }
 }
 
-pub(super) fn routes() -> Router<Arc<Dialects>> {
+pub(super) fn routes() -> Router<Dialects> {
     Router::new()
         .route("/api/chat", post(chat))
         .route("/api/chat/{id}/stream", get(resume))
@@ -67,10 +68,9 @@ fn encoder(stream: &ChatStream) -> AiSdkEncoder {
 async fn chat(
     axum::extract::State(state): Shared,
     params: Params,
-    headers: HeaderMap,
-    body: Body,
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let (owner, bytes) = state.begin(&headers, body).await?;
     let request = ai_sdk::decode_request(&bytes).map_err(|error| bad_request(&error))?;
     state.check_count(request.messages.len())?;
     let agent = state.agent(&params)?;
@@ -84,7 +84,7 @@ async fn chat(
     let chat_id = request.chat_id.clone();
     let stream = match (last.role, request.continues(), &chat_id) {
         (Role::Assistant, Some(continues), Some(chat_id)) => {
-            let live = awaiting_run(&state, &owner, chat_id).await?;
+            let live = awaiting_run(&state, &caller, chat_id).await?;
             live.log.settled().await;
             let after = last_seq(&live);
             live.handle.input(answers(&live, &last.parts))?;
@@ -107,7 +107,7 @@ async fn chat(
                 .with_client_tools(request.tools.clone())
                 .with_settings(request.settings.clone());
             let session = chat_id.clone().map(SessionId::from);
-            let live = state.app.start(agent, &owner, session, start).await?;
+            let live = state.app.start(agent, &caller, session, start).await?;
             let stream = ChatStream {
                 run_id: live.handle.id().clone(),
                 after: 0,
@@ -118,7 +118,7 @@ async fn chat(
     };
     let (live, stream) = stream;
     if let Some(chat_id) = &chat_id {
-        state.chats.set(&owner, chat_id, stream.clone());
+        state.chats.set(&caller, chat_id, stream.clone());
     }
     let encoder = encoder(&stream).knowing(&request.messages);
     Ok(state.stream(
@@ -132,7 +132,7 @@ async fn chat(
 /// The chat's run, which must be awaiting the client.
 async fn awaiting_run(
     state: &Dialects,
-    owner: &Owner,
+    owner: &Caller,
     chat_id: &str,
 ) -> Result<Arc<LiveRun>, ApiError> {
     let stream = state
@@ -147,17 +147,16 @@ async fn awaiting_run(
 async fn resume(
     axum::extract::State(state): Shared,
     params: Params,
-    headers: HeaderMap,
+    caller: Caller,
 ) -> Result<Response, ApiError> {
-    let (owner, _) = state.begin(&headers, Body::empty()).await?;
     let Some(chat_id) = params.get("id") else {
         return Err(ApiError::not_found("chat", ""));
     };
-    let Some(stream) = state.chats.get(&owner, chat_id) else {
+    let Some(stream) = state.chats.get(&caller, chat_id) else {
         return Ok(StatusCode::NO_CONTENT.into_response());
     };
     // A run that has ended is read from the store: nothing is going.
-    let live = match state.app.run(stream.run_id.as_str(), &owner).await? {
+    let live = match state.app.run(stream.run_id.as_str(), &caller).await? {
         FoundRun::Live(live) => live,
         FoundRun::Stored(_) => return Ok(StatusCode::NO_CONTENT.into_response()),
     };

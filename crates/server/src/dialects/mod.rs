@@ -15,37 +15,36 @@ use std::sync::Arc;
 use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
 use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::Path;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::extract::{FromRef, Path};
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 
 use crate::api;
 use crate::error::ApiError;
-use crate::state::{AppState, LiveRun, Owner};
+use crate::state::{AppState, LiveRun};
 use crate::stream::encoded_body;
 
 /// What the dialect handlers share: the server's state, and what the dialects themselves
 /// remember (the AI SDK's chats, AG-UI's threads).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Dialects {
     app: Arc<AppState>,
-    chats: ai_sdk::Chats,
-    threads: ag_ui::Threads,
+    chats: Arc<ai_sdk::Chats>,
+    threads: Arc<ag_ui::Threads>,
 }
 
-type Shared = axum::extract::State<Arc<Dialects>>;
+type Shared = axum::extract::State<Dialects>;
 
 /// The path parameters of a route (`name` when mounted under `/agents/{name}`).
 type Params = Path<HashMap<String, String>>;
 
 /// The dialect routes over `state`, at the root and under `/agents/{name}`.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let dialects = Arc::new(Dialects {
+    let dialects = Dialects {
         app: state,
-        chats: ai_sdk::Chats::default(),
-        threads: ag_ui::Threads::default(),
-    });
+        chats: Arc::default(),
+        threads: Arc::default(),
+    };
     let routes = || {
         Router::new()
             .merge(ai_sdk::routes())
@@ -60,14 +59,15 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .with_state(dialects)
 }
 
-impl Dialects {
-    /// Authenticates the caller and reads the body within the server's limit.
-    async fn begin(&self, headers: &HeaderMap, body: Body) -> Result<(Owner, Bytes), ApiError> {
-        let owner = api::owner(&self.app, headers)?;
-        let bytes = api::read_body(&self.app, body).await?;
-        Ok((owner, bytes))
+/// What the [`Caller`](crate::auth::Caller) and [`JsonBody`](crate::body::JsonBody)
+/// extractors read: the server's keys and limits.
+impl FromRef<Dialects> for Arc<AppState> {
+    fn from_ref(dialects: &Dialects) -> Self {
+        Arc::clone(&dialects.app)
     }
+}
 
+impl Dialects {
     /// The agent the route names, or the default one.
     fn agent(&self, params: &Params) -> Result<&agentwire_runtime::Agent, ApiError> {
         self.app.agent(params.get("name").map(String::as_str))
