@@ -138,7 +138,7 @@ fn native_paths() -> Map<String, Value> {
                 "application/json": {"schema": schema("RunResult")},
                 "text/event-stream": {"schema": {"type": "string", "description": "native SSE; every `data:` is an `Event`"}}
             }}}),
-            &[400, 401, 404, 409, 413]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))}))},
+            &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))}))},
         "/v1/runs/{id}": {"get": with(with(operation(
             "Get a run", "The run (status, schema state, usage, error) and its output messages.",
             json!({"200": json_answer("The run.", schema("RunResult"))}),
@@ -158,7 +158,7 @@ fn native_paths() -> Map<String, Value> {
             "Function output, an approval response or the next user message, checked against what the \
              run waits for and the agent's communication schema; a refusal changes nothing.",
             run_answer("Accepted; the run goes on."),
-            &[400, 401, 404, 409, 413]), tag.clone()), json!({"parameters": [run_id.clone()], "requestBody": json_body(schema("Message"))}))},
+            &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"parameters": [run_id.clone()], "requestBody": json_body(schema("Message"))}))},
         "/v1/runs/{id}/cancel": {"post": with(with(operation(
             "Cancel a run", "Cancels the run, here or on the node that executes it.",
             run_answer("Asked; the run ends `canceled`."),
@@ -305,7 +305,7 @@ fn dialect_paths() -> Map<String, Value> {
                     route.summary,
                     &description,
                     (route.answers)(),
-                    &[400, 401, 404, 409, 413],
+                    &[400, 401, 403, 404, 408, 409, 413, 415],
                 ),
                 json!({"tags": [route.tag], "parameters": parameters}),
             );
@@ -332,6 +332,11 @@ fn document() -> Value {
         ),
         (401, "No valid key (`unauthorized`)."),
         (
+            403,
+            "A server without keys refuses a `Host` that is not its own (`forbidden_host`) and \
+             pages of origins `cors_origins` does not list (`forbidden_origin`).",
+        ),
+        (
             404,
             "No such agent, run, session or route; also another key's (`not_found`).",
         ),
@@ -340,8 +345,16 @@ fn document() -> Value {
             "Not now: the run or session is in a state that does not take this.",
         ),
         (
+            408,
+            "The body did not arrive within `body_timeout_seconds` (`body_timeout`).",
+        ),
+        (
             413,
             "The body is larger than the server takes (`payload_too_large`).",
+        ),
+        (
+            415,
+            "A body not sent as `Content-Type: application/json` (`unsupported_media_type`).",
         ),
         (426, "Not a WebSocket upgrade (`websocket_required`)."),
     ]
@@ -372,7 +385,7 @@ fn document() -> Value {
         "paths": paths,
         "components": {
             "securitySchemes": {
-                "bearer": {"type": "http", "scheme": "bearer", "description": "One of the server's `api_keys`, when it has any; without keys every route is open."}
+                "bearer": {"type": "http", "scheme": "bearer", "description": "One of the server's `api_keys` (the scheme in any case), when it has any; without keys every route is open to requests addressed to the server by IP, `localhost` or `allowed_hosts`, from no page or its own."}
             },
             "responses": responses,
             "schemas": schemas::all(),

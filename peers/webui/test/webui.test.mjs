@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
@@ -313,6 +314,62 @@ describe('the web UI against agentwire serve', () => {
     await page.reload();
     await page.waitForSelector('.message.assistant');
     assert.equal(await dialog.isVisible(), false);
+  });
+
+  test('a page of another origin cannot start a run on a server without keys', async (t) => {
+    // The attacker's page, served from another origin (another port), tries every way a page
+    // can reach a server it does not come from: a no-cors fetch (text/plain, no preflight), a
+    // plain-text form post, a JSON fetch (preflighted), and a WebSocket.
+    const marker = `csrf-${Date.now()}`;
+    const target = server.url;
+    const page = `<!doctype html><title>evil</title>
+<iframe name="sink"></iframe>
+<form id="form" method="POST" enctype="text/plain" target="sink" action="${target}/v1/runs">
+<input name='{"input": [{"role": "user", "parts": [{"type": "text", "text": "${marker}-form"}]}], "x": "' value='"}'>
+</form>
+<script>
+const body = (how) => JSON.stringify({ input: [{ role: 'user', parts: [{ type: 'text', text: '${marker}-' + how }] }] });
+const tries = [
+  fetch('${target}/v1/runs', { method: 'POST', mode: 'no-cors', body: body('no-cors') }).catch(() => {}),
+  fetch('${target}/v1/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('cors') }).catch(() => {}),
+  new Promise((done) => {
+    const ws = new WebSocket('${target.replace('http', 'ws')}/v1/ws', ['agentwire']);
+    ws.onopen = () => ws.send(JSON.stringify({ type: 'start', ...JSON.parse(body('ws')) }));
+    ws.onerror = ws.onclose = () => done();
+    setTimeout(done, 3000);
+  }),
+];
+document.getElementById('form').submit();
+Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500));
+</script>`;
+    const evil = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(page);
+    });
+    await new Promise((ready) => evil.listen(0, '127.0.0.1', ready));
+    t.after(() => evil.close());
+    const context = await browser.newContext();
+    t.after(() => context.close());
+    const tab = await context.newPage();
+    await tab.goto(`http://127.0.0.1:${evil.address().port}/`);
+    await tab.waitForFunction(() => document.title === 'done', null, { timeout: 15_000 });
+    await shot(tab, '15-other-origin');
+    // Nothing ran: no session holds the marker.
+    const listed = await (await fetch(`${target}/v1/sessions?limit=100`)).json();
+    const hits = listed.sessions.filter((session) => JSON.stringify(session).includes(marker));
+    assert.deepEqual(hits, []);
+    // The same request from the server's own page goes through, so the check is not blocking
+    // everything.
+    const own = await open(t);
+    const status = await own.evaluate(async (text) => {
+      const response = await fetch('/v1/runs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'talker', input: [{ role: 'user', parts: [{ type: 'text', text }] }] }),
+      });
+      return response.status;
+    }, `${marker}-own`);
+    assert.equal(status, 200);
   });
 
   test('every part type renders', async (t) => {
