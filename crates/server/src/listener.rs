@@ -163,6 +163,7 @@ async fn refuse(mut socket: TcpStream, max: usize) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -46,6 +46,9 @@ pub(crate) enum FoundRun {
     Stored(Box<RunRecord>),
 }
 
+/// A session as its caller names it: the key of the sessions with a run starting or going.
+type BusyKey = (Caller, SessionId);
+
 /// Everything the handlers share.
 #[derive(Debug)]
 pub(crate) struct AppState {
@@ -65,7 +68,7 @@ pub(crate) struct AppState {
     /// Sessions with a run starting (`None`) or going on this node: the next turn waits. Keyed
     /// by the caller too, so that naming another key's session never blocks its owner (the
     /// store refuses the stranger's run).
-    busy: Mutex<HashMap<(Caller, SessionId), Option<Arc<LiveRun>>>>,
+    busy: Mutex<HashMap<BusyKey, Option<Arc<LiveRun>>>>,
     /// What `/metrics` reports.
     pub(crate) metrics: Metrics,
 }
@@ -206,7 +209,7 @@ impl AppState {
 
     /// Marks the caller's session as starting a run, unless a run of it is starting or going
     /// on.
-    fn reserve(&self, key: &(Caller, SessionId)) -> Result<(), ApiError> {
+    fn reserve(&self, key: &BusyKey) -> Result<(), ApiError> {
         let mut busy = lock(&self.busy);
         if let Some(active) = busy.get(key) {
             let going = active

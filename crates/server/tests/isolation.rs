@@ -103,7 +103,10 @@ async fn send(
     secret: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = server.http.request(method, server.url(path)).bearer_auth(secret);
+    let mut request = server
+        .http
+        .request(method, server.url(path))
+        .bearer_auth(secret);
     if let Some(body) = body {
         request = request.json(&body);
     }
@@ -137,8 +140,14 @@ async fn check(ops: Vec<Op>) {
                 let mut body = run_body(None, "hi");
                 body["session_id"] = json!(session_name(index));
                 let secret = world.secret(actor);
-                let (status, answer) =
-                    send(&server, reqwest::Method::POST, "/v1/runs", &secret, Some(body)).await;
+                let (status, answer) = send(
+                    &server,
+                    reqwest::Method::POST,
+                    "/v1/runs",
+                    &secret,
+                    Some(body),
+                )
+                .await;
                 match world.sessions[index] {
                     Some(owner) if owner != actor => {
                         assert_eq!(status, 404, "{op:?}: {answer}");
@@ -242,9 +251,14 @@ async fn check(ops: Vec<Op>) {
                 server = start(settings(world.keys(reversed, carol))).await;
                 // Carol, there or not, owns nothing.
                 if carol {
-                    let (status, answer) =
-                        send(&server, reqwest::Method::GET, "/v1/sessions", "carol-secret", None)
-                            .await;
+                    let (status, answer) = send(
+                        &server,
+                        reqwest::Method::GET,
+                        "/v1/sessions",
+                        "carol-secret",
+                        None,
+                    )
+                    .await;
                     assert_eq!(status, 200);
                     assert_eq!(answer["sessions"], json!([]));
                 }

@@ -35,7 +35,10 @@ async fn call(
     key: &str,
     body: Option<&Value>,
 ) -> (u16, Value) {
-    let mut request = server.http.request(method, server.url(path)).bearer_auth(key);
+    let mut request = server
+        .http
+        .request(method, server.url(path))
+        .bearer_auth(key);
     if let Some(body) = body {
         request = request.json(body);
     }
@@ -98,7 +101,10 @@ async fn removing_reordering_and_rotating_keys_never_hands_data_to_another_key()
         ApiKey::from("beta-secret"),
     ];
     let server = TestServer::start(agents(), keyed(after, url)).await;
-    assert_eq!(sessions_of(&server, "gamma-secret").await, Vec::<String>::new());
+    assert_eq!(
+        sessions_of(&server, "gamma-secret").await,
+        Vec::<String>::new()
+    );
     assert_eq!(sessions_of(&server, "beta-secret").await, ["ses_beta"]);
     assert_eq!(sessions_of(&server, "web-secret-2").await, ["ses_web"]);
     assert_eq!(get(&server, "/v1/sessions", "web-secret-1").await.0, 401);
@@ -111,12 +117,33 @@ async fn removing_reordering_and_rotating_keys_never_hands_data_to_another_key()
         ] {
             assert_eq!(get(&server, &path, key).await.0, 404, "{key} {path}");
         }
-        let deleted = call(&server, reqwest::Method::DELETE, "/v1/sessions/ses_alpha", key, None);
+        let deleted = call(
+            &server,
+            reqwest::Method::DELETE,
+            "/v1/sessions/ses_alpha",
+            key,
+            None,
+        );
         assert_eq!(deleted.await.0, 404, "{key}");
     }
-    assert_eq!(get(&server, &format!("/v1/runs/{beta}"), "beta-secret").await.0, 200);
-    assert_eq!(get(&server, &format!("/v1/runs/{web}"), "web-secret-2").await.0, 200);
-    assert_eq!(get(&server, &format!("/v1/runs/{web}"), "beta-secret").await.0, 404);
+    assert_eq!(
+        get(&server, &format!("/v1/runs/{beta}"), "beta-secret")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        get(&server, &format!("/v1/runs/{web}"), "web-secret-2")
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        get(&server, &format!("/v1/runs/{web}"), "beta-secret")
+            .await
+            .0,
+        404
+    );
     // The rotated key goes on in its session, with its history.
     run_in(&server, "web-secret-2", "ses_web").await;
     let (_, session) = get(&server, "/v1/sessions/ses_web", "web-secret-2").await;
@@ -182,7 +209,10 @@ fn in_session(session: &str) -> Vec<(&'static str, Value)> {
             json!({"input": [{"role": "user", "type": "message", "content": [{"type": "text", "text": "hi"}]}],
                    "stream": true, "session_id": session}),
         ),
-        ("/chat", json!({"messages": [user("hi")], "session_id": session})),
+        (
+            "/chat",
+            json!({"messages": [user("hi")], "session_id": session}),
+        ),
         (
             "/a2a",
             json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message": {
@@ -196,7 +226,11 @@ fn in_session(session: &str) -> Vec<(&'static str, Value)> {
 async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its_owner() {
     let keys = vec![ApiKey::from("key-a"), ApiKey::from("key-b")];
     // Slow enough that A's run is going while B knocks.
-    let agents = vec![talker("assistant", &["a ", "b ", "c ", "d ", "e ", "f"], 6.0)];
+    let agents = vec![talker(
+        "assistant",
+        &["a ", "b ", "c ", "d ", "e ", "f"],
+        6.0,
+    )];
     let server = TestServer::start(agents, keyed(keys, None)).await;
     let mut body = run_body(None, "hi");
     body["session_id"] = json!("ses_a");
@@ -209,7 +243,10 @@ async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its
         .send()
         .await
         .unwrap();
-    let run_a = busy.headers()["x-agentwire-run-id"].to_str().unwrap().to_owned();
+    let run_a = busy.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     for (path, body) in in_session("ses_a") {
         let (status, answer) = post(&server, path, "key-b", &body).await;
         let text = answer.to_string();
@@ -224,10 +261,11 @@ async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its
     }
     // Over the WebSocket too.
     let ws_url = server.url("/v1/ws").replacen("http", "ws", 1);
-    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-        ws_url.as_str(),
-    )
-    .unwrap();
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            ws_url.as_str(),
+        )
+        .unwrap();
     request
         .headers_mut()
         .insert("authorization", "Bearer key-b".parse().unwrap());
@@ -236,7 +274,9 @@ async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its
     start["type"] = json!("start");
     start["session_id"] = json!("ses_a");
     socket
-        .send(tokio_tungstenite::tungstenite::Message::text(start.to_string()))
+        .send(tokio_tungstenite::tungstenite::Message::text(
+            start.to_string(),
+        ))
         .await
         .unwrap();
     let answer = loop {
@@ -307,7 +347,14 @@ async fn pages_of_other_origins_and_other_host_names_cannot_drive_a_server_witho
         request
     };
     // What a page may send across origins without a preflight: refused by type, every route.
-    for path in ["/v1/runs", "/api/chat", "/ag-ui", "/a2a", "/process", "/chat"] {
+    for path in [
+        "/v1/runs",
+        "/api/chat",
+        "/ag-ui",
+        "/a2a",
+        "/process",
+        "/chat",
+    ] {
         for content_type in [
             Some("text/plain;charset=UTF-8"),
             Some("application/x-www-form-urlencoded"),
@@ -339,7 +386,11 @@ async fn pages_of_other_origins_and_other_host_names_cannot_drive_a_server_witho
     }
     assert_eq!(open_sessions(&server).await, 0, "nothing ran");
     // A name that is not this server's (DNS rebinding: evil.example made to point here).
-    for host in ["evil.example", "evil.example:8080", "localhost.evil.example"] {
+    for host in [
+        "evil.example",
+        "evil.example:8080",
+        "localhost.evil.example",
+    ] {
         let response = post("/v1/runs", Some("application/json"))
             .header("host", host)
             .send()
@@ -353,10 +404,11 @@ async fn pages_of_other_origins_and_other_host_names_cannot_drive_a_server_witho
     }
     // The WebSocket, which browsers open across origins without asking.
     let ws_url = server.url("/v1/ws").replacen("http", "ws", 1);
-    let mut request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-        ws_url.as_str(),
-    )
-    .unwrap();
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            ws_url.as_str(),
+        )
+        .unwrap();
     request
         .headers_mut()
         .insert("origin", "https://evil.example".parse().unwrap());
@@ -375,7 +427,10 @@ async fn pages_of_other_origins_and_other_host_names_cannot_drive_a_server_witho
         .await
         .unwrap();
     assert_eq!(response.status(), 200);
-    let plain = post("/v1/runs", Some("application/json")).send().await.unwrap();
+    let plain = post("/v1/runs", Some("application/json"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(plain.status(), 200);
     assert_eq!(open_sessions(&server).await, 3);
     server.shutdown().await;
@@ -446,7 +501,10 @@ async fn slow_and_idle_connections_are_closed_and_surplus_ones_refused() {
 
     // Headers that never end, and a body that never ends.
     let mut trickle = TcpStream::connect(&addr).await.unwrap();
-    trickle.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n").await.unwrap();
+    trickle
+        .write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
     let mut partial = TcpStream::connect(&addr).await.unwrap();
     partial
         .write_all(
@@ -457,7 +515,9 @@ async fn slow_and_idle_connections_are_closed_and_surplus_ones_refused() {
         .unwrap();
     // A keep-alive connection that goes idle after one request.
     let mut idle = TcpStream::connect(&addr).await.unwrap();
-    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await.unwrap();
+    idle.write_all(b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
     let mut first = [0; 12];
     idle.read_exact(&mut first).await.unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
@@ -468,13 +528,22 @@ async fn slow_and_idle_connections_are_closed_and_surplus_ones_refused() {
     let body: Value = serde_json::from_str(refusal.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(body["error"]["code"], "too_many_connections");
 
-    assert_eq!(read_to_close(&mut trickle).await, "", "closed without an answer");
+    assert_eq!(
+        read_to_close(&mut trickle).await,
+        "",
+        "closed without an answer"
+    );
     let answer = read_to_close(&mut partial).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("body_timeout"), "{answer}");
     read_to_close(&mut idle).await;
     // Room again.
-    let health = server.http.get(server.url("/healthz")).send().await.unwrap();
+    let health = server
+        .http
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(health.status(), 200);
 
     // The stream was never cut: every word, and the end.
@@ -494,7 +563,10 @@ async fn every_error_is_json_ids_have_a_shape_and_the_scheme_any_case() {
     .await;
     let error_of = |response: reqwest::Response| async move {
         let status = response.status().as_u16();
-        let kind = response.headers()["content-type"].to_str().unwrap().to_owned();
+        let kind = response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .to_owned();
         assert!(kind.starts_with("application/json"), "{status}: {kind}");
         let body: Value = response.json().await.unwrap();
         let code = body["error"]["code"].as_str().unwrap().to_owned();
@@ -506,11 +578,24 @@ async fn every_error_is_json_ids_have_a_shape_and_the_scheme_any_case() {
     let cases = [
         (http.delete(url("/v1/runs")), 405, "method_not_allowed"),
         (http.put(url("/v1/sessions/x")), 405, "method_not_allowed"),
-        (http.get(url(&format!("/v1/runs/{}", "a".repeat(20_000)))), 414, "uri_too_long"),
-        (http.get(url("/v1/agents")).header("x-big", "b".repeat(70_000)), 431, "headers_too_large"),
+        (
+            http.get(url(&format!("/v1/runs/{}", "a".repeat(20_000)))),
+            414,
+            "uri_too_long",
+        ),
+        (
+            http.get(url("/v1/agents"))
+                .header("x-big", "b".repeat(70_000)),
+            431,
+            "headers_too_large",
+        ),
         (http.get(url("/v1/runs/%FF%FE")), 400, "bad_request"),
         (http.get(url("/nowhere")), 404, "not_found"),
-        (http.get(url("/v1/runs/x/events?after=minus")), 400, "invalid_query"),
+        (
+            http.get(url("/v1/runs/x/events?after=minus")),
+            400,
+            "invalid_query",
+        ),
     ];
     for (request, status, code) in cases {
         let response = request.bearer_auth("k").send().await.unwrap();
@@ -521,16 +606,37 @@ async fn every_error_is_json_ids_have_a_shape_and_the_scheme_any_case() {
         many = many.header(format!("x-h{index}"), "v");
     }
     let response = many.send().await.unwrap();
-    assert_eq!(error_of(response).await, (431, "headers_too_large".to_owned()));
+    assert_eq!(
+        error_of(response).await,
+        (431, "headers_too_large".to_owned())
+    );
 
-    for session in [String::new(), "a\nb".into(), "a\0b".into(), "a b".into(), "x".repeat(1 << 20)] {
+    for session in [
+        String::new(),
+        "a\nb".into(),
+        "a\0b".into(),
+        "a b".into(),
+        "x".repeat(1 << 20),
+    ] {
         let mut body = run_body(None, "hi");
         body["session_id"] = json!(session);
-        let response = http.post(url("/v1/runs")).bearer_auth("k").json(&body).send();
+        let response = http
+            .post(url("/v1/runs"))
+            .bearer_auth("k")
+            .json(&body)
+            .send();
         let (status, code) = error_of(response.await.unwrap()).await;
-        assert_eq!((status, code.as_str()), (400, "invalid_session_id"), "{:?}", &session[..session.len().min(8)]);
+        assert_eq!(
+            (status, code.as_str()),
+            (400, "invalid_session_id"),
+            "{:?}",
+            &session[..session.len().min(8)]
+        );
     }
-    assert_eq!(get(&server, "/v1/sessions", "k").await.1["sessions"], json!([]));
+    assert_eq!(
+        get(&server, "/v1/sessions", "k").await.1["sessions"],
+        json!([])
+    );
 
     for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
         let response = http
@@ -541,7 +647,12 @@ async fn every_error_is_json_ids_have_a_shape_and_the_scheme_any_case() {
             .unwrap();
         assert_eq!(response.status(), 200, "{scheme}");
     }
-    let response = http.get(url("/v1/agents")).header("authorization", "Basic k");
-    assert_eq!(error_of(response.send().await.unwrap()).await, (401, "unauthorized".to_owned()));
+    let response = http
+        .get(url("/v1/agents"))
+        .header("authorization", "Basic k");
+    assert_eq!(
+        error_of(response.send().await.unwrap()).await,
+        (401, "unauthorized".to_owned())
+    );
     server.shutdown().await;
 }
