@@ -5,7 +5,8 @@
 //! operator's choice, not a web page's. Two checks keep pages out:
 //! - `Host` must be an IP address, `localhost` (or `*.localhost`) or one of `allowed_hosts`.
 //!   A page on `evil.example` whose DNS name is made to point at this machine (DNS rebinding)
-//!   still sends `Host: evil.example`, and is refused.
+//!   still sends `Host: evil.example`, and is refused. An IP address needs no check: no one
+//!   can point it elsewhere, so a page that names one was served from that address.
 //! - `Origin`, when a browser sends one, must be this server's own (its authority is the
 //!   `Host` the request was sent to) or one of `cors_origins`. A page elsewhere that posts to
 //!   the server without a preflight is refused before anything runs.
