@@ -52,8 +52,12 @@ pub(crate) async fn check(
 
 fn sizes(request: &Request) -> Result<(), ApiError> {
     let uri = request.uri();
-    let uri = uri.path_and_query().map_or(0, |target| target.as_str().len())
-        + uri.authority().map_or(0, |authority| authority.as_str().len());
+    let uri = uri
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len())
+        + uri
+            .authority()
+            .map_or(0, |authority| authority.as_str().len());
     if uri > MAX_URI_BYTES {
         return Err(ApiError::new(
             StatusCode::URI_TOO_LONG,

@@ -185,6 +185,19 @@ async fn owners_of_earlier_versions_pass_once_to_the_key_at_their_place() {
     server.shutdown().await;
 }
 
+/// The WebSocket upgrade request of `server`, with one header.
+fn ws_request(
+    server: &TestServer,
+    name: &'static str,
+    value: &str,
+) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let url = server.url("/v1/ws").replacen("http", "ws", 1);
+    let mut request = url.as_str().into_client_request().unwrap();
+    request.headers_mut().insert(name, value.parse().unwrap());
+    request
+}
+
 /// A body of each dialect that starts a run in `session`, with the path it goes to.
 fn in_session(session: &str) -> Vec<(&'static str, Value)> {
     let user = |text: &str| json!({"role": "user", "parts": [{"type": "text", "text": text}]});
@@ -260,15 +273,7 @@ async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its
         assert!(!text.contains(&run_a), "{path} names A's run: {text}");
     }
     // Over the WebSocket too.
-    let ws_url = server.url("/v1/ws").replacen("http", "ws", 1);
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-            ws_url.as_str(),
-        )
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("authorization", "Bearer key-b".parse().unwrap());
+    let request = ws_request(&server, "authorization", "Bearer key-b");
     let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
     let mut start = run_body(None, "hi");
     start["type"] = json!("start");
@@ -403,15 +408,7 @@ async fn pages_of_other_origins_and_other_host_names_cannot_drive_a_server_witho
         assert_eq!(page.send().await.unwrap().status(), 403, "{host}");
     }
     // The WebSocket, which browsers open across origins without asking.
-    let ws_url = server.url("/v1/ws").replacen("http", "ws", 1);
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-            ws_url.as_str(),
-        )
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("origin", "https://evil.example".parse().unwrap());
+    let request = ws_request(&server, "origin", "https://evil.example");
     let refused = tokio_tungstenite::connect_async(request).await.unwrap_err();
     assert!(refused.to_string().contains("403"), "{refused}");
     assert_eq!(open_sessions(&server).await, 0, "nothing ran");
