@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// One thing a model produced. Tool-call events carry the provider's call id, so parallel calls
 /// can interleave.
 ///
-/// The JSON form is the scripted brain's (DESIGN §11):
+/// The JSON form is the scripted brain's:
 /// `{"type": "text_delta", "text": "Hi"}`, `{"type": "reasoning_delta", "text": "…"}`,
 /// `{"type": "refusal_delta", "text": "I can't help with that."}`, `{"type": "tool_call_start",
 /// "id": "c1", "name": "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,

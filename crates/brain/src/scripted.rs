@@ -1,4 +1,4 @@
-//! [`ScriptedBrain`]: replays a script of brain events (DESIGN §11), for tests, demos and load
+//! [`ScriptedBrain`]: replays a script of brain events (the `scripted` provider's file), for tests, demos and load
 //! generation at a set token rate.
 
 use std::sync::Arc;

@@ -1,8 +1,8 @@
-//! `agentwire serve`: the server on the embedded default of DESIGN §11, or on a configuration
+//! `agentwire serve`: the server on the embedded default (SQLite under the data dir, the default assistant), or on a configuration
 //! file. It prints the address it listens on (`listening on http://…`), so a free port picked
 //! with `--addr 127.0.0.1:0` can be read by whoever started it.
 //!
-//! Precedence (DESIGN §11): the environment (`AGENTWIRE_ADDR`, `AGENTWIRE_DATABASE_URL`) over
+//! Precedence: the environment (`AGENTWIRE_ADDR`, `AGENTWIRE_DATABASE_URL`) over
 //! the flags (`--addr`, `--database-url`) over the file's `[server]`; the store defaults to
 //! `sqlite://<data-dir>/agentwire.db`. Logs go to stderr (stdout carries the address line),
 //! filtered by `RUST_LOG` (default `info`; e.g. `RUST_LOG=agentwire_server=debug,tower_http=debug`

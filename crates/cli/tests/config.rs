@@ -1,6 +1,6 @@
 //! `agentwire serve --config` with a whole `[server]` table: every setting takes effect (the
 //! address, the SQLite file, API keys, CORS, body size, the tool output and run duration
-//! ceilings), and the environment beats the flags, which beat the file (DESIGN §11).
+//! ceilings), and the environment beats the flags, which beat the file.
 #![allow(clippy::unwrap_used)]
 
 mod common;

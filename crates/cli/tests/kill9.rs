@@ -114,7 +114,7 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
         "no gap"
     );
     // Everything the client saw up to its last completion was stored before it was sent;
-    // deltas go ahead of their commit (DESIGN §8), so the ones after it may be lost.
+    // deltas go ahead of their commit, so the ones after it may be lost.
     let completed = seen
         .iter()
         .rposition(|event| {

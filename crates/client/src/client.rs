@@ -1,4 +1,4 @@
-//! [`Client`]: one agentwire server, its native API (DESIGN §7) as typed calls. Runs are
+//! [`Client`]: one agentwire server, its native API as typed calls. Runs are
 //! streamed by [`RunStream`]; everything else is a JSON request and answer.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! agentwire-client: a typed Rust client of agentwire's native HTTP API (DESIGN §7, §9).
+//! agentwire-client: a typed Rust client of agentwire's native HTTP API.
 //!
 //! [`Client`] lists agents, starts runs, answers waiting runs, cancels them and reads sessions;
 //! [`RunStream`] streams one run's events into the core [`Accumulator`](agentwire_core::Accumulator)

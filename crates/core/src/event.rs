@@ -1,4 +1,4 @@
-//! [`Event`]: the one canonical stream of a run (seed 001, DESIGN §4).
+//! [`Event`]: the one canonical stream of a run.
 //!
 //! A run's stream is run status changes and, for every message, `message_start`, then for each
 //! part either `part_start`, `part_delta`* and `part_complete` (text, reasoning, refusals and

@@ -1,5 +1,5 @@
 //! The core is pure: it depends on no IO crate and its source touches no IO, clock, environment
-//! or randomness (DESIGN §2). These checks keep it so.
+//! or randomness. These checks keep it so.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! Runs one turn of an agent in this process and prints its parts as they stream, asking on the
 //! terminal when a call needs approval. Without `--config` the agent is the default assistant
-//! of DESIGN §11 (the offline demo brain unless `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` is set).
+//! of `agentwire serve` (the offline demo brain unless `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` is set).
 //!
 //! ```sh
 //! cargo run -p agentwire-runtime --example run -- tour

@@ -1,4 +1,4 @@
-//! Agents from configuration: the `[[agents]]` entries of `agentwire.toml` (DESIGN §11), and the
+//! Agents from configuration: the `[[agents]]` entries of `agentwire.toml`, and the
 //! default agent that `agentwire serve` runs with no file.
 //!
 //! ```toml
@@ -216,7 +216,7 @@ impl AgentConfig {
         }
     }
 
-    /// The agent `agentwire serve` runs without a configuration file (DESIGN §11): `assistant`,
+    /// The agent `agentwire serve` runs without a configuration file: `assistant`,
     /// on OpenAI when `OPENAI_API_KEY` is set, else on Anthropic when `ANTHROPIC_API_KEY` is,
     /// else on the offline demo brain; with the workspace file tools.
     pub fn default_assistant(env: impl Fn(&str) -> Option<String>) -> Self {

@@ -1,4 +1,4 @@
-//! Agents from `agentwire.toml` (DESIGN §11): the contract's example parses as written, each
+//! Agents from `agentwire.toml`: the configuration contract's example parses as written, each
 //! provider builds, the built agents run, and every mistake is named.
 #![allow(clippy::unwrap_used)]
 
@@ -9,7 +9,7 @@ use agentwire_runtime::{AgentConfig, AgentsFile, ConfigError, Provider, RunStart
 use agentwire_testkit::fake_openai::ChatStream;
 use agentwire_testkit::fake_provider::{FakeProvider, FakeResponse};
 
-/// DESIGN §11's example, as written there.
+/// The configuration contract's example, as scripts and tests outside the repo write it.
 const CONTRACT: &str = r#"
 [server]
 addr = "127.0.0.1:8080"

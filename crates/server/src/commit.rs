@@ -8,8 +8,8 @@
 //! committed at once. The writer keeps one connection while it is busy
 //! ([`agentwire_store::GroupWriter`]): on SQLite that keeps its page cache warm.
 //!
-//! [`RunCommits`]: a run's side. DESIGN §8 asks that a completed part be durable before
-//! `part_complete` is sent, and lets deltas be batched. So deltas (and the starts of parts and
+//! [`RunCommits`]: a run's side. A completed part must be durable before `part_complete` is
+//! sent; deltas may be batched. So deltas (and the starts of parts and
 //! messages) are shown at once and stored behind them; every other event (a part's or
 //! message's completion, a status, an error) is held until it and everything before it is
 //! committed. A crash can then lose only the unfinished part, which the interrupted run drops

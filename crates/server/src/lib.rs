@@ -1,4 +1,4 @@
-//! The agentwire server: the native HTTP API (DESIGN §7) over the runtime.
+//! The agentwire server: the native HTTP API over the runtime.
 //!
 //! A [`Server`] holds agents and [`Settings`]. `POST /v1/runs` starts a run and streams its
 //! events as native SSE (or waits and answers JSON); every run's events go to its event log,

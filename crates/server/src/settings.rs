@@ -45,7 +45,7 @@ use std::time::Duration;
 use agentwire_runtime::{AgentsFile, ConfigError};
 use serde::Deserialize;
 
-/// The address `agentwire serve` listens on by default (DESIGN §11).
+/// The address `agentwire serve` listens on by default.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8080";
 
 /// How the server runs: where it listens, who may call it, and its limits.

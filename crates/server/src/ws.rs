@@ -1,4 +1,4 @@
-//! The native protocol over a WebSocket (DESIGN §7): `GET /v1/ws` upgrades, and one connection
+//! The native protocol over a WebSocket: `GET /v1/ws` upgrades, and one connection
 //! carries any number of runs. Every frame is a JSON text message with a `type`.
 //!
 //! The client sends requests that mirror the HTTP API, each with an optional `id` of its

@@ -1,4 +1,4 @@
-//! agentwire-store: the durable half of the server (DESIGN §8). Sessions, their messages, runs,
+//! agentwire-store: the durable half of the server. Sessions, their messages, runs,
 //! and each run's event log, on SQLite (the default, one file in WAL mode) or PostgreSQL (many
 //! nodes sharing one database, with LISTEN/NOTIFY between them).
 //!

@@ -700,7 +700,7 @@ async fn bad_configs_are_refused_before_anything_starts() {
 
 #[test]
 fn configs_deserialize_from_the_design_shape() {
-    // DESIGN §11's `[[agents.mcp]]` entries, in serde's data model.
+    // `[[agents.mcp]]` entries, in serde's data model.
     let stdio: McpServerConfig = serde_json::from_value(json!({
         "name": "fs",
         "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],

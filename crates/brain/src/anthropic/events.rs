@@ -28,7 +28,7 @@
 //!   broken connections, and output has usually streamed by then, so only the caller can decide
 //!   to run the step again.
 //!
-//! Nothing is dropped unseen (DESIGN §6), and newer streams keep working:
+//! Nothing is dropped unseen, and newer streams keep working:
 //! - a content block of a type this parser does not know (`server_tool_use`,
 //!   `web_search_tool_result`, whatever comes next) is kept whole: at its stop, a
 //!   [`BrainEvent::Data`] named `anthropic.<block type>` holding the block as it started, its

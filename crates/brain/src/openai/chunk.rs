@@ -19,7 +19,7 @@
 //! "finish_reason"}`, so a client sees every choice it paid for while the run stays one
 //! conversation.
 //!
-//! Nothing in a delta is dropped unseen (DESIGN §6): a key this parser does not read (`audio`,
+//! Nothing in a delta is dropped unseen: a key this parser does not read (`audio`,
 //! `annotations`, a server's own extension) is logged as a `tracing` warning, once per key and
 //! stream, unless its value is empty (`null`, `""`, `[]`, `{}`, which servers send for fields
 //! they leave unused). Read and not logged although they add nothing: `role` (always the

@@ -19,7 +19,7 @@ pub struct Recording {
 }
 
 impl Recording {
-    /// Replays the script (DESIGN §11's JSON).
+    /// Replays the script (the scripted provider's JSON).
     pub fn new(script: Value) -> Self {
         Self::paced(script, 0.0)
     }

@@ -1,4 +1,4 @@
-//! Dialect endpoints (DESIGN §8): the routes real clients of other ecosystems call, each decoding
+//! Dialect endpoints: the routes real clients of other ecosystems call, each decoding
 //! its dialect's request into a run of the right agent and streaming the run's event log back
 //! through the dialect's encoder. Every route is mounted at the root (the default agent) and
 //! under `/agents/{name}/…`.

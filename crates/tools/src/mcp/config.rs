@@ -1,4 +1,4 @@
-//! Where an MCP server is and how to reach it: DESIGN §11's `[[agents.mcp]]` entries.
+//! Where an MCP server is and how to reach it: the `[[agents.mcp]]` entries of `agentwire.toml`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,7 +18,7 @@ const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One MCP server an agent takes tools from.
 ///
-/// Deserializes from the TOML of DESIGN §11 (and any serde format of the same shape):
+/// Deserializes from the TOML of `[[agents.mcp]]` (and any serde format of the same shape):
 ///
 /// ```toml
 /// [[agents.mcp]]
