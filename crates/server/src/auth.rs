@@ -18,26 +18,15 @@ use axum::http::{HeaderValue, StatusCode, header};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::settings::ApiKey;
-use crate::state::AppState;
-
-/// Who made a request: the owner id of the key it presented, or nobody when the server has no
-/// keys. Everything a caller creates is stored with [`Caller::owner_id`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Caller(Option<Arc<str>>);
-
-impl Caller {
-    /// The owner id as the store records it (`None` without keys).
-    pub(crate) fn owner_id(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
-}
 
 /// The server's keys: each secret's digest and its owner id.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Keys {
-    keys: Vec<([u8; 32], Arc<str>)>,
+    /// Shared: every request's extractor takes a copy.
+    keys: Arc<[([u8; 32], Arc<str>)]>,
 }
 
 fn digest(secret: &str) -> [u8; 32] {
@@ -97,9 +86,9 @@ impl Keys {
     pub(crate) fn find(&self, token: &str) -> Option<Caller> {
         let presented = digest(token);
         let mut found = None;
-        for (digest, owner) in &self.keys {
+        for (digest, owner) in self.keys.iter() {
             if bool::from(digest.ct_eq(&presented)) {
-                found = Some(Caller(Some(Arc::clone(owner))));
+                found = Some(Caller::owner(Arc::clone(owner)));
             }
         }
         found
@@ -127,15 +116,13 @@ fn hex(bytes: &[u8]) -> String {
 
 impl<S> FromRequestParts<S> for Caller
 where
-    Arc<AppState>: FromRef<S>,
+    Keys: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let app = Arc::<AppState>::from_ref(state);
-        app.keys
-            .authenticate(parts.headers.get(header::AUTHORIZATION))
+        Keys::from_ref(state).authenticate(parts.headers.get(header::AUTHORIZATION))
     }
 }
 

@@ -7,7 +7,7 @@
 //! `+json` type), which a page cannot send across origins unless CORS allows it. An empty body
 //! has no type to check (`POST /v1/runs/{id}/cancel`).
 
-use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::body::HttpBody as _;
@@ -15,7 +15,13 @@ use axum::extract::{FromRef, FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::error::ApiError;
-use crate::state::AppState;
+
+/// How much of a body is read, and for how long.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BodyLimits {
+    pub(crate) max_bytes: usize,
+    pub(crate) timeout: Duration,
+}
 
 /// The bytes of a JSON request body.
 #[derive(Debug)]
@@ -40,14 +46,13 @@ fn declares_json(headers: &HeaderMap) -> bool {
 
 impl<S> FromRequest<S> for JsonBody
 where
-    Arc<AppState>: FromRef<S>,
+    BodyLimits: FromRef<S>,
     S: Send + Sync,
 {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let app = Arc::<AppState>::from_ref(state);
-        let settings = &app.settings;
+        let limits = BodyLimits::from_ref(state);
         let (parts, body) = request.into_parts();
         if body.size_hint().exact() == Some(0) {
             return Ok(Self(Bytes::new()));
@@ -59,9 +64,9 @@ where
                 "the body must be JSON, sent with `Content-Type: application/json`",
             ));
         }
-        let limit = settings.max_body_bytes;
+        let limit = limits.max_bytes;
         let read = axum::body::to_bytes(body, limit);
-        match tokio::time::timeout(settings.body_timeout, read).await {
+        match tokio::time::timeout(limits.timeout, read).await {
             Ok(Ok(bytes)) => Ok(Self(bytes)),
             Ok(Err(_)) => Err(ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -73,7 +78,7 @@ where
                 "body_timeout",
                 format!(
                     "the request body did not arrive within {} s",
-                    settings.body_timeout.as_secs()
+                    limits.timeout.as_secs()
                 ),
             )),
         }

@@ -13,6 +13,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::runs::RunsError;
+
 /// The longest plain-text error body carried over into a message.
 const MAX_TEXT: usize = 4096;
 
@@ -55,6 +57,42 @@ impl ApiError {
             "invalid_json"
         };
         Self::new(StatusCode::BAD_REQUEST, code, error.to_string())
+    }
+}
+
+impl From<RunsError> for ApiError {
+    fn from(error: RunsError) -> Self {
+        let (status, code) = match error {
+            RunsError::Start(error) => return error.into(),
+            RunsError::Input(error) => return error.into(),
+            RunsError::Store(_) | RunsError::Commit(_) => {
+                // What went wrong is for the log; the client learns that nothing was kept.
+                tracing::error!("{error}");
+                return Self::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "store_error",
+                    "the server could not reach its store",
+                );
+            }
+            RunsError::NotFound { .. } => (StatusCode::NOT_FOUND, "not_found"),
+            RunsError::UnknownAgent(_) | RunsError::NoAgents => {
+                (StatusCode::NOT_FOUND, "unknown_agent")
+            }
+            RunsError::InvalidSessionId(_) => (StatusCode::BAD_REQUEST, "invalid_session_id"),
+            RunsError::TooManyMessages { .. } => (StatusCode::BAD_REQUEST, "too_many_messages"),
+            RunsError::SessionBusy { .. } => (StatusCode::CONFLICT, "session_busy"),
+            RunsError::RunExists(_) => (StatusCode::CONFLICT, "run_exists"),
+            RunsError::RunFinished(_) => (StatusCode::CONFLICT, "run_finished"),
+            RunsError::RunNotHere => (StatusCode::CONFLICT, "run_not_here"),
+        };
+        Self::new(status, code, error.to_string())
+    }
+}
+
+/// A store failure: logged, and answered as one that kept nothing of the request.
+impl From<agentwire_store::StoreError> for ApiError {
+    fn from(error: agentwire_store::StoreError) -> Self {
+        RunsError::Store(error).into()
     }
 }
 

@@ -23,26 +23,25 @@
 //! # }
 //! ```
 
-mod api;
 mod auth;
 mod body;
-mod commit;
+mod caller;
 mod cors;
 mod dialects;
 mod docs;
 mod error;
 mod guard;
-mod ids;
 mod listener;
-mod log;
 mod metrics;
+mod native;
 mod openapi;
+mod routes;
+mod runs;
 mod server;
 mod session_list;
 mod settings;
 mod spans;
 mod state;
-mod stored;
 mod stream;
 mod webui;
 mod ws;

@@ -11,6 +11,8 @@
 //! | `agentwire_run_duration_seconds` | `agent` | from the start to the terminal status |
 //! | `agentwire_run_events_total` | | events committed and logged |
 //! | `agentwire_event_streams` | | event streams (SSE responses) being sent |
+//! | `agentwire_runs_held` | | runs this node executes, held in memory until their last event is stored |
+//! | `agentwire_sessions_busy` | | sessions with a run starting or going on this node |
 //! | `agentwire_http_request_duration_seconds` | `method`, `route`, `status` | until the response's head (a stream's is sent at once) |
 //!
 //! Counting costs a run nothing per event beyond an atomic add per batch: every handle a run
@@ -28,9 +30,9 @@ use std::time::Instant;
 use agentwire_core::{Event, EventKind, RunStatus};
 use axum::body::Body;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures::StreamExt;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -39,12 +41,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::auth::Caller;
-use crate::error::ApiError;
-use crate::state::AppState;
-
 /// What Prometheus is told the body is.
-const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The terminal statuses, each counted from zero so every series exists before it moves.
 const ENDINGS: [RunStatus; 5] = [
@@ -106,6 +104,8 @@ pub(crate) struct Metrics {
     events: Counter,
     streams: Gauge,
     requests: Histograms<RequestLabels>,
+    held_runs: Gauge,
+    busy_sessions: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -141,6 +141,8 @@ impl Metrics {
         let requests: Histograms<RequestLabels> = Family::new_with_constructor(request_histogram);
         let events = Counter::default();
         let streams = Gauge::default();
+        let held_runs = Gauge::default();
+        let busy_sessions = Gauge::default();
         registry.register("runs_started", "Runs started", started.clone());
         registry.register(
             "runs_ended",
@@ -171,6 +173,16 @@ impl Metrics {
             events.clone(),
         );
         registry.register("event_streams", "Event streams being sent", streams.clone());
+        registry.register(
+            "runs_held",
+            "Runs this node executes, held in memory until their last event is stored",
+            held_runs.clone(),
+        );
+        registry.register(
+            "sessions_busy",
+            "Sessions with a run starting or going on this node",
+            busy_sessions.clone(),
+        );
         registry.register_with_unit(
             "http_request_duration",
             "From a request to its response's head",
@@ -213,6 +225,8 @@ impl Metrics {
             events,
             streams,
             requests,
+            held_runs,
+            busy_sessions,
         }
     }
 
@@ -232,8 +246,11 @@ impl Metrics {
         }
     }
 
-    /// The OpenMetrics text.
-    fn encode(&self) -> String {
+    /// The OpenMetrics text, with the runs and sessions held now.
+    pub(crate) fn encode(&self, (runs, sessions): (usize, usize)) -> String {
+        self.held_runs.set(i64::try_from(runs).unwrap_or(i64::MAX));
+        self.busy_sessions
+            .set(i64::try_from(sessions).unwrap_or(i64::MAX));
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
@@ -300,22 +317,10 @@ impl Drop for RunMetrics {
     }
 }
 
-/// `GET /metrics`.
-pub(crate) async fn scrape(
-    State(state): State<Arc<AppState>>,
-    _: Caller,
-) -> Result<Response, ApiError> {
-    let mut response = state.metrics.encode().into_response();
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE));
-    Ok(response)
-}
-
 /// Middleware: times every request by its route, and counts the event streams being sent
 /// (responses of type `text/event-stream`, from their head until their body is dropped).
 pub(crate) async fn track(
-    State(state): State<Arc<AppState>>,
+    State(metrics): State<Arc<Metrics>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -328,7 +333,6 @@ pub(crate) async fn track(
         .map_or("unmatched", MatchedPath::as_str)
         .to_owned();
     let response = next.run(request).await;
-    let metrics = &state.metrics;
     metrics
         .requests
         .get_or_create(&RequestLabels {

@@ -25,7 +25,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use crate::auth::Keys;
 use crate::settings::Settings;
 use crate::state::AppState;
-use crate::{api, cors, error, guard, listener, metrics, spans};
+use crate::{cors, error, guard, listener, metrics, routes, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
 const LISTEN_BACKLOG: u32 = 4096;
@@ -75,13 +75,13 @@ impl Server {
             );
         }
         let state = Arc::new(AppState::new(agents, settings, keys, store, node));
-        Arc::clone(&state).follow_notices().await?;
+        state.runs.follow_notices().await?;
         Ok(Self { state })
     }
 
     /// This process's name in the store.
     pub fn node_id(&self) -> &str {
-        &self.state.node
+        self.state.runs.node()
     }
 
     /// The settings it runs with.
@@ -95,14 +95,14 @@ impl Server {
     /// configured.
     pub fn router(&self) -> Router {
         let state = &self.state;
-        let router = api::router(Arc::clone(state))
+        let router = routes::router(Arc::clone(state))
             .layer(axum::middleware::from_fn_with_state(
                 Arc::clone(state),
                 guard::check,
             ))
             .layer(axum::middleware::from_fn(error::json_errors))
             .layer(axum::middleware::from_fn_with_state(
-                Arc::clone(state),
+                Arc::clone(&state.metrics),
                 metrics::track,
             ))
             .layer(spans::requests());
@@ -154,10 +154,10 @@ impl Server {
             shutdown.await;
             let _ = stop.send(true);
             let grace = state.settings.shutdown_grace;
-            let running = state.unfinished_runs();
+            let running = state.runs.unfinished();
             let settle = futures::future::join_all(running.iter().map(|live| live.log.settled()));
             let _ = tokio::time::timeout(grace, settle).await;
-            for live in state.unfinished_runs() {
+            for live in state.runs.unfinished() {
                 tracing::info!(run = %live.handle.id(), "canceled by shutdown");
                 live.handle.cancel();
             }
@@ -179,7 +179,7 @@ impl Server {
             wind_down.abort();
         }
         let _ = wind_down.await;
-        let all = self.state.live_runs();
+        let all = self.state.runs.all();
         let settle = futures::future::join_all(all.iter().map(|live| live.log.settled()));
         let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
         self.state.store.close().await;

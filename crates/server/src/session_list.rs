@@ -18,9 +18,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::auth::Caller;
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::state::{AppState, store_error};
+use crate::state::AppState;
 
 /// Sessions in a page when the client does not say.
 const DEFAULT_LIMIT: u32 = 20;
@@ -60,8 +60,7 @@ pub(crate) async fn list(
     let mut sessions = state
         .store
         .list_sessions(caller.owner_id(), before.as_ref(), limit + 1)
-        .await
-        .map_err(store_error)?;
+        .await?;
     let more = sessions.len() > limit as usize;
     sessions.truncate(limit as usize);
     let next = match (more, sessions.last()) {
@@ -115,11 +114,7 @@ pub(crate) fn run_view(run: &RunRecord) -> Value {
 
 /// The latest run of a session the caller may see (`GET /v1/sessions/{id}` adds it).
 pub(crate) async fn last_run(state: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
-    let runs = state
-        .store
-        .session_runs(&SessionId::from(id))
-        .await
-        .map_err(store_error)?;
+    let runs = state.store.session_runs(&SessionId::from(id)).await?;
     Ok(runs.last().map(run_view))
 }
 

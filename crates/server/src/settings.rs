@@ -95,9 +95,6 @@ pub struct Settings {
     pub max_tool_output_bytes: usize,
     /// The most working time of a run, over every agent's own `max_duration`.
     pub max_run_duration: Duration,
-    /// How long a run that ended stays in memory (readers that come right after its end, e.g.
-    /// A2A's `GetTask` with the task's history, read it there); then only the store has it.
-    pub keep_finished_runs: Duration,
 }
 
 impl Default for Settings {
@@ -121,7 +118,6 @@ impl Default for Settings {
             max_tool_output_bytes: 1024 * 1024,
             // Working time: model calls and tools, not time waiting for the client.
             max_run_duration: Duration::from_secs(15 * 60),
-            keep_finished_runs: Duration::from_secs(60),
         }
     }
 }

@@ -44,7 +44,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Event, Message};
+use agentwire_core::Message;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -58,12 +58,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinSet};
 
-use crate::api::{self, CreateRun};
-use crate::auth::Caller;
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::state::{AppState, FoundRun};
-use crate::stored::StoredReader;
-use crate::stream::{LiveReader, Until};
+use crate::native::{self, CreateRun, parse};
+use crate::runs::{Reader, RunView, Until};
+use crate::state::AppState;
 
 /// The subprotocol of this transport.
 const PROTOCOL: &str = "agentwire";
@@ -205,10 +204,6 @@ struct Input {
     message: Message,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes).map_err(|error| ApiError::from_json(&error))
-}
-
 impl Connection {
     async fn read(mut self, mut incoming: SplitStream<WebSocket>) {
         loop {
@@ -274,8 +269,8 @@ impl Connection {
                 frame["id"] = envelope.id;
                 self.send(frame).await;
                 // Followed once the answer is queued, so the answer comes before the events.
-                if let Some((run_id, source)) = follow {
-                    self.follow(run_id, source);
+                if let Some((run_id, reader)) = follow {
+                    self.follow(run_id, reader);
                 }
             }
             Err(error) => self.send(error_frame(&envelope.id, kind, &error)).await,
@@ -284,61 +279,50 @@ impl Connection {
 
     async fn start(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let body: CreateRun = parse(bytes)?;
-        let live = api::start_run(&self.state, &self.owner, body).await?;
+        let live = native::start_run(&self.state, &self.owner, body).await?;
         let run_id = live.handle.id().to_string();
-        let frame = json!({"type": "started", "run_id": run_id, "run": api::view(&live)});
-        let heartbeat = self.state.settings.heartbeat;
-        let reader = LiveReader::new(live, 0, heartbeat, Until::Ended, false);
+        let frame = json!({"type": "started", "run_id": run_id, "run": RunView::live(&live)});
+        let reader = self.state.runs.follow_live(live, 0, Until::Ended, false);
         Ok(Answer {
             frame,
-            follow: Some((run_id, Source::Live(reader))),
+            follow: Some((run_id, reader)),
         })
     }
 
     async fn subscribe(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let Subscribe { run_id, after } = parse(bytes)?;
-        let source = match self.state.run(&run_id, &self.owner).await? {
-            FoundRun::Live(live) => Source::Live(LiveReader::new(
-                live,
-                after,
-                self.state.settings.heartbeat,
-                Until::Ended,
-                false,
-            )),
-            FoundRun::Stored(record) => Source::Stored(StoredReader::new(
-                Arc::clone(&self.state),
-                &record,
-                after,
-                Until::Ended,
-            )),
-        };
+        let reader = self
+            .state
+            .runs
+            .follow(&run_id, &self.owner, after, Until::Ended)
+            .await?;
         Ok(Answer {
             frame: json!({"type": "subscribed", "run_id": run_id, "after": after}),
-            follow: Some((run_id, source)),
+            follow: Some((run_id, reader)),
         })
     }
 
     async fn input(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let Input { run_id, message } = parse(bytes)?;
-        let live = self.state.live_run(&run_id, &self.owner).await?;
-        api::input_run(&live, message)?;
+        let live = self.state.runs.live(&run_id, &self.owner).await?;
+        self.state.runs.answer(&live, message)?;
         Ok(Answer::new(
-            json!({"type": "accepted", "run_id": run_id, "run": api::view(&live)}),
+            json!({"type": "accepted", "run_id": run_id, "run": RunView::live(&live)}),
         ))
     }
 
     async fn cancel(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let RunRef { run_id } = parse(bytes)?;
-        let run = api::cancel(&self.state, &self.owner, &run_id).await?;
+        let run = self.state.runs.cancel(&run_id, &self.owner).await?;
         Ok(Answer::new(
             json!({"type": "accepted", "run_id": run_id, "run": run}),
         ))
     }
 
-    /// Subscribes the connection to `run_id`'s events from `source`, in place of any earlier
+    /// Subscribes the connection to `run_id`'s events from `reader`, in place of any earlier
     /// subscription to it.
-    fn follow(&mut self, run_id: String, source: Source) {
-        let task = forward(source, run_id.clone(), self.outbox.clone());
+    fn follow(&mut self, run_id: String, reader: Reader) {
+        let task = forward(reader, run_id.clone(), self.outbox.clone());
         let handle = self.subscriptions.spawn(task);
         if let Some(earlier) = self.active.insert(run_id, handle) {
             earlier.abort();
@@ -357,7 +341,7 @@ impl Connection {
 /// A request's answer, and the run the connection follows from now on, if any.
 struct Answer {
     frame: Value,
-    follow: Option<(String, Source)>,
+    follow: Option<(String, Reader)>,
 }
 
 impl Answer {
@@ -380,30 +364,15 @@ fn error_frame(id: &Value, request: Option<&str>, error: &ApiError) -> Value {
     })
 }
 
-/// A run's events, from memory or from the store.
-enum Source {
-    Live(LiveReader),
-    Stored(StoredReader),
-}
-
-impl Source {
-    async fn next(&mut self, visit: impl FnMut(&Event)) -> bool {
-        match self {
-            Self::Live(reader) => reader.next(visit).await,
-            Self::Stored(reader) => reader.next(visit).await,
-        }
-    }
-}
-
 /// Forwards a run's events to the socket as `event` frames, one batch at a time, then `end`.
-async fn forward(mut source: Source, run_id: String, outbox: mpsc::Sender<Frame>) {
+async fn forward(mut reader: Reader, run_id: String, outbox: mpsc::Sender<Frame>) {
     let mut prefix = br#"{"type":"event","run_id":"#.to_vec();
     let _ = serde_json::to_writer(&mut prefix, &run_id);
     prefix.extend_from_slice(br#","data":"#);
     loop {
         let mut out = Vec::new();
         let mut ends = Vec::new();
-        let more = source
+        let more = reader
             .next(|event| {
                 out.extend_from_slice(&prefix);
                 // Writing to a Vec cannot fail.

@@ -464,20 +464,32 @@ async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_dropped_from_memory_after_its_end_is_served_from_the_store() {
-    let server = TestServer::start(
-        vec![talker("assistant", WORDS, 0.0)],
-        Settings {
-            keep_finished_runs: Duration::ZERO,
-            ..Settings::default()
-        },
-    )
-    .await;
+async fn a_run_leaves_memory_at_its_end_and_is_served_from_the_store() {
+    let server =
+        TestServer::start(vec![talker("assistant", WORDS, 0.0)], Settings::default()).await;
     let mut whole = server.post_sse(&run_body(None, "hi")).await;
     whole.until_end().await;
     let id = run_id(&whole);
-    // The process lets go of the run as soon as its log is closed; give it the moment.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The process lets go of the run (and its session's turn) once its log is closed, right
+    // after the last event: no time-based retention.
+    let held = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.trim().parse::<i64>().ok())
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = server.get_text("/metrics").await;
+        let runs = held(&text, "agentwire_runs_held ");
+        let sessions = held(&text, "agentwire_sessions_busy ");
+        if runs == Some(0) && sessions == Some(0) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the ended run is still held: {runs:?} runs, {sessions:?} sessions"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let (status, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
     assert_eq!(status, 200, "{run}");

@@ -101,6 +101,9 @@ impl GroupWriter {
     }
 }
 
+/// A message as a row: session, position, message id, the run it is the input of, JSON.
+type MessageRow<'a> = (&'a str, i64, Option<&'a str>, Option<&'a str>, &'a str);
+
 /// A start as rows.
 struct StartRows<'a> {
     row: RunRow<'a>,
@@ -276,7 +279,8 @@ impl Store {
 
                 // 3. The messages, the starts' inputs then the appends, each at the end of its
                 // session's history (the session rows are locked: the ends cannot move).
-                let mut messages: Vec<(&str, Option<&str>, &str)> = Vec::new();
+                // Each row: session, message id, the run it is the input of, JSON.
+                let mut messages: Vec<(&str, Option<&str>, Option<&str>, &str)> = Vec::new();
                 for start in &starts {
                     let (Some(session_id), true) = (
                         start.session_id,
@@ -284,11 +288,12 @@ impl Store {
                     ) else {
                         continue;
                     };
+                    let run = Some(start.row.run.id.as_str());
                     messages.extend(
                         start
                             .texts
                             .iter()
-                            .map(|(id, text)| (session_id.as_str(), *id, text.as_str())),
+                            .map(|(id, text)| (session_id.as_str(), *id, run, text.as_str())),
                     );
                 }
                 for (session_id, texts) in &appends {
@@ -296,7 +301,7 @@ impl Store {
                         messages.extend(
                             texts
                                 .iter()
-                                .map(|(id, text)| (session_id.as_str(), *id, text.as_str())),
+                                .map(|(id, text)| (session_id.as_str(), *id, None, text.as_str())),
                         );
                     }
                 }
@@ -317,22 +322,23 @@ impl Store {
                         ends.insert(row.try_get(0)?, row.try_get(1)?);
                     }
                 }
-                let rows: Vec<(&str, i64, Option<&str>, &str)> = messages
+                let rows: Vec<MessageRow<'_>> = messages
                     .iter()
-                    .map(|(session, id, text)| {
+                    .map(|(session, id, run, text)| {
                         let end = ends.entry((*session).to_owned()).or_insert(-1);
                         *end += 1;
-                        (*session, *end, *id, *text)
+                        (*session, *end, *id, *run, *text)
                     })
                     .collect();
                 for chunk in fixed_chunks(&rows) {
                     let mut insert = QueryBuilder::new(
-                        "INSERT INTO messages (session_id, position, message_id, message) ",
+                        "INSERT INTO messages (session_id, position, message_id, input_of, message) ",
                     );
-                    insert.push_values(chunk, |mut row, (session, position, id, text)| {
+                    insert.push_values(chunk, |mut row, (session, position, id, run, text)| {
                         row.push_bind(*session)
                             .push_bind(*position)
                             .push_bind(*id)
+                            .push_bind(*run)
                             .push_bind(*text);
                     });
                     insert.build().execute(&mut *tx).await?;

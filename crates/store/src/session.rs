@@ -121,6 +121,31 @@ impl Store {
             .collect()
     }
 
+    /// The messages a run started with (its input), as its start added them to its session;
+    /// none for a run without a session, or whose session is gone.
+    pub async fn run_input(&self, run: &RunRecord) -> Result<Vec<Message>, StoreError> {
+        let Some(session_id) = &run.session_id else {
+            return Ok(Vec::new());
+        };
+        let texts: Vec<String> = with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "SELECT message FROM messages WHERE session_id = $1 AND input_of = $2 \
+                 ORDER BY position",
+            )
+            .bind(session_id.as_str())
+            .bind(run.id.as_str())
+            .fetch_all(pool)
+            .await?
+            .iter()
+            .map(|row| row.try_get::<String, _>("message"))
+            .collect::<Result<_, _>>()?
+        });
+        texts
+            .iter()
+            .map(|text| serde_json::from_str(text).map_err(StoreError::from))
+            .collect()
+    }
+
     /// Appends messages to the session's history, in order, in one transaction: when this
     /// returns `Ok` they are committed (an accepted input is durable before it is acknowledged).
     /// Fails with [`StoreError::SessionNotFound`] when the session does not exist.

@@ -208,6 +208,16 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         .collect();
     assert_eq!(texts, ["one", "two"]);
     assert_eq!(store.session_runs(&session).await.unwrap().len(), 2);
+    // Each run's input is found again by its run, not the output appended after it.
+    store
+        .append_messages(&session, &[user_message("a1", "answer")])
+        .await
+        .unwrap();
+    for (run, text) in [(&first, "one"), (&run("run_2"), "two")] {
+        let input = store.run_input(run).await.unwrap();
+        let texts: Vec<String> = input.iter().map(Message::content).collect();
+        assert_eq!(texts, [text], "{}", run.id);
+    }
 }
 
 async fn sessions_are_listed_by_owner_newest_first_a_page_at_a_time(db: Db) {

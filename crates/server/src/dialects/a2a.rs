@@ -4,7 +4,7 @@
 //! A task is a run and its `contextId` the session. A message naming a `taskId` answers that
 //! task while it is `INPUT_REQUIRED` (approval responses, tool outputs), so the waiting run goes
 //! on. `GetTask` answers the run as a task (its status and artifacts folded from its event log,
-//! in memory or in the store; its history is the run's input while this process executes it),
+//! in memory or in the store; its history is the run's input),
 //! `CancelTask` cancels it (a run another node executes is asked to, and answered as it stands:
 //! A2A has no "canceling" state), `SubscribeToTask` streams it again from its `task` item. Every
 //! JSON-RPC failure is an error object with the standard code (A2A's own for a task that is not
@@ -23,13 +23,14 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, answers, last_seq, settled};
-use crate::auth::Caller;
+use super::{Params, SSE_HEADERS, Shared, agent, answers, last_seq, settled, stream};
 use crate::body::JsonBody;
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::state::{FoundRun, LiveRun, store_error};
+use crate::runs::{Found, LiveRun};
+use crate::state::AppState;
 
-pub(super) fn routes() -> Router<Dialects> {
+pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new()
         .route("/.well-known/agent-card.json", get(card))
         .route("/a2a", post(rpc))
@@ -42,7 +43,7 @@ async fn card(
     params: Params,
     headers: HeaderMap,
 ) -> Result<Json<Value>, ApiError> {
-    let agent = state.agent(&params)?;
+    let agent = agent(&state, &params)?;
     let host = headers
         .get(header::HOST)
         .and_then(|value| value.to_str().ok())
@@ -208,17 +209,17 @@ fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
 /// Starts the run the message asks for, or answers the task it names, and responds as the
 /// method says: the stream, or the task once the run is settled.
 async fn send(
-    state: &Dialects,
+    state: &AppState,
     params: &Params,
     owner: &Caller,
     request: a2a::A2aRequest,
 ) -> Result<Response, ApiError> {
-    let agent = state.agent(params)?;
-    state.check_count(request.input.len())?;
+    let agent = agent(state, params)?;
+    state.check_message_count(request.input.len())?;
     let mut snapshot = None;
     let (live, after) = match &request.task_id {
         Some(task_id) => {
-            let live = state.app.live_run(task_id, owner).await?;
+            let live = state.runs.live(task_id, owner).await?;
             if let Some(context_id) = &request.context_id
                 && live.handle.session_id().map(SessionId::as_str) != Some(context_id.as_str())
             {
@@ -240,13 +241,13 @@ async fn send(
                 Some(sent) if found.parts.is_empty() => sent,
                 _ => found,
             };
-            live.handle.input(message)?;
+            state.runs.answer(&live, message)?;
             (live, after)
         }
         None => {
             let session = request.context_id.clone().map(SessionId::from);
             let start = RunStart::new(request.input);
-            (state.app.start(agent, owner, session, start).await?, 0)
+            (state.runs.start(agent, owner, session, start).await?, 0)
         }
     };
     let encoder = encoder_for(&live, request.id.clone());
@@ -258,7 +259,7 @@ async fn send(
             }),
             encoder,
         };
-        return Ok(state.stream(live, after, Box::new(encoder), &SSE_HEADERS));
+        return Ok(stream(state, live, after, Box::new(encoder), &SSE_HEADERS));
     }
     if !request.return_immediately {
         settled_after(&live, after).await;
@@ -309,7 +310,7 @@ async fn settled_after(live: &LiveRun, after: u64) {
 /// [`fold_task`]).
 async fn task_of(live: &LiveRun, mut encoder: A2aEncoder) -> Value {
     let mut out = Vec::new();
-    crate::stream::read_all(live, |event| encoder.encode(event, &mut out)).await;
+    crate::runs::read_all(live, |event| encoder.encode(event, &mut out)).await;
     encoder.finish(&mut out);
     fold_task(&out)
 }
@@ -363,18 +364,15 @@ const TASK_NOT_CANCELABLE_CODE: &str = "task_not_cancelable";
 
 /// `GetTask`, `CancelTask` and `SubscribeToTask` of one of this agent's tasks.
 async fn on_task(
-    state: &Dialects,
+    state: &AppState,
     params: &Params,
     owner: &Caller,
     request: A2aTaskRequest,
 ) -> Result<Response, ApiError> {
-    let agent = state.agent(params)?;
+    let agent = agent(state, params)?;
     let task_id = request.task_id.as_str();
-    let found = state.app.run(task_id, owner).await?;
-    let (run_agent, status) = match &found {
-        FoundRun::Live(live) => (live.handle.agent().name(), live.handle.status()),
-        FoundRun::Stored(record) => (record.agent.as_str(), record.status),
-    };
+    let found = state.runs.find(task_id, owner).await?;
+    let (run_agent, status) = (found.agent(), found.status());
     // Each agent is an A2A agent of its own, with only its own tasks.
     if run_agent != agent.name() {
         return Err(ApiError::not_found("task", task_id));
@@ -391,17 +389,13 @@ async fn on_task(
             ));
         }
         A2aMethod::CancelTask => match &found {
-            FoundRun::Live(live) => {
+            Found::Live(live) => {
                 let after = last_seq(live);
                 live.handle.cancel();
                 settled_after(live, after).await;
             }
-            FoundRun::Stored(record) => {
-                // The node executing it cancels it when it hears the notice.
-                let notice = agentwire_store::Notice::Cancel {
-                    run_id: record.id.clone(),
-                };
-                state.app.store.notify(&notice).await.map_err(store_error)?;
+            Found::Stored(record) => {
+                state.runs.cancel_elsewhere(&record.id).await?;
             }
         },
         A2aMethod::SubscribeToTask => {
@@ -412,33 +406,37 @@ async fn on_task(
                     format!("task '{task_id}' is over; GetTask reads it"),
                 ));
             }
-            let live = state.app.live_run(task_id, owner).await?;
+            let live = state.runs.live(task_id, owner).await?;
             let encoder = encoder_for(&live, request.id);
             // From the start: the stream begins with the `task`, as A2A wants.
-            return Ok(state.stream(live, 0, Box::new(encoder), &SSE_HEADERS));
+            return Ok(stream(state, live, 0, Box::new(encoder), &SSE_HEADERS));
         }
         _ => {}
     }
-    let mut task = match found {
-        FoundRun::Live(live) => {
-            let mut task = task_of(&live, encoder_for(&live, Value::Null)).await;
-            let context_id = task["contextId"].as_str().unwrap_or(task_id).to_owned();
+    // The history is the run's input: still in memory while the run is, else in its session.
+    let (mut task, input) = match found {
+        Found::Live(live) => {
+            let task = task_of(&live, encoder_for(&live, Value::Null)).await;
             let input: Vec<Message> = live
                 .handle
                 .messages()
                 .into_iter()
                 .take_while(|message| message.role != Role::Assistant)
                 .collect();
-            let history: Vec<Value> = input
-                .iter()
-                .enumerate()
-                .map(|(index, message)| history_message(message, index, task_id, &context_id))
-                .collect();
-            task["history"] = Value::Array(history);
-            task
+            (task, input)
         }
-        FoundRun::Stored(record) => stored_task(state, &record).await?,
+        Found::Stored(record) => {
+            let input = state.store.run_input(&record).await?;
+            (stored_task(state, &record).await?, input)
+        }
     };
+    let context_id = task["contextId"].as_str().unwrap_or(task_id).to_owned();
+    let history: Vec<Value> = input
+        .iter()
+        .enumerate()
+        .map(|(index, message)| history_message(message, index, task_id, &context_id))
+        .collect();
+    task["history"] = Value::Array(history);
     if let (Some(keep), Some(history)) = (
         request.history_length,
         task.get_mut("history").and_then(Value::as_array_mut),
@@ -450,10 +448,9 @@ async fn on_task(
     Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": task})).into_response())
 }
 
-/// The task of a run only the store knows, folded from its event log (its history, the input,
-/// is not kept apart from the session's messages, so it is left out).
+/// The task of a run only the store knows, folded from its event log.
 async fn stored_task(
-    state: &Dialects,
+    state: &AppState,
     record: &agentwire_store::RunRecord,
 ) -> Result<Value, ApiError> {
     let task_id = record.id.to_string();
@@ -463,10 +460,12 @@ async fn stored_task(
         .map_or_else(|| task_id.clone(), ToString::to_string);
     let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
     let mut out = Vec::new();
-    crate::stored::each_event(&state.app, &record.id, |event| {
-        encoder.encode(event, &mut out);
-    })
-    .await?;
+    state
+        .runs
+        .each_stored_event(&record.id, |event| {
+            encoder.encode(event, &mut out);
+        })
+        .await?;
     encoder.finish(&mut out);
     Ok(fold_task(&out))
 }

@@ -7,10 +7,9 @@
 //! output, or `resume` entries answering its approval interrupts) continues that run rather than
 //! starting one, streamed as the new AG-UI run the request names: AG-UI has one run per request.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use agentwire_core::{Part, Role, RunId, ToolSpec};
+use agentwire_core::{Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -20,29 +19,14 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::json;
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, answers, bad_request, last_seq};
-use crate::auth::Caller;
+use super::{Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, stream};
 use crate::body::JsonBody;
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::state::LiveRun;
+use crate::runs::LiveRun;
+use crate::state::AppState;
 
-/// Each thread's last run, so a request answering it finds the run that waits.
-#[derive(Debug, Default)]
-pub(super) struct Threads(Mutex<HashMap<(Caller, String), RunId>>);
-
-impl Threads {
-    fn get(&self, owner: &Caller, thread_id: &str) -> Option<RunId> {
-        let threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        threads.get(&(owner.clone(), thread_id.to_owned())).cloned()
-    }
-
-    fn set(&self, owner: &Caller, thread_id: &str, run_id: RunId) {
-        let mut threads = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        threads.insert((owner.clone(), thread_id.to_owned()), run_id);
-    }
-}
-
-pub(super) fn routes() -> Router<Dialects> {
+pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new().route("/ag-ui", post(run))
 }
 
@@ -53,11 +37,11 @@ async fn run(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let input = ag_ui::decode_request(&bytes).map_err(|error| bad_request(&error))?;
-    state.check_count(input.messages.len())?;
-    let agent = state.agent(&params)?;
+    state.check_message_count(input.messages.len())?;
+    let agent = agent(&state, &params)?;
     let encoder = AgUiEncoder::for_input(&input);
     let thread_id = input.thread_id.to_string();
-    if let Some(live) = waiting_run(&state, &caller, &thread_id).await {
+    if let Some(live) = waiting_run(&state, &caller, &thread_id) {
         // The thread's last turn onwards: the assistant message holding the tool messages, and
         // the user message holding the `resume` answers.
         let turn_from = input
@@ -82,8 +66,8 @@ async fn run(
         }
         live.log.settled().await;
         let after = last_seq(&live);
-        live.handle.input(found)?;
-        return Ok(state.stream(live, after, Box::new(encoder), &SSE_HEADERS));
+        state.runs.answer(&live, found)?;
+        return Ok(stream(&state, live, after, Box::new(encoder), &SSE_HEADERS));
     }
     let new_from = input
         .messages
@@ -107,18 +91,14 @@ async fn run(
         start = start.with_client_tools(tools);
     }
     let live = state
-        .app
+        .runs
         .start(agent, &caller, Some(input.thread_id), start)
         .await?;
-    state
-        .threads
-        .set(&caller, &thread_id, live.handle.id().clone());
-    Ok(state.stream(live, 0, Box::new(encoder), &SSE_HEADERS))
+    Ok(stream(&state, live, 0, Box::new(encoder), &SSE_HEADERS))
 }
 
-/// The thread's last run, if it waits for the client.
-async fn waiting_run(state: &Dialects, owner: &Caller, thread_id: &str) -> Option<Arc<LiveRun>> {
-    let run_id = state.threads.get(owner, thread_id)?;
-    let live = state.app.live_run(run_id.as_str(), owner).await.ok()?;
+/// The thread's run, if it waits for the client.
+fn waiting_run(state: &AppState, owner: &Caller, thread_id: &str) -> Option<Arc<LiveRun>> {
+    let live = state.runs.current(owner, thread_id)?.live;
     matches!(live.handle.status(), agentwire_core::RunStatus::Awaiting(_)).then_some(live)
 }

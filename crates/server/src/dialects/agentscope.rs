@@ -9,12 +9,13 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
-use crate::auth::Caller;
+use super::{Params, SSE_HEADERS, Shared, agent, bad_request, stream};
 use crate::body::JsonBody;
+use crate::caller::Caller;
 use crate::error::ApiError;
+use crate::state::AppState;
 
-pub(super) fn routes() -> Router<Dialects> {
+pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new().route("/process", post(process))
 }
 
@@ -25,16 +26,17 @@ async fn process(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let request = agentscope::decode_request(&bytes).map_err(|error| bad_request(&error))?;
-    state.check_count(request.input.len())?;
-    let agent = state.agent(&params)?;
+    state.check_message_count(request.input.len())?;
+    let agent = agent(&state, &params)?;
     let start = RunStart::new(request.input)
         .with_client_tools(request.client_tools)
         .with_settings(request.settings);
     let live = state
-        .app
+        .runs
         .start(agent, &caller, request.session_id, start)
         .await?;
-    Ok(state.stream(
+    Ok(stream(
+        &state,
         live,
         0,
         Box::new(AgentScopeEncoder::default()),

@@ -8,12 +8,13 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 
-use super::{Dialects, Params, SSE_HEADERS, Shared, bad_request};
-use crate::auth::Caller;
+use super::{Params, SSE_HEADERS, Shared, agent, bad_request, stream};
 use crate::body::JsonBody;
+use crate::caller::Caller;
 use crate::error::ApiError;
+use crate::state::AppState;
 
-pub(super) fn routes() -> Router<Dialects> {
+pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new().route("/chat", post(chat))
 }
 
@@ -24,18 +25,24 @@ async fn chat(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let request = agentx::decode_request(&bytes).map_err(|error| bad_request(&error))?;
-    state.check_count(request.messages.len())?;
+    state.check_message_count(request.messages.len())?;
     // The agent in the URL wins over the one the body names.
     let agent = match (params.get("name"), &request.agent) {
-        (None, Some(name)) => state.app.agent(Some(name))?,
-        _ => state.agent(&params)?,
+        (None, Some(name)) => state.agent(Some(name))?,
+        _ => agent(&state, &params)?,
     };
     let start = RunStart::new(request.messages)
         .with_client_tools(request.tools)
         .with_settings(request.settings);
     let live = state
-        .app
+        .runs
         .start(agent, &caller, request.session_id, start)
         .await?;
-    Ok(state.stream(live, 0, Box::new(AgentxEncoder::default()), &SSE_HEADERS))
+    Ok(stream(
+        &state,
+        live,
+        0,
+        Box::new(AgentxEncoder::default()),
+        &SSE_HEADERS,
+    ))
 }

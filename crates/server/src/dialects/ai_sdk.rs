@@ -9,10 +9,9 @@
 //! run's generation settings (`model`, `temperature`, `maxOutputTokens`, …) and `tools` the
 //! client executes itself.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use agentwire_core::{MessageId, Role, RunId, SessionId};
+use agentwire_core::{MessageId, Role, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -20,46 +19,22 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use super::{Dialects, Params, Shared, answers, bad_request, last_seq, settled};
-use crate::auth::Caller;
+use super::{Params, Shared, agent, answers, bad_request, last_seq, settled, stream};
 use crate::body::JsonBody;
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::state::{FoundRun, LiveRun};
+use crate::runs::LiveRun;
+use crate::state::AppState;
 
-/// Each chat's current stream, so a continuation finds its run and a reload resumes it.
-#[derive(Debug, Default)]
-pub(super) struct Chats(Mutex<HashMap<(Caller, String), ChatStream>>);
-
-/// The stream a chat's last request opened.
-#[derive(Debug, Clone)]
-struct ChatStream {
-    run_id: RunId,
-    /// The stream starts after this event of the run (a continuation starts mid-run).
-    after: u64,
-    /// The assistant message it continues, if it does.
-    continues: Option<MessageId>,
-}
-
-impl Chats {
-    fn get(&self, owner: &Caller, chat_id: &str) -> Option<ChatStream> {
-        let chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        chats.get(&(owner.clone(), chat_id.to_owned())).cloned()
-    }
-
-    fn set(&self, owner: &Caller, chat_id: &str, stream: ChatStream) {
-        let mut chats = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        chats.insert((owner.clone(), chat_id.to_owned()), stream);
-    }
-}
-
-pub(super) fn routes() -> Router<Dialects> {
+pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new()
         .route("/api/chat", post(chat))
         .route("/api/chat/{id}/stream", get(resume))
 }
 
-fn encoder(stream: &ChatStream) -> AiSdkEncoder {
-    match &stream.continues {
+/// The encoder of a chat's stream: a fresh assistant message, or the one it continues.
+fn encoder(continues: Option<&MessageId>) -> AiSdkEncoder {
+    match continues {
         Some(id) => AiSdkEncoder::continuing(id.clone()),
         None => AiSdkEncoder::default(),
     }
@@ -72,8 +47,8 @@ async fn chat(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let request = ai_sdk::decode_request(&bytes).map_err(|error| bad_request(&error))?;
-    state.check_count(request.messages.len())?;
-    let agent = state.agent(&params)?;
+    state.check_message_count(request.messages.len())?;
+    let agent = agent(&state, &params)?;
     let Some(last) = request.messages.last() else {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -82,18 +57,17 @@ async fn chat(
         ));
     };
     let chat_id = request.chat_id.clone();
-    let stream = match (last.role, request.continues(), &chat_id) {
+    let (live, after, continues) = match (last.role, request.continues(), &chat_id) {
         (Role::Assistant, Some(continues), Some(chat_id)) => {
             let live = awaiting_run(&state, &caller, chat_id).await?;
             live.log.settled().await;
             let after = last_seq(&live);
-            live.handle.input(answers(&live, &last.parts))?;
-            let stream = ChatStream {
-                run_id: live.handle.id().clone(),
-                after,
-                continues: Some(continues.clone()),
-            };
-            (live, stream)
+            state.runs.answer(&live, answers(&live, &last.parts))?;
+            // A reload resumes this stream: the same message, from the same point.
+            state
+                .runs
+                .streamed(&caller, chat_id, after, Some(continues.clone()));
+            (live, after, Some(continues.clone()))
         }
         (Role::Assistant, _, _) => {
             return Err(ApiError::new(
@@ -107,39 +81,36 @@ async fn chat(
                 .with_client_tools(request.tools.clone())
                 .with_settings(request.settings.clone());
             let session = chat_id.clone().map(SessionId::from);
-            let live = state.app.start(agent, &caller, session, start).await?;
-            let stream = ChatStream {
-                run_id: live.handle.id().clone(),
-                after: 0,
-                continues: None,
-            };
-            (live, stream)
+            let live = state.runs.start(agent, &caller, session, start).await?;
+            (live, 0, None)
         }
     };
-    let (live, stream) = stream;
-    if let Some(chat_id) = &chat_id {
-        state.chats.set(&caller, chat_id, stream.clone());
-    }
-    let encoder = encoder(&stream).knowing(&request.messages);
-    Ok(state.stream(
+    let encoder = encoder(continues.as_ref()).knowing(&request.messages);
+    Ok(stream(
+        &state,
         live,
-        stream.after,
+        after,
         Box::new(encoder),
         &ai_sdk::RESPONSE_HEADERS,
     ))
 }
 
-/// The chat's run, which must be awaiting the client.
+/// The chat's run, which must be going on (awaiting the client). A chat whose last run has
+/// ended has nothing to answer (409); one the caller does not have is not found.
 async fn awaiting_run(
-    state: &Dialects,
+    state: &AppState,
     owner: &Caller,
     chat_id: &str,
 ) -> Result<Arc<LiveRun>, ApiError> {
-    let stream = state
-        .chats
-        .get(owner, chat_id)
-        .ok_or_else(|| ApiError::not_found("chat", chat_id))?;
-    state.app.live_run(stream.run_id.as_str(), owner).await
+    if let Some(current) = state.runs.current(owner, chat_id) {
+        return Ok(current.live);
+    }
+    state.session(chat_id, owner).await?;
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        "run_finished",
+        format!("chat '{chat_id}' has no run waiting for an answer"),
+    ))
 }
 
 /// `GET /api/chat/{id}/stream`: the chat's stream again from its start while it is going;
@@ -152,17 +123,20 @@ async fn resume(
     let Some(chat_id) = params.get("id") else {
         return Err(ApiError::not_found("chat", ""));
     };
-    let Some(stream) = state.chats.get(&caller, chat_id) else {
+    // A chat whose run has ended has nothing going.
+    let Some(current) = state.runs.current(&caller, chat_id) else {
         return Ok(StatusCode::NO_CONTENT.into_response());
     };
-    // A run that has ended is read from the store: nothing is going.
-    let live = match state.app.run(stream.run_id.as_str(), &caller).await? {
-        FoundRun::Live(live) => live,
-        FoundRun::Stored(_) => return Ok(StatusCode::NO_CONTENT.into_response()),
-    };
-    if settled(&live) {
+    if settled(&current.live) {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
-    let encoder = Box::new(encoder(&stream));
-    Ok(state.stream(live, stream.after, encoder, &ai_sdk::RESPONSE_HEADERS))
+    let encoder = Box::new(encoder(current.continues.as_ref()));
+    let headers = &ai_sdk::RESPONSE_HEADERS;
+    Ok(stream(
+        &state,
+        current.live,
+        current.after,
+        encoder,
+        headers,
+    ))
 }

@@ -14,37 +14,23 @@ use std::sync::Arc;
 
 use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
+use agentwire_runtime::Agent;
 use axum::Router;
-use axum::extract::{FromRef, Path};
+use axum::extract::Path;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 
-use crate::api;
 use crate::error::ApiError;
-use crate::state::{AppState, LiveRun};
-use crate::stream::encoded_body;
+use crate::runs::{LiveRun, RunsError, Until};
+use crate::state::AppState;
 
-/// What the dialect handlers share: the server's state, and what the dialects themselves
-/// remember (the AI SDK's chats, AG-UI's threads).
-#[derive(Clone, Debug)]
-pub(crate) struct Dialects {
-    app: Arc<AppState>,
-    chats: Arc<ai_sdk::Chats>,
-    threads: Arc<ag_ui::Threads>,
-}
-
-type Shared = axum::extract::State<Dialects>;
+type Shared = axum::extract::State<Arc<AppState>>;
 
 /// The path parameters of a route (`name` when mounted under `/agents/{name}`).
 type Params = Path<HashMap<String, String>>;
 
-/// The dialect routes over `state`, at the root and under `/agents/{name}`.
-pub(crate) fn router(state: Arc<AppState>) -> Router {
-    let dialects = Dialects {
-        app: state,
-        chats: Arc::default(),
-        threads: Arc::default(),
-    };
+/// The dialect routes, at the root and under `/agents/{name}`.
+pub(crate) fn router() -> Router<Arc<AppState>> {
     let routes = || {
         Router::new()
             .merge(ai_sdk::routes())
@@ -56,56 +42,38 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(routes())
         .nest("/agents/{name}", routes())
-        .with_state(dialects)
 }
 
-/// What the [`Caller`](crate::auth::Caller) and [`JsonBody`](crate::body::JsonBody)
-/// extractors read: the server's keys and limits.
-impl FromRef<Dialects> for Arc<AppState> {
-    fn from_ref(dialects: &Dialects) -> Self {
-        Arc::clone(&dialects.app)
-    }
+/// The agent the route names, or the default one.
+fn agent<'a>(state: &'a AppState, params: &Params) -> Result<&'a Agent, RunsError> {
+    state.agent(params.get("name").map(String::as_str))
 }
 
-impl Dialects {
-    /// The agent the route names, or the default one.
-    fn agent(&self, params: &Params) -> Result<&agentwire_runtime::Agent, ApiError> {
-        self.app.agent(params.get("name").map(String::as_str))
+/// `live`'s events after `after`, through `encoder`, with `headers`. `continues` says the
+/// stream picks up a settled run just answered.
+fn stream(
+    state: &AppState,
+    live: Arc<LiveRun>,
+    after: u64,
+    encoder: Box<dyn Encoder + Send>,
+    headers: &[(&'static str, &'static str)],
+) -> Response {
+    let run_id = live.handle.id().to_string();
+    let reader = state
+        .runs
+        .follow_live(live, after, Until::Settled, after > 0);
+    let mut response = Response::new(crate::stream::body(reader, encoder));
+    let map = response.headers_mut();
+    for (name, value) in headers {
+        map.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
     }
-
-    /// Refuses a request carrying more messages than the server takes.
-    fn check_count(&self, count: usize) -> Result<(), ApiError> {
-        api::check_message_count(&self.app, count)
+    if let Ok(value) = HeaderValue::from_str(&run_id) {
+        map.insert("x-agentwire-run-id", value);
     }
-
-    /// `live`'s events after `after`, through `encoder`, with `headers`.
-    fn stream(
-        &self,
-        live: Arc<LiveRun>,
-        after: u64,
-        encoder: Box<dyn Encoder + Send>,
-        headers: &[(&'static str, &'static str)],
-    ) -> Response {
-        let run_id = live.handle.id().to_string();
-        let mut response = Response::new(encoded_body(
-            live,
-            after,
-            encoder,
-            self.app.settings.heartbeat,
-            after > 0,
-        ));
-        let map = response.headers_mut();
-        for (name, value) in headers {
-            map.insert(
-                HeaderName::from_static(name),
-                HeaderValue::from_static(value),
-            );
-        }
-        if let Ok(value) = HeaderValue::from_str(&run_id) {
-            map.insert("x-agentwire-run-id", value);
-        }
-        response
-    }
+    response
 }
 
 /// The headers of an SSE stream in a dialect without its own.

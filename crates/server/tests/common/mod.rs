@@ -71,6 +71,12 @@ impl TestServer {
     }
 
     /// `POST`s `body` as JSON to `path`.
+    /// The body of `GET path`, as text.
+    pub async fn get_text(&self, path: &str) -> String {
+        let response = self.http.get(self.url(path)).send().await.unwrap();
+        response.text().await.unwrap()
+    }
+
     pub async fn post_json(&self, path: &str, body: &Value) -> reqwest::Response {
         self.http
             .post(self.url(path))

@@ -1,0 +1,228 @@
+//! The native API's handlers: agents, runs and their event streams, input and cancel, and
+//! sessions. Every handler takes its [`Caller`] first (authenticated), then its [`JsonBody`]
+//! (JSON by content type, within the size and time limits), and answers bad input with an
+//! [`ApiError`] before anything changes. The WebSocket transport starts runs through
+//! [`start_run`], as `POST /v1/runs` does.
+
+use std::sync::Arc;
+
+use agentwire_core::{Message, ToolSpec};
+use agentwire_dialects::native::{NativeSseEncoder, RunRequest};
+use agentwire_runtime::{Agent, RunStart};
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::body::JsonBody;
+use crate::caller::Caller;
+use crate::error::ApiError;
+use crate::runs::{LiveRun, Reader, RunView, Until};
+use crate::state::AppState;
+
+type Shared = State<Arc<AppState>>;
+
+/// A JSON body as `T`, or 400 naming what is wrong with it.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|error| ApiError::from_json(&error))
+}
+
+/// What `GET /v1/agents/{name}` tells about an agent.
+fn card(agent: &Agent) -> Value {
+    json!({
+        "name": agent.name(),
+        "description": agent.description(),
+        "brain": agent.describe(),
+        "tools": agent.tools(),
+        "schema": agent.schema().as_ref(),
+    })
+}
+
+pub(crate) async fn list_agents(State(state): Shared, _: Caller) -> Response {
+    let agents: Vec<Value> = state
+        .agents
+        .iter()
+        .map(|agent| json!({"name": agent.name(), "description": agent.description()}))
+        .collect();
+    Json(json!({"agents": agents})).into_response()
+}
+
+pub(crate) async fn agent_card(
+    State(state): Shared,
+    _: Caller,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    Ok(Json(card(state.agent(Some(&name))?)).into_response())
+}
+
+/// The body of `POST /v1/runs`: the native request (with the run's generation settings), plus
+/// the tools the client runs itself.
+#[derive(Deserialize)]
+pub(crate) struct CreateRun {
+    #[serde(flatten)]
+    request: RunRequest,
+    #[serde(default, deserialize_with = "client_tools")]
+    tools: Vec<ToolSpec>,
+}
+
+/// `tools`: each `{name, description, parameters}` or an OpenAI function, checked so that an
+/// error names the entry (`tools[1].name`).
+fn client_tools<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ToolSpec>, D::Error> {
+    let values = Vec::<serde_json::Value>::deserialize(deserializer)?;
+    ToolSpec::from_declarations(&values, "tools").map_err(serde::de::Error::custom)
+}
+
+fn wants_sse(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"))
+}
+
+/// The native SSE response streaming what `reader` hands over.
+fn sse_response(reader: Reader, run_id: &str) -> Response {
+    let mut response = Response::new(crate::stream::body(reader, Box::new(NativeSseEncoder)));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(run_id) {
+        headers.insert("x-agentwire-run-id", value);
+    }
+    response
+}
+
+pub(crate) async fn create_run(
+    State(state): Shared,
+    caller: Caller,
+    headers: HeaderMap,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    let live = start_run(&state, &caller, parse(&bytes)?).await?;
+    if wants_sse(&headers) {
+        let run_id = live.handle.id().to_string();
+        let reader = state.runs.follow_live(live, 0, Until::Settled, false);
+        return Ok(sse_response(reader, &run_id));
+    }
+    live.log.settled().await;
+    let output: Vec<Message> = live.handle.output();
+    Ok(Json(json!({"run": RunView::live(&live), "output": output})).into_response())
+}
+
+/// Starts the run a `POST /v1/runs` body asks for (also the WebSocket's `start`).
+pub(crate) async fn start_run(
+    state: &AppState,
+    caller: &Caller,
+    CreateRun { request, tools }: CreateRun,
+) -> Result<Arc<LiveRun>, ApiError> {
+    state.check_message_count(request.input.len())?;
+    let agent = state.agent(request.agent.as_deref())?;
+    let start = RunStart::new(request.input)
+        .with_client_tools(tools)
+        .with_settings(request.settings);
+    Ok(state
+        .runs
+        .start(agent, caller, request.session_id, start)
+        .await?)
+}
+
+pub(crate) async fn get_run(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (run, output) = state.runs.status(&id, &caller).await?;
+    Ok(Json(json!({"run": run, "output": output})).into_response())
+}
+
+/// `?after=N`: resume after event N.
+#[derive(Deserialize)]
+pub(crate) struct After {
+    after: Option<u64>,
+}
+
+pub(crate) async fn run_events(
+    State(state): Shared,
+    caller: Caller,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    query: Result<Query<After>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(After { after }) = query.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            rejection.body_text(),
+        )
+    })?;
+    let last_event_id = match headers.get("last-event-id") {
+        None => None,
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_last_event_id",
+                        "Last-Event-ID must be an event's sequence number",
+                    )
+                })?,
+        ),
+    };
+    // The header is what a reconnecting EventSource sends; it wins over the query it reuses.
+    let after = last_event_id.or(after).unwrap_or(0);
+    let reader = state
+        .runs
+        .follow(&id, &caller, after, Until::Settled)
+        .await?;
+    Ok(sse_response(reader, &id))
+}
+
+pub(crate) async fn run_input(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    let live = state.runs.live(&id, &caller).await?;
+    state.runs.answer(&live, parse(&bytes)?)?;
+    let run = RunView::live(&live);
+    Ok((StatusCode::ACCEPTED, Json(json!({"run": run}))).into_response())
+}
+
+pub(crate) async fn cancel_run(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let run = state.runs.cancel(&id, &caller).await?;
+    Ok((StatusCode::ACCEPTED, Json(json!({"run": run}))).into_response())
+}
+
+pub(crate) async fn get_session(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let messages = state.session(&id, &caller).await?;
+    let last_run = crate::session_list::last_run(&state, &id).await?;
+    Ok(Json(json!({"id": id, "messages": messages, "last_run": last_run})).into_response())
+}
+
+pub(crate) async fn delete_session(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    state.delete_session(&id, &caller).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

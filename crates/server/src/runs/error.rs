@@ -1,0 +1,85 @@
+//! [`RunsError`]: why hosting a run refused what was asked. It says what went wrong in the
+//! terms of runs and sessions; the HTTP edge maps each case to a status and a stable code in one
+//! place (`From<RunsError> for ApiError`).
+
+use std::sync::Arc;
+
+use agentwire_core::RunId;
+use agentwire_runtime::{InputError, StartError};
+use agentwire_store::StoreError;
+
+/// What the run registry refuses, and why.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RunsError {
+    /// No run or session by that id that the caller may see (another owner's is not there
+    /// either).
+    #[error("no {what} '{id}'")]
+    NotFound { what: &'static str, id: String },
+    /// The server has no agent by that name.
+    #[error("no agent named '{0}'")]
+    UnknownAgent(String),
+    /// The server has no agents at all.
+    #[error("the server has no agents")]
+    NoAgents,
+    /// A session id a client may not choose.
+    #[error(
+        "session id \"{0}\" is not 1 to {max} letters, digits, '-', '_', '.', ':' or '~'",
+        max = crate::runs::sessions::MAX_ID_CHARS
+    )]
+    InvalidSessionId(String),
+    /// More input messages than the server takes in one request.
+    #[error("a request may carry at most {limit} messages; this one has {count}")]
+    TooManyMessages { limit: usize, count: usize },
+    /// The session has a run starting or going (`run` once it has an id).
+    #[error("session '{session}' has {} going; answer or cancel it first", run_name(.run.as_ref()))]
+    SessionBusy { session: String, run: Option<RunId> },
+    /// The run id the client chose is taken.
+    #[error("a run with the id '{0}' exists already")]
+    RunExists(RunId),
+    /// The run has ended: it takes no input and has no live stream.
+    #[error("run '{0}' has ended")]
+    RunFinished(String),
+    /// Another node executes the run.
+    #[error("this server does not execute the run; send its input to the one that does")]
+    RunNotHere,
+    /// The runtime refused to start the run.
+    #[error(transparent)]
+    Start(#[from] StartError),
+    /// The run refused the input.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The store failed; nothing of the request was kept.
+    #[error("store: {0}")]
+    Store(#[source] StoreError),
+    /// The group commit holding the request's write failed (the writer logged why).
+    #[error("store: the group commit failed: {0}")]
+    Commit(Arc<str>),
+}
+
+fn run_name(run: Option<&RunId>) -> String {
+    run.map_or_else(|| "a run".to_owned(), |run| format!("run '{run}'"))
+}
+
+impl RunsError {
+    /// No run `id` for this caller.
+    pub(crate) fn no_run(id: impl Into<String>) -> Self {
+        Self::NotFound {
+            what: "run",
+            id: id.into(),
+        }
+    }
+
+    /// No session `id` for this caller.
+    pub(crate) fn no_session(id: impl Into<String>) -> Self {
+        Self::NotFound {
+            what: "session",
+            id: id.into(),
+        }
+    }
+}
+
+impl From<StoreError> for RunsError {
+    fn from(error: StoreError) -> Self {
+        Self::Store(error)
+    }
+}

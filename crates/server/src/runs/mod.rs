@@ -1,0 +1,478 @@
+//! Run hosting: the registry of the runs this node executes, the task that moves each run's
+//! events into its in-memory log and the store ([`pump`]), the group commit behind it
+//! ([`commit`]), the log's window ([`log`]), the readers that stream a run from any point
+//! ([`read`]), and each session's current run ([`sessions`]). No HTTP here: callers get
+//! [`RunsError`]s, which the edge maps to answers in one place.
+//!
+//! Decided: a run is held in memory only while it is live work. When its last event is
+//! committed and shown, the registry lets it go at once; readers still streaming it keep their
+//! own reference until they finish, and everyone after reads it from the store (the store is
+//! the state of record, and its replay is the same stream). Holding finished runs for a while
+//! (for late readers) cost a whole run's memory per run finished in that while — under load,
+//! most of the process.
+
+mod commit;
+mod error;
+mod log;
+mod pump;
+mod read;
+pub(crate) mod sessions;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use agentwire_core::{
+    Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
+};
+use agentwire_runtime::{Agent, RunHandle, RunLimits, RunStart};
+use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
+use futures::StreamExt;
+use serde::Serialize;
+use tokio::sync::broadcast;
+use tracing::Instrument;
+
+use crate::caller::Caller;
+use crate::metrics::Metrics;
+use commit::Committer;
+pub(crate) use error::RunsError;
+pub(crate) use log::EventLog;
+pub(crate) use read::{LiveReader, Reader, StoredReader, Until, read_all};
+use sessions::{Current, SessionKey, Sessions};
+
+/// A run this process executes.
+#[derive(Debug)]
+pub(crate) struct LiveRun {
+    pub(crate) handle: RunHandle,
+    pub(crate) log: EventLog,
+    pub(crate) owner: Caller,
+    /// Where the events the log has forgotten are (see [`EventLog`]).
+    pub(crate) store: Store,
+    /// How many of the handle's messages are the input (already in the session).
+    input_len: usize,
+}
+
+/// A run found by id: one this process executes, or one only the store knows.
+#[derive(Debug)]
+pub(crate) enum Found {
+    Live(Arc<LiveRun>),
+    Stored(Box<RunRecord>),
+}
+
+impl Found {
+    /// The agent running it.
+    pub(crate) fn agent(&self) -> &str {
+        match self {
+            Found::Live(live) => live.handle.agent().name(),
+            Found::Stored(record) => &record.agent,
+        }
+    }
+
+    /// Its status now.
+    pub(crate) fn status(&self) -> RunStatus {
+        match self {
+            Found::Live(live) => live.handle.status(),
+            Found::Stored(record) => record.status,
+        }
+    }
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunView {
+    id: String,
+    session_id: Option<String>,
+    agent: String,
+    #[serde(flatten)]
+    status: RunStatus,
+    state: String,
+    usage: Option<Usage>,
+    error: Option<ErrorInfo>,
+}
+
+impl RunView {
+    /// A live run as it stands.
+    pub(crate) fn live(live: &LiveRun) -> Self {
+        let handle = &live.handle;
+        RunView {
+            id: handle.id().to_string(),
+            session_id: handle.session_id().map(ToString::to_string),
+            agent: handle.agent().name().to_owned(),
+            status: handle.status(),
+            state: handle.state().to_string(),
+            usage: handle.usage(),
+            error: handle.error(),
+        }
+    }
+
+    /// A stored run, from its row.
+    pub(crate) fn stored(record: &RunRecord) -> Self {
+        RunView {
+            id: record.id.to_string(),
+            session_id: record.session_id.as_ref().map(ToString::to_string),
+            agent: record.agent.clone(),
+            status: record.status,
+            state: record.state.clone().unwrap_or_default(),
+            usage: record.usage,
+            error: record.error.clone(),
+        }
+    }
+}
+
+/// Events read from the store at once when a stored run is read whole.
+const PAGE: u32 = 1000;
+
+/// The runs this node executes, and each session's current one.
+#[derive(Debug)]
+pub(crate) struct Runs {
+    store: Store,
+    /// Commits the runs' event batches to the store together.
+    committer: Committer,
+    /// This process in the store: its runs carry it, and it marks them interrupted on restart.
+    node: String,
+    /// The server's ceilings over every agent's limits.
+    limits: RunLimits,
+    /// How long a stream stays quiet before a heartbeat.
+    heartbeat: Duration,
+    /// The store's notices, fanned out to this process's readers of stored runs.
+    notices: broadcast::Sender<Notice>,
+    live: Mutex<HashMap<RunId, Arc<LiveRun>>>,
+    sessions: Sessions,
+    metrics: Arc<Metrics>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // No code path panics while holding these locks; the maps stay consistent.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Runs {
+    /// The registry of `node`, committing to `store`; starts the group commit's writer.
+    pub(crate) fn new(
+        store: Store,
+        node: String,
+        limits: RunLimits,
+        heartbeat: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            committer: Committer::start(store.clone()),
+            store,
+            node,
+            limits,
+            heartbeat,
+            notices: broadcast::Sender::new(1024),
+            live: Mutex::default(),
+            sessions: Sessions::default(),
+            metrics,
+        }
+    }
+
+    /// This process's name in the store.
+    pub(crate) fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Moves the store's notices to this process's readers, and cancels the runs other nodes
+    /// asked to cancel. Runs until the store's listener ends.
+    pub(crate) async fn follow_notices(self: &Arc<Self>) -> Result<(), StoreError> {
+        let mut notices = self.store.listen().await?;
+        let runs = Arc::clone(self);
+        tokio::spawn(async move {
+            while let Some(notice) = notices.next().await {
+                match notice {
+                    Ok(Notice::Cancel { run_id }) => {
+                        if let Some(live) = lock(&runs.live).get(&run_id) {
+                            live.handle.cancel();
+                        }
+                    }
+                    Ok(notice) => {
+                        let _ = runs.notices.send(notice);
+                    }
+                    // Missed notices: readers also read the log on every heartbeat.
+                    Err(error) => tracing::warn!("store notices: {error}"),
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Starts a run of `agent` for `caller` in a session (the one named, created if new, or a
+    /// fresh one), with the session's history from the store. The run's row and its input are
+    /// committed before this returns (an accepted input is durable before it is acknowledged).
+    /// Nothing changes when the runtime refuses the run. Another caller's session is not
+    /// found, as one that does not exist.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        agent: &Agent,
+        caller: &Caller,
+        session_id: Option<SessionId>,
+        start: RunStart,
+    ) -> Result<Arc<LiveRun>, RunsError> {
+        // A session the client names may have a history; a fresh one has none to read.
+        let named = session_id.is_some();
+        if let Some(id) = &session_id {
+            sessions::check_id(id.as_str())?;
+        }
+        let session_id = session_id
+            .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
+        let key = (caller.clone(), session_id);
+        self.sessions.reserve(&key)?;
+        // Boxed: the store's futures are large, and every dialect's handler awaits this one;
+        // inline, their size would stay allocated for as long as the response streams.
+        let started = Box::pin(self.start_reserved(agent, caller, &key.1, named, start)).await;
+        self.sessions.started(key, started.as_ref().ok());
+        let live = started?;
+        lock(&self.live).insert(live.handle.id().clone(), Arc::clone(&live));
+        Ok(live)
+    }
+
+    async fn start_reserved(
+        self: &Arc<Self>,
+        agent: &Agent,
+        caller: &Caller,
+        session_id: &SessionId,
+        named: bool,
+        start: RunStart,
+    ) -> Result<Arc<LiveRun>, RunsError> {
+        let stored = match named {
+            true => self.store.session(session_id).await?,
+            false => None,
+        };
+        let history = match stored {
+            Some(session) if session.owner.as_deref() != caller.owner_id() => {
+                return Err(RunsError::no_session(session_id.as_str()));
+            }
+            Some(_) => self.store.session_messages(session_id).await?,
+            None => Vec::new(),
+        };
+        let input_len = start.input.len();
+        let run_id = start.run_id.clone().unwrap_or_else(|| agent.new_run_id());
+        // Everything the run does, its runtime tasks included, logs inside this span.
+        let span = tracing::info_span!(
+            "run",
+            run_id = %run_id,
+            agent = agent.name(),
+            session = %session_id,
+            node = self.node
+        );
+        let started = std::time::Instant::now();
+        let start = start
+            .with_run_id(run_id)
+            .with_session(session_id.clone())
+            .with_history(history)
+            .with_limits(self.limits);
+        let run = span.in_scope(|| agent.start(start))?;
+        let live = Arc::new(LiveRun {
+            handle: run.handle,
+            log: EventLog::default(),
+            owner: caller.clone(),
+            store: self.store.clone(),
+            input_len,
+        });
+        if let Err(error) = self.record_start(&live, session_id).await {
+            live.handle.cancel();
+            return Err(error);
+        }
+        let metrics = self.metrics.run_started(agent.name(), started);
+        let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, metrics);
+        tokio::spawn(pump.instrument(span));
+        Ok(live)
+    }
+
+    /// Commits the session (if new), the run's row and its input, in one transaction (with
+    /// the other runs' writes waiting, see [`Committer`]).
+    async fn record_start(&self, live: &LiveRun, session_id: &SessionId) -> Result<(), RunsError> {
+        let handle = &live.handle;
+        let record = RunRecord {
+            session_id: Some(session_id.clone()),
+            owner: live.owner.owner_id().map(str::to_owned),
+            ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
+        };
+        let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
+        match self.committer.start_run(record, input).await {
+            Ok(Started::Done) => Ok(()),
+            // Another caller made the session first, between the check and the commit.
+            Ok(Started::SessionOwned) => Err(RunsError::no_session(session_id.as_str())),
+            Ok(Started::RunExists) => Err(RunsError::RunExists(handle.id().clone())),
+            // The writer logged the group's error.
+            Err(error) => Err(RunsError::Commit(error)),
+        }
+    }
+
+    /// The run, if `caller` may see it: from memory when this process executes it, else from
+    /// the store.
+    pub(crate) async fn find(&self, id: &str, caller: &Caller) -> Result<Found, RunsError> {
+        let run_id = RunId::from(id);
+        let live = lock(&self.live).get(&run_id).cloned();
+        if let Some(live) = live {
+            return match live.owner == *caller {
+                true => Ok(Found::Live(live)),
+                false => Err(RunsError::no_run(id)),
+            };
+        }
+        match self.store.run(&run_id).await? {
+            Some(record) if record.owner.as_deref() == caller.owner_id() => {
+                Ok(Found::Stored(Box::new(record)))
+            }
+            _ => Err(RunsError::no_run(id)),
+        }
+    }
+
+    /// The run if this process executes it: what continuing a run (its input, its live stream)
+    /// needs. A run that has ended is [`RunsError::RunFinished`]; one known only from the
+    /// store while it goes on (another node executes it) is [`RunsError::RunNotHere`].
+    pub(crate) async fn live(&self, id: &str, caller: &Caller) -> Result<Arc<LiveRun>, RunsError> {
+        match self.find(id, caller).await? {
+            Found::Live(live) => Ok(live),
+            Found::Stored(record) if record.status.is_terminal() => {
+                Err(RunsError::RunFinished(id.to_owned()))
+            }
+            Found::Stored(_) => Err(RunsError::RunNotHere),
+        }
+    }
+
+    /// Gives a run the client's input, checked by the runtime against the run's wait and
+    /// schema, so a refusal changes nothing.
+    pub(crate) fn answer(&self, live: &LiveRun, message: Message) -> Result<(), RunsError> {
+        live.handle.input(message)?;
+        Ok(())
+    }
+
+    /// The run as it stands and its output so far: from memory, or rebuilt from the store.
+    pub(crate) async fn status(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<(RunView, Vec<Message>), RunsError> {
+        match self.find(id, caller).await? {
+            Found::Live(live) => Ok((RunView::live(&live), live.handle.output())),
+            Found::Stored(record) => {
+                let mut accumulator = Accumulator::default();
+                self.each_stored_event(&record.id, |event| {
+                    // A log cut by a crash ends mid-message; what did complete is still shown.
+                    let _ = accumulator.push(event);
+                })
+                .await?;
+                Ok((RunView::stored(&record), accumulator.messages().to_vec()))
+            }
+        }
+    }
+
+    /// Hands `visit` every stored event of a run, in order, a page at a time.
+    pub(crate) async fn each_stored_event(
+        &self,
+        run_id: &RunId,
+        mut visit: impl FnMut(&Event),
+    ) -> Result<(), RunsError> {
+        let mut after = 0;
+        loop {
+            let page = self.store.events_after(run_id, after, PAGE).await?;
+            let Some(last) = page.last() else {
+                return Ok(());
+            };
+            after = last.seq;
+            page.iter().for_each(&mut visit);
+        }
+    }
+
+    /// A reader of the run's events after `after`, live or from the store.
+    pub(crate) async fn follow(
+        &self,
+        id: &str,
+        caller: &Caller,
+        after: u64,
+        until: Until,
+    ) -> Result<Reader, RunsError> {
+        Ok(match self.find(id, caller).await? {
+            Found::Live(live) => self.follow_live(live, after, until, false),
+            Found::Stored(record) => Reader::Stored(StoredReader::new(
+                self.store.clone(),
+                &self.notices,
+                record.id.clone(),
+                after,
+                self.heartbeat,
+                until,
+            )),
+        })
+    }
+
+    /// A reader of a live run's events after `after`. `continues` says the stream picks up a
+    /// settled run just answered, so it waits for the run's next event before it may end.
+    pub(crate) fn follow_live(
+        &self,
+        live: Arc<LiveRun>,
+        after: u64,
+        until: Until,
+        continues: bool,
+    ) -> Reader {
+        Reader::Live(LiveReader::new(
+            live,
+            after,
+            self.heartbeat,
+            until,
+            continues,
+        ))
+    }
+
+    /// Cancels a run, here or on the node executing it (which hears the store's notice); the
+    /// run as it was when asked.
+    pub(crate) async fn cancel(&self, id: &str, caller: &Caller) -> Result<RunView, RunsError> {
+        match self.find(id, caller).await? {
+            Found::Live(live) => {
+                live.handle.cancel();
+                Ok(RunView::live(&live))
+            }
+            Found::Stored(record) => {
+                self.cancel_elsewhere(&record.id).await?;
+                Ok(RunView::stored(&record))
+            }
+        }
+    }
+
+    /// Asks the node executing a run to cancel it.
+    pub(crate) async fn cancel_elsewhere(&self, run_id: &RunId) -> Result<(), RunsError> {
+        let notice = Notice::Cancel {
+            run_id: run_id.clone(),
+        };
+        Ok(self.store.notify(&notice).await?)
+    }
+
+    /// The caller's session's run going on, with the stream its client last opened of it.
+    pub(crate) fn current(&self, caller: &Caller, session: &str) -> Option<Current> {
+        self.sessions
+            .current(&(caller.clone(), SessionId::from(session)))
+    }
+
+    /// The client's stream of the session's current run now starts after `after`, continuing
+    /// the assistant message `continues`.
+    pub(crate) fn streamed(
+        &self,
+        caller: &Caller,
+        session: &str,
+        after: u64,
+        continues: Option<MessageId>,
+    ) {
+        let key: SessionKey = (caller.clone(), SessionId::from(session));
+        self.sessions.streamed(&key, after, continues);
+    }
+
+    /// Every run that has not ended.
+    pub(crate) fn unfinished(&self) -> Vec<Arc<LiveRun>> {
+        lock(&self.live)
+            .values()
+            .filter(|live| !live.handle.status().is_terminal())
+            .cloned()
+            .collect()
+    }
+
+    /// Every run this process executes.
+    pub(crate) fn all(&self) -> Vec<Arc<LiveRun>> {
+        lock(&self.live).values().cloned().collect()
+    }
+
+    /// How many runs are held in memory, and how many sessions have a current run.
+    pub(crate) fn held(&self) -> (usize, usize) {
+        (lock(&self.live).len(), self.sessions.len())
+    }
+}
