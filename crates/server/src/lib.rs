@@ -37,6 +37,7 @@ mod listener;
 mod log;
 mod metrics;
 mod openapi;
+mod retention;
 mod server;
 mod session_list;
 mod settings;
@@ -51,4 +52,5 @@ pub use error::ApiError;
 pub use server::{Server, bind, shutdown_signal};
 pub use settings::{
     ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,
+    StoreSection,
 };
