@@ -183,8 +183,8 @@ impl Store {
     }
 
     /// SQLite: gives the pages that deleted or compacted rows freed back to the file system,
-    /// a few megabytes per transaction; returns how many pages. PostgreSQL's autovacuum does
-    /// its own.
+    /// a few megabytes per transaction, but a tenth of the file that the next writes would take
+    /// again; returns how many pages. PostgreSQL's autovacuum does its own.
     pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
         match (&self.backend, &self.write_turns) {
             (Backend::Sqlite(pool), Some(turns)) => sqlite_file::reclaim(pool, turns).await,
