@@ -89,7 +89,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if agents.is_empty() {
         anyhow::bail!("the configuration has no [[agents]]");
     }
-    let mut settings = file.server.settings(env).context("in the [server] table")?;
+    let mut settings = file.settings(env).context("in the [server] table")?;
     settings.allow_unauthenticated |= args.allow_unauthenticated;
     if let Some(addr) = from_env("AGENTWIRE_ADDR")?.or(args.addr) {
         settings.addr = addr;

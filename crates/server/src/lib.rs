@@ -35,6 +35,7 @@ mod listener;
 mod metrics;
 mod native;
 mod openapi;
+mod retention;
 mod routes;
 mod runs;
 mod server;
@@ -50,4 +51,5 @@ pub use error::ApiError;
 pub use server::{Server, bind, shutdown_signal};
 pub use settings::{
     ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,
+    StoreSection,
 };

@@ -23,6 +23,7 @@ use axum::Router;
 use tokio::net::{TcpListener, TcpSocket};
 
 use crate::auth::Keys;
+use crate::retention::Retention;
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::{cors, error, guard, listener, metrics, routes, spans};
@@ -34,13 +35,16 @@ const LISTEN_BACKLOG: u32 = 4096;
 #[derive(Clone, Debug)]
 pub struct Server {
     state: Arc<AppState>,
+    /// The store's retention task, stopped with the server.
+    retention: Arc<Retention>,
 }
 
 impl Server {
     /// A server for these agents (the default agent is `assistant`, or else the first) on the
     /// store of [`Settings::database_url`]: opens and migrates it (owners stored by earlier
     /// versions as `key-N` pass to the key now at place N, once), marks the runs this node
-    /// left unfinished as interrupted, and starts listening for the store's notices.
+    /// left unfinished as interrupted, and starts listening for the store's notices and its
+    /// retention (see [`Settings::compact_after`]).
     ///
     /// # Errors
     /// When the store cannot be opened or read.
@@ -76,7 +80,8 @@ impl Server {
         }
         let state = Arc::new(AppState::new(agents, settings, keys, store, node));
         state.runs.follow_notices().await?;
-        Ok(Self { state })
+        let retention = Arc::new(Retention::start(state.store.clone(), &state.settings));
+        Ok(Self { state, retention })
     }
 
     /// This process's name in the store.
@@ -182,6 +187,7 @@ impl Server {
         let all = self.state.runs.all();
         let settle = futures::future::join_all(all.iter().map(|live| live.log.settled()));
         let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
+        self.retention.stop();
         self.state.store.close().await;
         result
     }

@@ -18,6 +18,10 @@
 //! max_run_seconds = 900                               # ceiling over every run's working time
 //! heartbeat_seconds = 15                              # keep-alive after this long quiet
 //!
+//! [store]
+//! compact_after = "1h"    # an ended run's log is compacted this long after its last update
+//! delete_after = "30d"    # sessions and runs are deleted this long after it (default: never)
+//!
 //! [[agents]]
 //! name = "assistant"
 //! ```
@@ -33,8 +37,12 @@
 //! can be added, removed and reordered, and a named key's secret replaced (two secrets may
 //! share a name while clients move over), without one key's data passing to another.
 //!
+//! `[store]` says how long the store keeps things, in durations like `"90s"`, `"10m"`, `"1h"` or
+//! `"30d"`: a compacted run replays exactly as before in every dialect, in a fraction of the
+//! bytes; a deleted session takes its messages, runs and their events with it.
+//!
 //! The `[[agents]]` entries are read by the runtime's [`AgentsFile`]; this module reads
-//! `[server]` from the same text and leaves the agents to it.
+//! `[server]` and `[store]` from the same text and leaves the agents to it.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -56,6 +64,12 @@ pub struct Settings {
     /// The store's database (`sqlite://…` or `postgres://…`); `None` keeps everything in an
     /// in-memory SQLite database that lives as long as the server.
     pub database_url: Option<String>,
+    /// How long after its last update an ended run's log is compacted (its deltas folded away;
+    /// its replay from any point is unchanged): `[store] compact_after`, 1 hour by default.
+    pub compact_after: Duration,
+    /// How long after their last update sessions and runs are deleted with everything of
+    /// theirs: `[store] delete_after`; `None` (the default) keeps them for ever.
+    pub delete_after: Option<Duration>,
     /// This process's name in the store. Its runs carry it; on start it marks the runs it left
     /// unfinished `incomplete`. `None`: `local` on SQLite (one process per file), a fresh name
     /// per process on PostgreSQL.
@@ -102,6 +116,8 @@ impl Default for Settings {
         Self {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
             database_url: None,
+            compact_after: Duration::from_secs(60 * 60),
+            delete_after: None,
             node_id: None,
             api_keys: Vec::new(),
             allowed_hosts: Vec::new(),
@@ -233,6 +249,43 @@ impl ServerSection {
             ..defaults
         })
     }
+}
+
+/// The `[store]` table of `agentwire.toml`: how long the store keeps what it keeps. Every key
+/// is optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// How long after its last update an ended run's log is compacted, e.g. `"10m"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub compact_after: Option<Duration>,
+    /// How long after their last update sessions and runs are deleted, e.g. `"30d"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub delete_after: Option<Duration>,
+}
+
+impl StoreSection {
+    /// These keys over `settings`.
+    pub fn apply(&self, settings: &mut Settings) {
+        if let Some(compact_after) = self.compact_after {
+            settings.compact_after = compact_after;
+        }
+        if self.delete_after.is_some() {
+            settings.delete_after = self.delete_after;
+        }
+    }
+}
+
+/// Reads a duration as people write it: `"90s"`, `"10m"`, `"1h 30m"`, `"30d"`.
+fn duration<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Duration>, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    humantime::parse_duration(&text).map(Some).map_err(|error| {
+        serde::de::Error::custom(format!(
+            "'{text}' is not a duration like \"10m\", \"1h\" or \"30d\": {error}"
+        ))
+    })
 }
 
 /// What is wrong with the `[server]` table beyond its syntax.
@@ -371,20 +424,24 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// A whole configuration file: `[server]` and the agents.
+/// A whole configuration file: `[server]`, `[store]` and the agents.
 #[derive(Clone, Debug, Default)]
 pub struct ConfigFile {
     /// The `[server]` table.
     pub server: ServerSection,
+    /// The `[store]` table.
+    pub store: StoreSection,
     /// The `[[agents]]` entries.
     pub agents: AgentsFile,
 }
 
-/// Only the `[server]` table; the rest is the runtime's.
+/// The server's tables; the rest is the runtime's.
 #[derive(Deserialize)]
-struct ServerOnly {
+struct ServerTables {
     #[serde(default)]
     server: ServerSection,
+    #[serde(default)]
+    store: StoreSection,
 }
 
 impl ConfigFile {
@@ -394,11 +451,26 @@ impl ConfigFile {
     /// [`ConfigError::Toml`] with the line and column of what does not parse, or what the
     /// runtime finds wrong with the agents.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let ServerOnly { server } =
+        let ServerTables { server, store } =
             toml::from_str(text).map_err(|error| ConfigError::Toml(error.to_string()))?;
         Ok(Self {
             server,
+            store,
             agents: AgentsFile::from_toml(text)?,
         })
+    }
+
+    /// The settings of `[server]` and `[store]` over the defaults; `env` reads the variables
+    /// that `key_env` names.
+    ///
+    /// # Errors
+    /// As [`ServerSection::settings`].
+    pub fn settings(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Settings, SettingsError> {
+        let mut settings = self.server.settings(env)?;
+        self.store.apply(&mut settings);
+        Ok(settings)
     }
 }

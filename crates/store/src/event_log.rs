@@ -1,12 +1,16 @@
 //! The event log: every event of every run, in batches (one row per run and commit, its events
-//! as a JSON array, keyed by the batch's last seq). Streams replay from it, and a run's row
-//! follows the `run_status` events appended to it.
+//! as a JSON array, keyed by the batch's last seq; an ended run's log may be one row in compact
+//! form, see `compact/`). Streams replay from it, and a run's row follows the `run_status`
+//! events appended to it.
+
+use std::collections::HashMap;
 
 use futures::TryStreamExt;
-use sqlx::Row;
+use sqlx::{QueryBuilder, Row};
 
-use agentwire_core::{ErrorInfo, Event, EventKind, RunId, RunStatus};
+use agentwire_core::{ErrorInfo, Event, EventKind, Message, RunId, RunStatus};
 
+use crate::compact::CompactLog;
 use crate::error::StoreError;
 use crate::group::Group;
 use crate::notice::Notice;
@@ -113,42 +117,89 @@ impl Store {
     }
 
     /// Up to `limit` events of the run with a seq greater than `after`, in order: a replay from
-    /// `Last-Event-ID`. Empty when there are none (or no such run).
+    /// `Last-Event-ID`. Empty when there are none (or no such run). A compacted log replays
+    /// exactly as the events it was folded from.
     pub async fn events_after(
         &self,
         run_id: &RunId,
         after: u64,
         limit: u32,
     ) -> Result<Vec<Event>, StoreError> {
-        let limit = usize::try_from(limit).unwrap_or(usize::MAX);
-        let mut events = Vec::new();
-        // Seqs only grow; an event at or below the last one taken is a copy from a batch that
-        // overlapped an earlier one, and is skipped.
-        let mut last = after;
-        let after = seq_to_db(after)?;
-        with_pool!(self, |pool, _begin| {
-            // Rows are read one at a time and the query stops once the page is full: a page
-            // costs the batches it takes, not every batch after it.
-            let mut rows = sqlx::query(
-                "SELECT events FROM event_batches WHERE run_id = $1 AND last_seq > $2 \
-                 ORDER BY last_seq",
-            )
-            .bind(run_id.as_str())
-            .bind(after)
-            .fetch(pool);
-            while events.len() < limit
-                && let Some(row) = rows.try_next().await?
-            {
-                let batch: Vec<Event> = serde_json::from_str(row.try_get::<&str, _>(0)?)?;
-                for event in batch {
-                    if event.seq > last && events.len() < limit {
-                        last = event.seq;
-                        events.push(event);
+        let mut page = Page {
+            events: Vec::new(),
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            last: after,
+        };
+        let mut rows_after = seq_to_db(after)?;
+        loop {
+            // A compact row is unfolded once the rows are closed: it reads the session's
+            // history, and an in-memory SQLite database has one connection.
+            let mut compact = None;
+            with_pool!(self, |pool, _begin| {
+                // Rows are read one at a time and the query stops once the page is full: a
+                // page costs the batches it takes, not every batch after it.
+                let mut rows = sqlx::query(
+                    "SELECT events, last_seq FROM event_batches WHERE run_id = $1 AND last_seq > $2 \
+                     ORDER BY last_seq",
+                )
+                .bind(run_id.as_str())
+                .bind(rows_after)
+                .fetch(pool);
+                while !page.is_full()
+                    && let Some(row) = rows.try_next().await?
+                {
+                    match StoredRow::parse(row.try_get::<&str, _>(0)?)? {
+                        StoredRow::Batch(batch) => page.take(batch),
+                        StoredRow::Compact(log) => {
+                            compact = Some((log, row.try_get::<i64, _>(1)?));
+                            break;
+                        }
                     }
                 }
+            });
+            let Some((log, last_seq)) = compact else {
+                return Ok(page.events);
+            };
+            let history = self.held_messages(run_id, &log).await?;
+            page.take(log.expand(&history)?);
+            rows_after = last_seq;
+        }
+    }
+
+    /// The messages of the run's session that its compact log refers to, by position.
+    async fn held_messages(
+        &self,
+        run_id: &RunId,
+        log: &CompactLog,
+    ) -> Result<HashMap<u64, Message>, StoreError> {
+        let positions: Vec<i64> = log
+            .held_positions()
+            .map(|position| i64::try_from(position).unwrap_or(i64::MAX))
+            .collect();
+        if positions.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let rows: Vec<(i64, String)> = with_pool!(self, |pool, _begin| {
+            let mut select = QueryBuilder::new(
+                "SELECT position, message FROM messages WHERE session_id = \
+                 (SELECT session_id FROM runs WHERE id = ",
+            );
+            select
+                .push_bind(run_id.as_str())
+                .push(") AND position IN (");
+            let mut list = select.separated(", ");
+            for position in positions {
+                list.push_bind(position);
             }
+            select.push(")");
+            select.build_query_as().fetch_all(pool).await?
         });
-        Ok(events)
+        rows.into_iter()
+            .map(|(position, text)| {
+                let position = u64::try_from(position).unwrap_or_default();
+                Ok((position, serde_json::from_str(&text)?))
+            })
+            .collect()
     }
 
     /// After a crash of `node` (call it when that node starts again, before it takes work):
@@ -195,6 +246,52 @@ impl Store {
             ended.push(run_id);
         }
         Ok(ended)
+    }
+}
+
+/// An `event_batches` row: a batch of events, or an ended run's whole log in compact form.
+pub(crate) enum StoredRow {
+    /// Events as committed: a JSON array.
+    Batch(Vec<Event>),
+    /// A JSON object (see `compact/`).
+    Compact(CompactLog),
+}
+
+impl StoredRow {
+    pub(crate) fn parse(text: &str) -> Result<StoredRow, StoreError> {
+        Ok(if text.starts_with('{') {
+            StoredRow::Compact(serde_json::from_str(text)?)
+        } else {
+            StoredRow::Batch(serde_json::from_str(text)?)
+        })
+    }
+}
+
+/// A page of a replay being filled.
+struct Page {
+    events: Vec<Event>,
+    limit: usize,
+    /// The seq of the last event taken (or where the replay starts).
+    last: u64,
+}
+
+impl Page {
+    fn is_full(&self) -> bool {
+        self.events.len() >= self.limit
+    }
+
+    /// Takes the events of a row in order until the page is full. Seqs only grow: an event at
+    /// or below the last one taken is a copy from a batch that overlapped an earlier one.
+    fn take(&mut self, events: Vec<Event>) {
+        for event in events {
+            if self.is_full() {
+                return;
+            }
+            if event.seq > self.last {
+                self.last = event.seq;
+                self.events.push(event);
+            }
+        }
     }
 }
 

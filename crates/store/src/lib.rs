@@ -16,20 +16,24 @@
 //! # Ok(()) }
 //! ```
 
+mod compact;
 mod error;
 mod event_log;
 mod group;
 mod notice;
 mod owners;
+mod retention;
 mod run;
 mod session;
 mod session_list;
+mod sqlite_file;
 mod store;
 
 pub use error::StoreError;
 pub use event_log::INTERRUPTED;
 pub use group::{Group, GroupWriter, Started, Written};
 pub use notice::{Notice, Notices};
+pub use retention::{Compaction, Deletion};
 pub use run::RunRecord;
 pub use session::SessionRecord;
 pub use session_list::{SessionCursor, SessionSummary};

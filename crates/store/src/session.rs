@@ -78,8 +78,9 @@ impl Store {
         }))
     }
 
-    /// Deletes the session with its messages, its runs and their events. Returns false when
-    /// there was no such session.
+    /// Deletes the session with its messages, its runs and their events, all at once: one
+    /// statement, whose foreign keys cascade to the rest (a reader sees all of it or none).
+    /// Returns false when there was no such session.
     pub async fn delete_session(&self, id: &SessionId) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
         let deleted = with_pool!(self, |pool, _begin| {

@@ -15,7 +15,8 @@ use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
 use sqlx::{Postgres, Sqlite};
 use tokio::sync::broadcast;
@@ -24,6 +25,7 @@ use agentwire_core::Timestamp;
 
 use crate::error::StoreError;
 use crate::notice::Notice;
+use crate::sqlite_file;
 
 /// The schema, embedded in the binary; the same migrations run on both backends.
 static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
@@ -31,9 +33,6 @@ static MIGRATOR: Migrator = sqlx::migrate!("./migrations");
 /// How long a SQLite writer waits for another before giving up: long enough for a burst of
 /// batched appends, short enough that a stuck writer shows up as an error.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How often a SQLite store copies its write-ahead log back into the database file.
-const SQLITE_CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 /// How many notices a local (SQLite) listener may fall behind before it is told it lagged.
 const LOCAL_NOTICE_CAPACITY: usize = 4096;
@@ -46,7 +45,7 @@ pub struct Store {
     /// Notices between the users of one SQLite store (PostgreSQL carries them itself).
     pub(crate) local: broadcast::Sender<Notice>,
     /// A SQLite file's checkpoints, stopped when the last clone of the store is dropped.
-    _checkpoints: Option<Arc<AbortOnDrop>>,
+    checkpoints: Option<Arc<AbortOnDrop>>,
     /// SQLite: whose turn it is to write. SQLite takes one writer at a time, and one waiting
     /// for its lock sleeps in the busy handler (up to 100 ms a try) while the event writer,
     /// committing group after group, takes the lock again at once: under load a run's start
@@ -121,28 +120,30 @@ impl Store {
     /// or `postgres://user:password@host:port/database`.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         let mut checkpoints = None;
-        let backend = if url.starts_with("sqlite:") {
+        let write_turns = url
+            .starts_with("sqlite:")
+            .then(|| Arc::new(tokio::sync::Mutex::new(())));
+        let backend = if let Some(turns) = &write_turns {
             let (pool, in_memory) = open_sqlite(url).await?;
+            MIGRATOR.run(&pool).await?;
             if !in_memory {
-                let task = tokio::spawn(checkpoint_sqlite(pool.clone()));
+                sqlite_file::use_incremental_vacuum(&pool).await?;
+                let task = tokio::spawn(sqlite_file::checkpoints(pool.clone(), Arc::clone(turns)));
                 checkpoints = Some(Arc::new(AbortOnDrop(task)));
             }
             Backend::Sqlite(pool)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Backend::Postgres(open_postgres(url).await?)
+            let pool = open_postgres(url).await?;
+            MIGRATOR.run(&pool).await?;
+            Backend::Postgres(pool)
         } else {
             return Err(bad_url(url, "expected sqlite://path or postgres://…"));
         };
-        match &backend {
-            Backend::Sqlite(pool) => MIGRATOR.run(pool).await?,
-            Backend::Postgres(pool) => MIGRATOR.run(pool).await?,
-        }
         let (local, _) = broadcast::channel(LOCAL_NOTICE_CAPACITY);
-        let write_turns = matches!(backend, Backend::Sqlite(_)).then(Arc::default);
         Ok(Store {
             backend,
             local,
-            _checkpoints: checkpoints,
+            checkpoints,
             write_turns,
         })
     }
@@ -169,29 +170,34 @@ impl Store {
         matches!(self.backend, Backend::Postgres(_))
     }
 
+    /// SQLite: copies the write-ahead log back into the database file, and truncates it once
+    /// it is past 16 MiB (waiting for readers of older snapshots to move on). A background
+    /// task does this every 200 ms; nothing to do on PostgreSQL or in memory.
+    pub async fn checkpoint(&self) -> Result<(), StoreError> {
+        match (&self.backend, &self.write_turns) {
+            (Backend::Sqlite(pool), Some(turns)) if self.checkpoints.is_some() => {
+                sqlite_file::checkpoint(pool, turns).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// SQLite: gives the pages that deleted or compacted rows freed back to the file system,
+    /// a few megabytes per transaction, but a tenth of the file that the next writes would take
+    /// again; returns how many pages. PostgreSQL's autovacuum does its own.
+    pub async fn reclaim_space(&self) -> Result<u64, StoreError> {
+        match (&self.backend, &self.write_turns) {
+            (Backend::Sqlite(pool), Some(turns)) => sqlite_file::reclaim(pool, turns).await,
+            _ => Ok(0),
+        }
+    }
+
     /// Closes every connection, waiting for those in use to be returned.
     pub async fn close(&self) {
         match &self.backend {
             Backend::Sqlite(pool) => pool.close().await,
             Backend::Postgres(pool) => pool.close().await,
         }
-    }
-}
-
-/// Checkpoints the WAL in the background until the pool closes. SQLite would otherwise do it
-/// inside whichever commit crosses 1,000 pages of log, stalling that writer (and every stream
-/// waiting on it) while it copies pages and syncs the file; here it runs on another
-/// connection, beside the writer (a PASSIVE checkpoint never blocks it), and the log restarts
-/// from its beginning once it has all been copied.
-async fn checkpoint_sqlite(pool: SqlitePool) {
-    let mut every = tokio::time::interval(SQLITE_CHECKPOINT_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    while !pool.is_closed() {
-        every.tick().await;
-        // A failed checkpoint loses nothing (the log keeps every commit); the next one retries.
-        let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-            .execute(&pool)
-            .await;
     }
 }
 
@@ -218,8 +224,13 @@ async fn open_sqlite(url: &str) -> Result<(SqlitePool, bool), StoreError> {
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
         .busy_timeout(SQLITE_BUSY_TIMEOUT)
-        // Checkpoints are `checkpoint_sqlite`'s, off the writers' path.
-        .pragma("wal_autocheckpoint", "0");
+        // Checkpoints are `sqlite_file`'s, off the writers' path; it also keeps the file bounded.
+        .pragma("wal_autocheckpoint", "0")
+        .pragma(
+            "journal_size_limit",
+            sqlite_file::WAL_KEEP_BYTES.to_string(),
+        )
+        .auto_vacuum(SqliteAutoVacuum::Incremental);
     // An in-memory database exists once per connection: one connection keeps it one database.
     let max_connections = if in_memory { 1 } else { 8 };
     let pool = SqlitePoolOptions::new()

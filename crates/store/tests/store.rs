@@ -3,7 +3,6 @@
 //! a schema of its own). Without that variable the PostgreSQL tests fail: they are never skipped.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -16,70 +15,10 @@ use agentwire_store::{
     Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError, Written,
 };
 
-/// A database for one test: its URL and what keeps it alive.
-struct Db {
-    url: String,
-    _dir: Option<tempfile::TempDir>,
-}
+#[macro_use]
+mod common;
 
-fn sqlite_db() -> Db {
-    let dir = tempfile::tempdir().unwrap();
-    // A directory that does not exist yet: opening creates it.
-    let url = format!("sqlite://{}/data/agentwire.db", dir.path().display());
-    Db {
-        url,
-        _dir: Some(dir),
-    }
-}
-
-async fn postgres_db() -> Db {
-    let base = std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
-    });
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let schema = format!(
-        "test_{}_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    );
-    let pool = sqlx::PgPool::connect(&base).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let separator = if base.contains('?') { '&' } else { '?' };
-    Db {
-        url: format!("{base}{separator}options[search_path]={schema}"),
-        _dir: None,
-    }
-}
-
-/// Runs each named test on both backends.
-macro_rules! on_both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::sqlite_db()).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::postgres_db().await).await;
-                }
-            )*
-        }
-    };
-}
+use common::{Db, postgres_db, sqlite_db};
 
 on_both_backends!(
     sessions_and_their_messages,

@@ -1,9 +1,9 @@
 //! Test-only helpers for agentwire, shared by the test suites of every crate: proptest
 //! strategies for the core model ([`strategy`]), a driver that streams any message through
 //! the real [`MessageBuilder`](agentwire_core::MessageBuilder) ([`stream`]), the canonical
-//! scenario set every dialect is checked against ([`scenarios`]), golden files
-//! ([`golden`]), and a fake model provider HTTP server ([`fake_provider`]) with real-format
-//! provider streams ([`fake_openai`], [`fake_anthropic`]).
+//! scenario set every dialect is checked against ([`scenarios`]), whole run logs ([`run`]),
+//! golden files ([`golden`]), and a fake model provider HTTP server ([`fake_provider`]) with
+//! real-format provider streams ([`fake_openai`], [`fake_anthropic`]).
 //!
 //! Only ever a dev-dependency.
 
@@ -11,6 +11,7 @@ pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod fake_provider;
 pub mod golden;
+pub mod run;
 pub mod scenarios;
 pub mod strategy;
 pub mod stream;

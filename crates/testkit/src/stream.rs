@@ -2,7 +2,7 @@
 //! as the test's choices say, so that a property can be checked for every way a model might have
 //! streamed it.
 
-use agentwire_core::{Emitter, Event, Message, MessageBuilder, MessageStart, Part};
+use agentwire_core::{Emitter, Event, Message, MessageBuilder, MessageStart, Part, ToolArgs};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -23,7 +23,7 @@ impl Choices {
     }
 
     /// A choice among `n` options (`n > 0`).
-    fn pick(&mut self, n: usize) -> usize {
+    pub fn pick(&mut self, n: usize) -> usize {
         if self.picks.is_empty() {
             return 0;
         }
@@ -63,6 +63,16 @@ impl Arbitrary for Choices {
 /// reasoning and refusals cut into deltas, runs of adjacent tool calls streamed in parallel with
 /// their argument deltas interleaved and their ends in any order, other parts whole.
 pub fn events_for(message: &Message, choices: &mut Choices) -> Vec<Event> {
+    events_with_args(message, choices, &|args, _| args.to_json_text())
+}
+
+/// As [`events_for`], with each tool call's argument text as `args_text` writes it from the
+/// call's arguments (and the choices): a model's text need not be the canonical JSON.
+pub fn events_with_args(
+    message: &Message,
+    choices: &mut Choices,
+    args_text: &dyn Fn(&ToolArgs, &mut Choices) -> String,
+) -> Vec<Event> {
     let mut out = Emitter::default();
     let start = MessageStart {
         message_id: message.id.clone().unwrap_or_else(|| "msg_unnamed".into()),
@@ -94,7 +104,8 @@ pub fn events_for(message: &Message, choices: &mut Choices) -> Vec<Event> {
                 builder.close_text(&mut out);
             }
             Part::ToolCall(_) => {
-                at += stream_parallel_calls(&mut builder, &mut out, &parts[at..], choices);
+                at +=
+                    stream_parallel_calls(&mut builder, &mut out, &parts[at..], choices, args_text);
                 continue;
             }
             whole => builder.part(&mut out, whole.clone()),
@@ -111,6 +122,7 @@ fn stream_parallel_calls(
     out: &mut Emitter,
     parts: &[Part],
     choices: &mut Choices,
+    args_text: &dyn Fn(&ToolArgs, &mut Choices) -> String,
 ) -> usize {
     let mut calls = Vec::new();
     for part in parts {
@@ -119,7 +131,7 @@ fn stream_parallel_calls(
         if calls.iter().any(|(id, _)| id == &call.tool_call_id) {
             break;
         }
-        calls.push((call.tool_call_id.clone(), call.args.to_json_text()));
+        calls.push((call.tool_call_id.clone(), args_text(&call.args, choices)));
     }
     let mut pending: Vec<(usize, Vec<&str>)> = Vec::new();
     for (position, (_, text)) in calls.iter().enumerate() {
