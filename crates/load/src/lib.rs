@@ -20,10 +20,24 @@
 //! - **memory per run**: the server's peak resident memory (`VmHWM`) minus its resident memory
 //!   before the runs (`VmRSS`), divided by the number of runs (only for a server it started);
 //! - errors, and how many runs delivered every token and ended `completed`.
+//!
+//! Two more modes load the server as fast as it goes, with a scripted agent that answers with no
+//! pacing: [`unpaced::compare`] (closed-loop throughput of an endpoint, side by side with a bare
+//! axum server streaming the same frames, `floor.rs`) and [`soak::soak`] (minutes of that load
+//! with the server's memory, open files and database sampled, then an idle period).
 
+mod chunked;
 mod client;
+mod connection;
+mod endpoint;
+mod floor;
+mod pin;
+pub mod plot;
 mod report;
+mod sample;
+pub mod soak;
 mod spawn;
+pub mod unpaced;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,7 +48,11 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::time::Instant;
 
-pub use report::Report;
+pub use endpoint::Endpoint;
+pub use floor::{LISTENING as FLOOR_LISTENING, serve as serve_floor};
+pub use pin::Cores;
+pub use report::{Latency, Report};
+pub use sample::Sample;
 pub use spawn::ServerProcess;
 
 /// One load test.
@@ -84,16 +102,7 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
         options.rate.is_finite() && options.rate > 0.0,
         "--rate must be a positive number of tokens per second"
     );
-    // Every run holds a socket here, and one in the server, which inherits the raised limit.
-    let files = u64::try_from(options.runs)
-        .unwrap_or(u64::MAX)
-        .saturating_add(256);
-    let allowed = rlimit::increase_nofile_limit(files).context("cannot raise RLIMIT_NOFILE")?;
-    anyhow::ensure!(
-        allowed >= files,
-        "{} runs need {files} open files, but the hard limit is {allowed}",
-        options.runs
-    );
+    raise_file_limit(options.runs, "runs")?;
     let (server, addr) = match &options.target {
         Target::Spawn {
             agentwire,
@@ -168,4 +177,18 @@ pub async fn run(options: &Options) -> anyhow::Result<Report> {
         memory,
         server_cpu,
     ))
+}
+
+/// Raises this process's open-file limit for `sockets` connections (`what` names them in the
+/// error): each holds a socket here and one in the server, which inherits the raised limit.
+fn raise_file_limit(sockets: usize, what: &str) -> anyhow::Result<()> {
+    let files = u64::try_from(sockets)
+        .unwrap_or(u64::MAX)
+        .saturating_add(256);
+    let allowed = rlimit::increase_nofile_limit(files).context("cannot raise RLIMIT_NOFILE")?;
+    anyhow::ensure!(
+        allowed >= files,
+        "{sockets} {what} need {files} open files, but the hard limit is {allowed}"
+    );
+    Ok(())
 }

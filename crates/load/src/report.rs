@@ -124,7 +124,7 @@ impl Report {
 }
 
 /// Percentiles of samples in microseconds (nearest rank).
-fn latency(samples: &mut [u32]) -> Latency {
+pub(crate) fn latency(samples: &mut [u32]) -> Latency {
     if samples.is_empty() {
         return Latency::default();
     }

@@ -1,6 +1,6 @@
 //! The server under load: the real `agentwire serve` as a child process, on a free port, with a
-//! generated configuration (one scripted agent) in a temporary directory; and what `/proc` says
-//! about its memory and CPU time.
+//! generated configuration (one scripted agent) in a temporary directory, or the bare floor
+//! (`floor.rs`) as a child of this program; and what `/proc` says about its memory and CPU time.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::AGENT;
+use crate::pin::Cores;
 
 /// A running `agentwire serve`, killed when dropped.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub struct ServerProcess {
     /// Where it listens.
     pub addr: SocketAddr,
     /// Holds the configuration, the script and the SQLite file; removed when dropped.
-    _dir: tempfile::TempDir,
+    dir: Option<tempfile::TempDir>,
 }
 
 /// The server's resident memory, in bytes.
@@ -62,6 +63,44 @@ impl ServerProcess {
         rate: f64,
         database_url: Option<&str>,
     ) -> anyhow::Result<ServerProcess> {
+        Self::start_agentwire(agentwire, tokens, rate, database_url, None)
+    }
+
+    /// [`ServerProcess::start`] on `cores.server` alone (a `rate` of 0: as fast as possible).
+    ///
+    /// # Errors
+    /// As [`ServerProcess::start`], and when it cannot be pinned.
+    pub(crate) fn start_pinned(
+        agentwire: &Path,
+        tokens: u32,
+        rate: f64,
+        database_url: Option<&str>,
+        cores: Cores,
+    ) -> anyhow::Result<ServerProcess> {
+        Self::start_agentwire(agentwire, tokens, rate, database_url, Some(cores))
+    }
+
+    /// Starts the bare floor (`agentwire-load floor`, from the binary `load`) on
+    /// `cores.server` alone, answering with `tokens` deltas per run.
+    ///
+    /// # Errors
+    /// When it cannot be started or pinned, or does not say where it listens.
+    pub(crate) fn start_floor(load: &Path, tokens: u32, cores: Cores) -> anyhow::Result<Self> {
+        let mut command = Command::new(load);
+        command
+            .args(["floor", "--tokens", &tokens.to_string()])
+            .stdout(Stdio::piped());
+        let child = cores.spawn_server(&mut command)?;
+        Self::listening(child, crate::floor::LISTENING, None)
+    }
+
+    fn start_agentwire(
+        agentwire: &Path,
+        tokens: u32,
+        rate: f64,
+        database_url: Option<&str>,
+        cores: Option<Cores>,
+    ) -> anyhow::Result<ServerProcess> {
         let dir = tempfile::tempdir().context("cannot make a temporary directory")?;
         std::fs::write(dir.path().join("script.json"), script(tokens).to_string())?;
         let config_path = dir.path().join("agentwire.toml");
@@ -80,26 +119,45 @@ impl ServerProcess {
         if let Some(url) = database_url {
             command.args(["--database-url", url]);
         }
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("cannot start {}", agentwire.display()))?;
+        let child = match cores {
+            Some(cores) => cores.spawn_server(&mut command)?,
+            None => command
+                .spawn()
+                .with_context(|| format!("cannot start {}", agentwire.display()))?,
+        };
+        Self::listening(child, "agentwire listening on http://", Some(dir))
+    }
+
+    /// Waits for `child` to print `prefix` and its address on its first line.
+    fn listening(
+        mut child: Child,
+        prefix: &str,
+        dir: Option<tempfile::TempDir>,
+    ) -> anyhow::Result<ServerProcess> {
         let stdout = child.stdout.take().context("the server has no stdout")?;
         let mut line = String::new();
         BufReader::new(stdout).read_line(&mut line)?;
         let addr = line
             .trim()
-            .strip_prefix("agentwire listening on http://")
+            .strip_prefix(prefix)
             .and_then(|addr| addr.parse().ok());
         let Some(addr) = addr else {
             let _ = child.kill();
             let _ = child.wait();
             anyhow::bail!("the server did not say where it listens (it printed {line:?})");
         };
-        Ok(ServerProcess {
-            child,
-            addr,
-            _dir: dir,
-        })
+        Ok(ServerProcess { child, addr, dir })
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The directory holding the configuration and, unless another database was asked for,
+    /// the SQLite file (`agentwire.db`) and its write-ahead log; none for the floor.
+    pub(crate) fn data_dir(&self) -> Option<&Path> {
+        self.dir.as_ref().map(tempfile::TempDir::path)
     }
 
     /// The process's resident memory now and at its peak.
