@@ -8,10 +8,12 @@
 //! `message_complete` holds byte for byte, and each `message_complete` whose message the
 //! session's history holds byte for byte, keeping their seqs (and the message's place in the
 //! history).
+//!
 //! [`CompactLog::expand`] gives the original events back: each delta is the next `length` bytes
-//! of its part's final text (tool calls: the arguments' JSON text), at its seq. Where that text
-//! is not what streamed (argument text with other whitespace, invalid JSON, a part cut off by
-//! the run's end), the streamed text is kept as it was.
+//! of its part's final text (a tool call's: its arguments' JSON text, or the text itself when
+//! the arguments were kept as a string for not being JSON), at its seq. Where that text is not
+//! what streamed (argument text with other whitespace, a part cut off by the run's end), the
+//! streamed text is kept as it was.
 //!
 //! So a replay from any seq of a compacted log is exactly the replay of the original log:
 //! gapless, every seq as it was, nothing repeated. [`CompactLog::fold`] checks that on every
@@ -23,8 +25,8 @@ use serde::{Deserialize, Serialize};
 
 use agentwire_core::{Event, EventKind, Message, MessageId, Part};
 
+use self::lengths::Lengths;
 use crate::error::StoreError;
-use lengths::Lengths;
 
 mod lengths;
 
