@@ -8,6 +8,7 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::Connection as _;
@@ -18,6 +19,7 @@ use sqlx::sqlite::{
     SqliteAutoVacuum, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
     SqliteSynchronous,
 };
+use sqlx::{ConnectOptions as _, SqliteConnection};
 use sqlx::{Postgres, Sqlite};
 use tokio::sync::broadcast;
 
@@ -46,6 +48,10 @@ pub struct Store {
     pub(crate) local: broadcast::Sender<Notice>,
     /// A SQLite file's checkpoints, stopped when the last clone of the store is dropped.
     checkpoints: Option<Arc<AbortOnDrop>>,
+    /// An in-memory database's own connection, never used: the database lives as long as a
+    /// connection to it is open, and the pool's one may be closed (sqlx closes a connection
+    /// whose query was dropped half way, as when a client leaves a replay).
+    _memory: Option<Arc<std::sync::Mutex<SqliteConnection>>>,
     /// SQLite: whose turn it is to write. SQLite takes one writer at a time, and one waiting
     /// for its lock sleeps in the busy handler (up to 100 ms a try) while the event writer,
     /// committing group after group, takes the lock again at once: under load a run's start
@@ -120,11 +126,14 @@ impl Store {
     /// or `postgres://user:password@host:port/database`.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         let mut checkpoints = None;
+        let mut memory = None;
         let write_turns = url
             .starts_with("sqlite:")
             .then(|| Arc::new(tokio::sync::Mutex::new(())));
         let backend = if let Some(turns) = &write_turns {
-            let (pool, in_memory) = open_sqlite(url).await?;
+            let (pool, keeper) = open_sqlite(url).await?;
+            let in_memory = keeper.is_some();
+            memory = keeper.map(|connection| Arc::new(std::sync::Mutex::new(connection)));
             MIGRATOR.run(&pool).await?;
             if !in_memory {
                 sqlite_file::use_incremental_vacuum(&pool).await?;
@@ -144,6 +153,7 @@ impl Store {
             backend,
             local,
             checkpoints,
+            _memory: memory,
             write_turns,
         })
     }
@@ -201,11 +211,26 @@ impl Store {
     }
 }
 
-/// The pool, and whether the database is in memory.
-async fn open_sqlite(url: &str) -> Result<(SqlitePool, bool), StoreError> {
-    let options =
-        SqliteConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
+/// In-memory databases opened by this process, for their names.
+static MEMORY_DATABASES: AtomicU64 = AtomicU64::new(0);
+
+/// The pool, and for an in-memory database the connection that keeps it alive.
+async fn open_sqlite(url: &str) -> Result<(SqlitePool, Option<SqliteConnection>), StoreError> {
     let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+    let options = match in_memory {
+        // A named, shared in-memory database: every connection of this store reaches the same
+        // one, which lives until the last of them closes.
+        true => {
+            let n = MEMORY_DATABASES.fetch_add(1, Ordering::Relaxed);
+            let name = format!(
+                "sqlite:file:agentwire-{}-{n}?mode=memory&cache=shared",
+                std::process::id()
+            );
+            SqliteConnectOptions::from_str(&name)
+        }
+        false => SqliteConnectOptions::from_str(url),
+    }
+    .map_err(|error| bad_url(url, &error.to_string()))?;
     let file = options.get_filename().to_path_buf();
     if !in_memory && let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         tokio::fs::create_dir_all(dir).await.map_err(|error| {
@@ -231,13 +256,17 @@ async fn open_sqlite(url: &str) -> Result<(SqlitePool, bool), StoreError> {
             sqlite_file::WAL_KEEP_BYTES.to_string(),
         )
         .auto_vacuum(SqliteAutoVacuum::Incremental);
-    // An in-memory database exists once per connection: one connection keeps it one database.
+    // A shared in-memory database locks whole tables: one connection at a time uses it.
     let max_connections = if in_memory { 1 } else { 8 };
+    let keeper = match in_memory {
+        true => Some(options.connect().await?),
+        false => None,
+    };
     let pool = SqlitePoolOptions::new()
         .max_connections(max_connections)
         .connect_with(options)
         .await?;
-    Ok((pool, in_memory))
+    Ok((pool, keeper))
 }
 
 async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
