@@ -14,7 +14,7 @@ use agentwire_server::{ConfigFile, Settings};
 use agentwire_tools::{FnTool, JsonSchema};
 use common::{TestServer, run_body};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[test]
 fn the_store_table_reads_durations() {
@@ -159,15 +159,7 @@ async fn a_finished_runs_stored_replay_is_compacted_and_unchanged() {
             messages(&streamed)
         );
     }
-    let run: Value = second
-        .http
-        .get(second.url(&format!("/v1/runs/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let run = second.completed_run(&id).await;
     assert_eq!(
         run["output"],
         serde_json::to_value(messages(&streamed)).unwrap()
