@@ -1,5 +1,5 @@
 //! The event log: every event of every run, in batches (one row per run and commit, its events
-//! as a JSON array, keyed by the batch's last seq; an ended run's log may be one row in compact
+//! as a JSON array with runs of deltas folded, see `batch`, keyed by the batch's last seq; an ended run's log may be one row in compact
 //! form, see `compact/`). Streams replay from it, and a run's row follows the `run_status`
 //! events appended to it.
 
@@ -10,6 +10,7 @@ use sqlx::{QueryBuilder, Row};
 
 use agentwire_core::{ErrorInfo, Event, EventKind, Message, RunId, RunStatus};
 
+use crate::batch::{self, BatchText};
 use crate::compact::CompactLog;
 use crate::error::StoreError;
 use crate::group::Group;
@@ -43,7 +44,7 @@ impl<'a> Prepared<'a> {
             seqs: (i64::MAX, i64::MIN),
             last_status: None,
         };
-        let mut json = Vec::with_capacity(events.len() * 96);
+        let mut text = BatchText::with_capacity(events.len());
         for event in events {
             if let EventKind::Heartbeat {} = event.kind {
                 continue;
@@ -64,16 +65,12 @@ impl<'a> Prepared<'a> {
                 prepared.last_status = Some((seq, *status, error, usage));
             }
             prepared.seqs = (prepared.seqs.0.min(seq), prepared.seqs.1.max(seq));
-            json.push(if json.is_empty() { b'[' } else { b',' });
-            serde_json::to_writer(&mut json, event)?;
+            text.push(event)?;
         }
-        if json.is_empty() {
+        let Some(text) = text.finish() else {
             return Ok(None);
-        }
-        json.push(b']');
-        // serde_json writes UTF-8 only.
-        prepared.events = String::from_utf8(json)
-            .map_err(|error| StoreError::Corrupt(format!("event JSON: {error}")))?;
+        };
+        prepared.events = text;
         Ok(Some(prepared))
     }
 
@@ -251,7 +248,7 @@ impl Store {
 
 /// An `event_batches` row: a batch of events, or an ended run's whole log in compact form.
 pub(crate) enum StoredRow {
-    /// Events as committed: a JSON array.
+    /// Events as committed (see `batch`).
     Batch(Vec<Event>),
     /// A JSON object (see `compact/`).
     Compact(CompactLog),
@@ -262,7 +259,7 @@ impl StoredRow {
         Ok(if text.starts_with('{') {
             StoredRow::Compact(serde_json::from_str(text)?)
         } else {
-            StoredRow::Batch(serde_json::from_str(text)?)
+            StoredRow::Batch(batch::parse(text)?)
         })
     }
 }

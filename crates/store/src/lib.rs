@@ -16,6 +16,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod compact;
 mod error;
 mod event_log;

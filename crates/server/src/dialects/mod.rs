@@ -143,6 +143,6 @@ fn answers(live: &LiveRun, parts: &[Part]) -> Message {
 /// Whether a reader that has read up to the end of `live`'s log has the whole stream for now.
 fn settled(live: &LiveRun) -> bool {
     live.log
-        .read_after(u64::MAX, live.handle.status(), |_| {})
+        .read_after(u64::MAX, None, live.handle.status(), |_| {})
         .complete
 }

@@ -1,9 +1,12 @@
 //! A run's event log in memory: the run's latest events, in order, that readers follow live.
 //! The store is the state of record; this is the fast path for the runs this process executes.
-//! The log keeps a short window: once the store has an event and [`KEEP`] newer ones are here,
-//! the log forgets it, so a long run takes the same memory as a short one. A reader that falls
-//! further behind than the window (or starts from the beginning) is told so ([`Read::gap`]) and
-//! reads the store up to the window.
+//! The log keeps a window: an event stays until the store has it, [`KEEP`] newer ones are here
+//! and every joined reader has read it, so a burst of events (an unpaced model writes hundreds
+//! between two wake-ups of a reader) reaches its readers from memory, never through the store.
+//! A reader that does not read holds at most [`BEHIND`] bytes; past that the log forgets for it
+//! too, so a long run takes the same memory as a short one. A reader that falls further behind
+//! than the window (or starts from the beginning) is told so ([`Read::gap`]) and reads the store
+//! up to the window.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -19,14 +22,24 @@ pub(crate) struct EventLog {
     changed: watch::Sender<u64>,
 }
 
-/// How many stored events the log keeps at least: enough for readers that keep up (they take
-/// what was logged since their last read) to find everything here.
+/// How many stored events the log keeps at least, for readers that have not joined.
 pub(crate) const KEEP: usize = 8;
+
+/// How many bytes of stored events the log keeps for joined readers that are behind.
+pub(crate) const BEHIND: usize = 256 * 1024;
+
+/// A reader joined to a log ([`EventLog::join`]): the log keeps what it has not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Joined(usize);
 
 #[derive(Debug, Default)]
 struct Logged {
     /// The window: every event not stored yet, and the latest stored ones.
     events: VecDeque<Event>,
+    /// The weight of the window's events ([`weight`]).
+    bytes: usize,
+    /// Where each joined reader is: the seq of the last event it read (`None`: a free place).
+    readers: Vec<Option<u64>>,
     /// The sequence number of the last event the store has (those up to it may be forgotten).
     stored: u64,
     /// The sequence number of the last event appended.
@@ -81,6 +94,7 @@ impl EventLog {
                     logged.status = Some(*status);
                 }
                 logged.last_seq = logged.last_seq.max(event.seq);
+                logged.bytes += weight(&event);
                 logged.events.push_back(event);
             }
             logged.forget_stored();
@@ -116,18 +130,50 @@ impl EventLog {
         self.changed.subscribe()
     }
 
+    /// A reader that has read every event up to `after`: the log keeps the later ones for it
+    /// (within [`BEHIND`]) until it reads them or [`EventLog::leave`]s.
+    pub(crate) fn join(&self, after: u64) -> Joined {
+        let mut logged = self.lock();
+        let free = logged.readers.iter().position(Option::is_none);
+        match free {
+            Some(place) => {
+                logged.readers[place] = Some(after);
+                Joined(place)
+            }
+            None => {
+                logged.readers.push(Some(after));
+                Joined(logged.readers.len() - 1)
+            }
+        }
+    }
+
+    /// The reader is gone: the log no longer keeps anything for it.
+    pub(crate) fn leave(&self, reader: Joined) {
+        let mut logged = self.lock();
+        if let Some(place) = logged.readers.get_mut(reader.0) {
+            *place = None;
+        }
+        logged.forget_stored();
+    }
+
     /// Hands `visit` every event with a sequence number above `after`, in order (under the lock,
     /// so a reader encodes straight from the log without copying events), unless some of them
     /// are forgotten ([`Read::gap`]). `now` is the run's status: a log settled on `awaiting` is
     /// not complete once the run has moved on (input was accepted, its next events are on their
-    /// way through the store).
+    /// way through the store). A joined `reader` is then known to be past what it read.
     pub(crate) fn read_after(
         &self,
         after: u64,
+        reader: Option<Joined>,
         now: RunStatus,
         mut visit: impl FnMut(&Event),
     ) -> Read {
-        let logged = self.lock();
+        let mut logged = self.lock();
+        if let Some(Joined(place)) = reader
+            && let Some(at) = logged.readers.get_mut(place)
+        {
+            *at = Some(after);
+        }
         let complete = logged.closed || (logged.settled && logged.status == Some(now));
         if after < logged.forgotten {
             return Read {
@@ -141,6 +187,11 @@ impl EventLog {
         for event in logged.events.range(start..) {
             visit(event);
             last_seq = Some(event.seq);
+        }
+        if let (Some(Joined(place)), Some(last)) = (reader, last_seq)
+            && let Some(at) = logged.readers.get_mut(place)
+        {
+            *at = Some(last);
         }
         Read {
             last_seq,
@@ -168,19 +219,32 @@ impl EventLog {
 }
 
 impl Logged {
-    /// Forgets the stored events beyond the window's [`KEEP`].
+    /// Forgets the stored events beyond the window's [`KEEP`] that every joined reader has
+    /// read, or that the readers behind hold past [`BEHIND`].
     fn forget_stored(&mut self) {
+        let slowest = self.readers.iter().flatten().min().copied();
         while self.events.len() > KEEP
-            && self
-                .events
-                .front()
-                .is_some_and(|event| event.seq <= self.stored)
+            && let Some(front) = self.events.front()
+            && front.seq <= self.stored
+            && (slowest.is_none_or(|read| read >= front.seq) || self.bytes > BEHIND)
         {
             if let Some(event) = self.events.pop_front() {
+                self.bytes -= weight(&event);
                 self.forgotten = self.forgotten.max(event.seq);
             }
         }
     }
+}
+
+/// What an event weighs in the window: a delta its text, any other event a flat amount (whole
+/// parts are held by the run's messages as well; what matters here is how many deltas pile up).
+fn weight(event: &Event) -> usize {
+    const OTHER: usize = 256;
+    size_of::<Event>()
+        + match &event.kind {
+            EventKind::PartDelta { delta, .. } => delta.len(),
+            _ => OTHER,
+        }
 }
 
 /// The event is a status the run stays in until the client acts (awaiting) or for ever
@@ -197,7 +261,7 @@ pub(crate) fn settles(event: &Event) -> bool {
 mod tests {
     use agentwire_core::{Event, EventKind, MessageId, RunStatus};
 
-    use super::{EventLog, KEEP};
+    use super::{BEHIND, EventLog, KEEP};
 
     fn delta(seq: u64) -> Event {
         Event {
@@ -212,7 +276,9 @@ mod tests {
 
     fn read(log: &EventLog, after: u64) -> (Vec<u64>, bool) {
         let mut seqs = Vec::new();
-        let read = log.read_after(after, RunStatus::InProgress, |event| seqs.push(event.seq));
+        let read = log.read_after(after, None, RunStatus::InProgress, |event| {
+            seqs.push(event.seq);
+        });
         (seqs, read.gap)
     }
 
@@ -252,5 +318,54 @@ mod tests {
         log.append_all([Event::heartbeat(total)]);
         log.stored_through(total);
         assert!(read(&log, log.forgotten() - 1).1);
+    }
+
+    #[test]
+    fn what_a_joined_reader_has_not_read_stays_until_it_reads_or_leaves() {
+        let log = EventLog::default();
+        let total = 4 * KEEP as u64;
+        let slow = log.join(0);
+        let fast = log.join(0);
+        log.append_all((1..=total).map(delta));
+        log.stored_through(total);
+        // Stored, but the readers have read nothing: all of it stays.
+        assert_eq!(log.forgotten(), 0);
+        let mut seqs = Vec::new();
+        log.read_after(0, Some(fast), RunStatus::InProgress, |event| {
+            seqs.push(event.seq);
+        });
+        assert_eq!(seqs, (1..=total).collect::<Vec<_>>());
+        log.stored_through(total);
+        assert_eq!(log.forgotten(), 0, "the slow reader has read nothing yet");
+        log.read_after(KEEP as u64, Some(slow), RunStatus::InProgress, |_| {});
+        log.stored_through(total);
+        assert_eq!(log.forgotten(), total - KEEP as u64);
+        // Once every reader has gone, only the window is kept.
+        let late = log.join(0);
+        log.leave(slow);
+        log.leave(fast);
+        log.leave(late);
+        assert_eq!(log.forgotten(), total - KEEP as u64);
+    }
+
+    #[test]
+    fn a_reader_that_does_not_read_holds_a_bounded_window() {
+        let log = EventLog::default();
+        let _stalled = log.join(0);
+        let big = "x".repeat(4096);
+        let total = (2 * BEHIND / big.len()) as u64;
+        log.append_all((1..=total).map(|seq| Event {
+            seq,
+            kind: EventKind::PartDelta {
+                message_id: MessageId::from("msg_1"),
+                index: 0,
+                delta: big.clone(),
+            },
+        }));
+        log.stored_through(total);
+        let kept = total - log.forgotten();
+        assert!(kept >= KEEP as u64);
+        assert!(kept * 4096 <= BEHIND as u64, "kept {kept} events");
+        assert!(read(&log, 0).1, "the stalled reader reads the store first");
     }
 }

@@ -15,7 +15,7 @@ use tokio::sync::{broadcast, watch};
 use tokio::time::{Instant, Sleep};
 
 use crate::runs::LiveRun;
-use crate::runs::log::settles;
+use crate::runs::log::{Joined, settles};
 
 /// A run's events from memory or from the store.
 pub(crate) enum Reader {
@@ -47,6 +47,8 @@ pub(crate) enum Until {
 pub(crate) struct LiveReader {
     live: Arc<LiveRun>,
     after: u64,
+    /// The reader's place in the log, which keeps what it has not read.
+    joined: Joined,
     changes: watch::Receiver<u64>,
     heartbeat: Duration,
     /// When the reader last handed something over: a heartbeat is due `heartbeat` later.
@@ -72,10 +74,12 @@ impl LiveReader {
         continues: bool,
     ) -> Self {
         let changes = live.log.subscribe();
+        let joined = live.log.join(after);
         let now = Instant::now();
         Self {
             live,
             after,
+            joined,
             changes,
             heartbeat,
             quiet_since: now,
@@ -96,7 +100,10 @@ impl LiveReader {
         loop {
             self.changes.borrow_and_update();
             let now = self.live.handle.status();
-            let read = self.live.log.read_after(self.after, now, &mut visit);
+            let read = self
+                .live
+                .log
+                .read_after(self.after, Some(self.joined), now, &mut visit);
             if read.gap {
                 self.after = read_stored(&self.live, self.after, &mut visit).await;
                 self.waiting_for_news = false;
@@ -150,6 +157,12 @@ impl LiveReader {
     }
 }
 
+impl Drop for LiveReader {
+    fn drop(&mut self) {
+        self.live.log.leave(self.joined);
+    }
+}
+
 /// How many events a reader behind the log's window reads from the store at a time.
 const PAGE: u32 = 256;
 
@@ -180,7 +193,9 @@ const STORE_RETRY: Duration = Duration::from_millis(100);
 pub(crate) async fn read_all(live: &LiveRun, mut visit: impl FnMut(&Event)) -> u64 {
     let mut after = 0;
     loop {
-        let read = live.log.read_after(after, live.handle.status(), &mut visit);
+        let read = live
+            .log
+            .read_after(after, None, live.handle.status(), &mut visit);
         if !read.gap {
             return read.last_seq.unwrap_or(after);
         }
