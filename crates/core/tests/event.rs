@@ -11,6 +11,9 @@ fn check(json: Value, seq: u64, kind: EventKind) {
     let parsed: Event = serde_json::from_value(json.clone()).expect("the example parses");
     assert_eq!(parsed, event);
     assert_eq!(serde_json::to_value(&event).expect("serializes"), json);
+    let mut written = Vec::new();
+    event.write_json(&mut written);
+    assert_eq!(written, serde_json::to_vec(&event).expect("serializes"));
     assert_eq!(json["event"], event.name());
     assert!(Event::NAMES.contains(&event.name()));
 }
@@ -198,4 +201,23 @@ fn malformed_events_are_errors() {
         "delta",
     );
     check_rejected(json!({"event": "heartbeat"}), "seq");
+}
+
+proptest::proptest! {
+    /// The hand-written JSON of a delta is byte for byte what serde writes, whatever its text.
+    #[test]
+    fn a_delta_is_written_as_serde_writes_it(
+        seq: u64,
+        index: u32,
+        message_id in "\\PC{0,12}",
+        delta in "(\\PC|[\"\\\\\n\t\u{0}\u{1f}\u{7f}])*",
+    ) {
+        let event = Event {
+            seq,
+            kind: EventKind::PartDelta { message_id: message_id.into(), index, delta },
+        };
+        let mut written = Vec::new();
+        event.write_json(&mut written);
+        proptest::prop_assert_eq!(written, serde_json::to_vec(&event).expect("serializes"));
+    }
 }

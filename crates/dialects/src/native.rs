@@ -13,8 +13,6 @@
 //! A heartbeat has no `id:` line, so that it never moves a client's resume point. NDJSON is the
 //! same JSON, one event per line. The native dialect expresses everything: nothing is lost.
 
-use std::io::Write;
-
 use agentwire_core::{Event, GenerationSettings, Message, SessionId};
 use serde::{Deserialize, Serialize};
 
@@ -57,8 +55,10 @@ pub struct NativeSseEncoder;
 impl Encoder for NativeSseEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
         if !matches!(event.kind, agentwire_core::EventKind::Heartbeat {}) {
-            // Writing to a Vec cannot fail.
-            let _ = writeln!(out, "id: {}", event.seq);
+            out.extend_from_slice(b"id: ");
+            // Writing a number to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *out, &event.seq);
+            out.push(b'\n');
         }
         out.extend_from_slice(b"event: ");
         out.extend_from_slice(event.name().as_bytes());
@@ -151,8 +151,7 @@ impl NativeNdjsonDecoder {
 }
 
 fn write_json(event: &Event, out: &mut Vec<u8>) {
-    // Serializing an event cannot fail: its keys are strings and its numbers finite.
-    let _ = serde_json::to_writer(&mut *out, event);
+    event.write_json(out);
 }
 
 /// Parses one event; `Ok(None)` for an event of a name this version does not know.

@@ -18,9 +18,10 @@
 //! the slower the store, the larger its groups.
 //!
 //! Deltas wait to be sent to the store until something must be stored (a held event), or
-//! [`FLUSH_AFTER`] has passed since the oldest of them was shown, or [`MAX_UNSENT`] wait: the
-//! store keeps a run's batch as one row, so a streaming run costs it a row every few seconds
-//! rather than one per token. Decided after measuring at 10,000 streams: a row per token was
+//! [`FLUSH_AFTER`] has passed since the oldest of them was shown, or [`MAX_UNSENT`] bytes of
+//! them wait: the store keeps a run's batch as one row, so a streaming run costs it a row every
+//! few seconds rather than one per token, and an unpaced answer of a few hundred tokens a row
+//! or two. Decided after measuring at 10,000 streams: a row per token was
 //! most of the database's work and the writer fell seconds behind (p99 about 1 s); a commit per
 //! run every second still gave p99 30–90 ms, every 2 s 17–24 ms, every 3 s 12–16 ms. The price:
 //! a crash loses at most those seconds of an unfinished part's deltas (which the interrupted
@@ -251,8 +252,17 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
 /// docs for why this long).
 const FLUSH_AFTER: Duration = Duration::from_secs(3);
 
-/// Shown deltas this many are sent to the store at once.
-const MAX_UNSENT: usize = 32;
+/// Shown deltas weighing this much ([`unsent_weight`]) are sent to the store at once.
+const MAX_UNSENT: usize = 64 * 1024;
+
+/// What a shown event weighs while it waits to be sent: the event and its text.
+fn unsent_weight(event: &Event) -> usize {
+    size_of::<Event>()
+        + match &event.kind {
+            EventKind::PartDelta { delta, .. } => delta.len(),
+            _ => 0,
+        }
+}
 
 /// How often a batch is tried before the run is given up (the append is idempotent).
 const ATTEMPTS: u32 = 5;
@@ -301,6 +311,8 @@ pub(crate) struct RunCommits {
     shown: Vec<Event>,
     /// When the oldest of `shown` was shown.
     shown_since: Option<Instant>,
+    /// What `shown` weighs ([`unsent_weight`]).
+    shown_bytes: usize,
     /// Not shown, not yet handed to the writer. The pump takes no new events while something is
     /// held here or in the commit under way, so nothing is shown ahead of it.
     held: Vec<Event>,
@@ -329,6 +341,7 @@ impl RunCommits {
             run_id,
             shown: Vec::new(),
             shown_since: None,
+            shown_bytes: 0,
             held: Vec::new(),
             in_flight: None,
             stored_through: 0,
@@ -352,6 +365,7 @@ impl RunCommits {
         self.held.extend(batch.drain(first_held..));
         if !batch.is_empty() {
             self.shown_since.get_or_insert_with(Instant::now);
+            self.shown_bytes += batch.iter().map(unsent_weight).sum::<usize>();
             self.shown.extend(batch.iter().cloned());
         }
         self.start_if_due();
@@ -421,7 +435,7 @@ impl RunCommits {
         }
         let due = self.flushing
             || !self.held.is_empty()
-            || self.shown.len() >= MAX_UNSENT
+            || self.shown_bytes >= MAX_UNSENT
             || self
                 .shown_since
                 .is_some_and(|since| since.elapsed() >= FLUSH_AFTER);
@@ -429,6 +443,7 @@ impl RunCommits {
             return;
         }
         self.shown_since = None;
+        self.shown_bytes = 0;
         let held = self.held.len();
         let mut events = std::mem::take(&mut self.shown);
         events.append(&mut self.held);
@@ -554,7 +569,8 @@ mod tests {
         assert_eq!(stored, vec![delta(1), delta(2), complete(3)]);
 
         // Many deltas go without waiting for anything.
-        let many: Vec<Event> = (4..4 + MAX_UNSENT as u64).map(delta).collect();
+        let enough = MAX_UNSENT.div_ceil(unsent_weight(&delta(4))) as u64 + 1;
+        let many: Vec<Event> = (4..4 + enough).map(delta).collect();
         assert_eq!(commits.take(many.clone()), many);
         assert!(commits.in_flight.is_some(), "due: sent at once");
         assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
