@@ -17,9 +17,6 @@ use std::process::ExitCode;
 use agentwire_dialects::Dialect;
 use clap::{Args, Parser, Subcommand};
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// agentwire: streaming conversations with AI agents, in every client's wire format.
 #[derive(Debug, Parser)]
 #[command(name = "agentwire", version, about)]
