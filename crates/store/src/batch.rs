@@ -30,12 +30,9 @@ struct OpenDeltas {
 }
 
 impl BatchText {
-    /// An empty batch with room for about `events` events.
-    pub(crate) fn with_capacity(events: usize) -> Self {
-        Self {
-            json: Vec::with_capacity(events * 16),
-            deltas: None,
-        }
+    /// Bytes written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.json.len()
     }
 
     /// Appends an event.
@@ -183,7 +180,7 @@ mod tests {
     }
 
     fn text_of(events: &[Event]) -> String {
-        let mut text = BatchText::with_capacity(events.len());
+        let mut text = BatchText::default();
         for event in events {
             text.push(event).expect("encodes");
         }

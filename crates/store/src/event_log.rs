@@ -24,10 +24,86 @@ pub const INTERRUPTED: &str = "interrupted";
 /// A run's status columns as a batch sets them: seq, status, error, usage.
 type StatusRow = (i64, RunStatus, Option<String>, Option<String>);
 
-/// One run's batch as a row for the database.
-pub(crate) struct Prepared<'a> {
-    pub(crate) run_id: &'a RunId,
-    /// The events as a JSON array, heartbeats left out.
+/// A run's events being encoded for the log as they come (see `batch`), so a run hands the
+/// store text rather than copies of its events, and knows what it holds unsent in bytes.
+#[derive(Debug)]
+pub struct BatchBuilder {
+    run_id: RunId,
+    text: BatchText,
+    /// The first and last seq pushed.
+    seqs: Option<(i64, i64)>,
+    last_status: Option<StatusRow>,
+}
+
+impl BatchBuilder {
+    /// An empty batch of the run's events.
+    pub fn new(run_id: RunId) -> Self {
+        Self {
+            run_id,
+            text: BatchText::default(),
+            seqs: None,
+            last_status: None,
+        }
+    }
+
+    /// Encodes the next event (heartbeats take no place in the log and are skipped). On an
+    /// error nothing of the event is kept.
+    pub fn push(&mut self, event: &Event) -> Result<(), StoreError> {
+        if let EventKind::Heartbeat {} = event.kind {
+            return Ok(());
+        }
+        let seq = seq_to_db(event.seq)?;
+        let status = match &event.kind {
+            EventKind::RunStatus {
+                status,
+                error,
+                usage,
+            } if self
+                .last_status
+                .as_ref()
+                .is_none_or(|(last, ..)| *last < seq) =>
+            {
+                let error = error.as_ref().map(serde_json::to_string).transpose()?;
+                let usage = usage.as_ref().map(serde_json::to_string).transpose()?;
+                Some((seq, *status, error, usage))
+            }
+            _ => None,
+        };
+        self.text.push(event)?;
+        self.last_status = status.or(self.last_status.take());
+        self.seqs = Some(
+            self.seqs
+                .map_or((seq, seq), |(first, last)| (first.min(seq), last.max(seq))),
+        );
+        Ok(())
+    }
+
+    /// Bytes of text encoded so far.
+    pub fn bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// Whether no event is in it.
+    pub fn is_empty(&self) -> bool {
+        self.seqs.is_none()
+    }
+
+    /// The batch as the log stores it; `None` when it holds no event.
+    pub fn finish(self) -> Option<EventBatch> {
+        Some(EventBatch {
+            seqs: self.seqs?,
+            events: self.text.finish()?,
+            run_id: self.run_id,
+            last_status: self.last_status,
+        })
+    }
+}
+
+/// One run's events encoded for the log ([`BatchBuilder`]): what a [`Group`] appends.
+#[derive(Debug)]
+pub struct EventBatch {
+    pub(crate) run_id: RunId,
+    /// The events as a JSON array.
     pub(crate) events: String,
     /// The first and last seq of those events.
     pub(crate) seqs: (i64, i64),
@@ -35,50 +111,24 @@ pub(crate) struct Prepared<'a> {
     pub(crate) last_status: Option<StatusRow>,
 }
 
-impl<'a> Prepared<'a> {
-    /// `None` when the batch holds nothing to store (only heartbeats).
-    pub(crate) fn new(run_id: &'a RunId, events: &[Event]) -> Result<Option<Self>, StoreError> {
-        let mut prepared = Prepared {
-            run_id,
-            events: String::new(),
-            seqs: (i64::MAX, i64::MIN),
-            last_status: None,
-        };
-        let mut text = BatchText::with_capacity(events.len());
+impl EventBatch {
+    /// The batch of `events` (`None` when there is nothing to store: only heartbeats).
+    pub fn encode(run_id: &RunId, events: &[Event]) -> Result<Option<Self>, StoreError> {
+        let mut builder = BatchBuilder::new(run_id.clone());
         for event in events {
-            if let EventKind::Heartbeat {} = event.kind {
-                continue;
-            }
-            let seq = seq_to_db(event.seq)?;
-            if let EventKind::RunStatus {
-                status,
-                error,
-                usage,
-            } = &event.kind
-                && prepared
-                    .last_status
-                    .as_ref()
-                    .is_none_or(|(last, ..)| *last < seq)
-            {
-                let error = error.as_ref().map(serde_json::to_string).transpose()?;
-                let usage = usage.as_ref().map(serde_json::to_string).transpose()?;
-                prepared.last_status = Some((seq, *status, error, usage));
-            }
-            prepared.seqs = (prepared.seqs.0.min(seq), prepared.seqs.1.max(seq));
-            text.push(event)?;
+            builder.push(event)?;
         }
-        let Some(text) = text.finish() else {
-            return Ok(None);
-        };
-        prepared.events = text;
-        Ok(Some(prepared))
+        Ok(builder.finish())
     }
 
-    pub(crate) fn notice(&self) -> Notice {
-        Notice::Events {
-            run_id: self.run_id.clone(),
-            seq: u64::try_from(self.seqs.1).unwrap_or_default(),
-        }
+    /// The run whose events these are.
+    pub fn run_id(&self) -> &RunId {
+        &self.run_id
+    }
+
+    /// The seq of its last event.
+    pub fn last_seq(&self) -> u64 {
+        u64::try_from(self.seqs.1).unwrap_or_default()
     }
 }
 
@@ -91,7 +141,10 @@ impl Store {
     /// and usage, unless a later one was stored before. Listeners hear a [`Notice::Events`] with
     /// the batch's last seq after the commit.
     pub async fn append_events(&self, run_id: &RunId, events: &[Event]) -> Result<(), StoreError> {
-        let missing = self.append_event_batches(&[(run_id, events)]).await?;
+        let Some(batch) = EventBatch::encode(run_id, events)? else {
+            return Ok(());
+        };
+        let missing = self.append_event_batches(&[&batch]).await?;
         match missing.is_empty() {
             true => Ok(()),
             false => Err(StoreError::RunNotFound(run_id.to_string())),
@@ -104,7 +157,7 @@ impl Store {
     /// returns `Err`. Batches of one run are appended in the order given.
     pub async fn append_event_batches(
         &self,
-        batches: &[(&RunId, &[Event])],
+        batches: &[&EventBatch],
     ) -> Result<Vec<RunId>, StoreError> {
         let group = Group {
             batches: batches.to_vec(),
@@ -292,29 +345,77 @@ impl Page {
     }
 }
 
-/// Sorts the entries by run and joins those of one run (its batches in the order given).
-pub(crate) fn merge_runs(mut prepared: Vec<Prepared<'_>>) -> Vec<Prepared<'_>> {
+/// A batch as a row: the run's batches of one group joined.
+pub(crate) struct BatchRow<'a> {
+    pub(crate) batch: &'a EventBatch,
+    /// The text when more than one batch was joined.
+    joined: Option<(String, (i64, i64), Option<&'a StatusRow>)>,
+}
+
+impl BatchRow<'_> {
+    pub(crate) fn run_id(&self) -> &RunId {
+        &self.batch.run_id
+    }
+
+    pub(crate) fn events(&self) -> &str {
+        self.joined
+            .as_ref()
+            .map_or(self.batch.events.as_str(), |(text, ..)| text.as_str())
+    }
+
+    pub(crate) fn seqs(&self) -> (i64, i64) {
+        self.joined
+            .as_ref()
+            .map_or(self.batch.seqs, |(_, seqs, _)| *seqs)
+    }
+
+    pub(crate) fn last_status(&self) -> Option<&StatusRow> {
+        match &self.joined {
+            Some((_, _, status)) => *status,
+            None => self.batch.last_status.as_ref(),
+        }
+    }
+
+    pub(crate) fn notice(&self) -> Notice {
+        Notice::Events {
+            run_id: self.batch.run_id.clone(),
+            seq: u64::try_from(self.seqs().1).unwrap_or_default(),
+        }
+    }
+}
+
+/// Sorts the batches by run and joins those of one run (its batches in the order given).
+pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
+    let mut batches = batches.to_vec();
     // Stable: a run's batches stay in their order.
-    prepared.sort_by(|a, b| a.run_id.as_str().cmp(b.run_id.as_str()));
-    let mut merged: Vec<Prepared<'_>> = Vec::with_capacity(prepared.len());
-    for entry in prepared {
+    batches.sort_by(|a, b| a.run_id.as_str().cmp(b.run_id.as_str()));
+    let mut merged: Vec<BatchRow<'a>> = Vec::with_capacity(batches.len());
+    for batch in batches {
         match merged.last_mut() {
-            Some(last) if last.run_id == entry.run_id => {
+            Some(last) if last.batch.run_id == batch.run_id => {
+                let (mut text, seqs, status) = match last.joined.take() {
+                    Some(joined) => joined,
+                    None => (
+                        last.batch.events.clone(),
+                        last.batch.seqs,
+                        last.batch.last_status.as_ref(),
+                    ),
+                };
                 // Two arrays as one: `[a,b]` + `[c]` = `[a,b,c]`.
-                last.events.pop();
-                last.events.push(',');
-                last.events.push_str(&entry.events[1..]);
-                last.seqs = (last.seqs.0.min(entry.seqs.0), last.seqs.1.max(entry.seqs.1));
-                if let Some(status) = entry.last_status
-                    && last
-                        .last_status
-                        .as_ref()
-                        .is_none_or(|(seq, ..)| *seq < status.0)
-                {
-                    last.last_status = Some(status);
-                }
+                text.pop();
+                text.push(',');
+                text.push_str(&batch.events[1..]);
+                let seqs = (seqs.0.min(batch.seqs.0), seqs.1.max(batch.seqs.1));
+                let status = match (status, batch.last_status.as_ref()) {
+                    (Some(earlier), Some(later)) if later.0 <= earlier.0 => Some(earlier),
+                    (earlier, later) => later.or(earlier),
+                };
+                last.joined = Some((text, seqs, status));
             }
-            _ => merged.push(entry),
+            _ => merged.push(BatchRow {
+                batch,
+                joined: None,
+            }),
         }
     }
     merged

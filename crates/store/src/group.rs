@@ -12,10 +12,10 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::{QueryBuilder, Row};
 
-use agentwire_core::{Event, Message, RunId, SessionId};
+use agentwire_core::{Message, RunId, SessionId};
 
 use crate::error::StoreError;
-use crate::event_log::{Prepared, merge_runs};
+use crate::event_log::{EventBatch, merge_runs};
 use crate::run::{RunRecord, RunRow, status_columns};
 use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
@@ -46,7 +46,7 @@ pub struct Group<'a> {
     /// Messages to add at the end of a session's history, as [`Store::append_messages`].
     pub appends: Vec<(&'a SessionId, &'a [Message])>,
     /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
-    pub batches: Vec<(&'a RunId, &'a [Event])>,
+    pub batches: Vec<&'a EventBatch>,
 }
 
 /// How a start of a [`Group`] fared.
@@ -153,13 +153,9 @@ impl Store {
             .iter()
             .map(|(session_id, messages)| Ok((*session_id, message_texts(messages)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let mut prepared = Vec::with_capacity(group.batches.len());
-        for (run_id, events) in &group.batches {
-            prepared.extend(Prepared::new(run_id, events)?);
-        }
         // One entry per run, in id order: a run's row is updated once per statement, and rows
         // are locked in one order, so two writers sharing a database cannot deadlock.
-        let prepared = merge_runs(prepared);
+        let prepared = merge_runs(&group.batches);
         if starts.is_empty() && appends.is_empty() && prepared.is_empty() {
             return Ok(Written::default());
         }
@@ -358,9 +354,9 @@ impl Store {
                     for entry in chunk {
                         values
                             .push("(CAST(")
-                            .push_bind_unseparated(entry.run_id.as_str())
+                            .push_bind_unseparated(entry.run_id().as_str())
                             .push_unseparated(" AS TEXT), CAST(")
-                            .push_bind_unseparated(entry.seqs.1)
+                            .push_bind_unseparated(entry.seqs().1)
                             .push_unseparated(" AS BIGINT))");
                     }
                     update.push(") AS v WHERE runs.id = v.column1");
@@ -369,31 +365,26 @@ impl Store {
                     let updated = update.build().execute(&mut *tx).await?.rows_affected();
                     if usize::try_from(updated).is_ok_and(|updated| updated == chunk.len()) {
                         found_runs
-                            .extend(chunk.iter().map(|entry| entry.run_id.as_str().to_owned()));
+                            .extend(chunk.iter().map(|entry| entry.run_id().as_str().to_owned()));
                         continue;
                     }
                     // Some run is gone (its session was deleted): find which, one by one (rare).
                     for entry in chunk {
                         let exists = sqlx::query("SELECT 1 FROM runs WHERE id = $1")
-                            .bind(entry.run_id.as_str())
+                            .bind(entry.run_id().as_str())
                             .fetch_optional(&mut *tx)
                             .await?;
                         if exists.is_some() {
-                            found_runs.insert(entry.run_id.as_str().to_owned());
+                            found_runs.insert(entry.run_id().as_str().to_owned());
                         }
                     }
                 }
                 let rows: Vec<(&str, i64, i64, &str)> = prepared
                     .iter()
-                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                    .filter(|entry| found_runs.contains(entry.run_id().as_str()))
                     .map(|entry| {
-                        let (first_seq, last_seq) = entry.seqs;
-                        (
-                            entry.run_id.as_str(),
-                            last_seq,
-                            first_seq,
-                            entry.events.as_str(),
-                        )
+                        let (first_seq, last_seq) = entry.seqs();
+                        (entry.run_id().as_str(), last_seq, first_seq, entry.events())
                     })
                     .collect();
                 for chunk in fixed_chunks(&rows) {
@@ -415,12 +406,12 @@ impl Store {
                 // hundreds of runs start or end in one group under load.
                 let statuses: Vec<StatusUpdate<'_>> = prepared
                     .iter()
-                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                    .filter(|entry| found_runs.contains(entry.run_id().as_str()))
                     .filter_map(|entry| {
-                        let (seq, status, error, usage) = entry.last_status.as_ref()?;
+                        let (seq, status, error, usage) = entry.last_status()?;
                         let (status, awaiting) = status_columns(*status);
                         Some((
-                            entry.run_id.as_str(),
+                            entry.run_id().as_str(),
                             *seq,
                             status,
                             awaiting,
@@ -459,7 +450,7 @@ impl Store {
                     // Delivered to listeners when (and only if) the transaction commits.
                     let notices = prepared
                         .iter()
-                        .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                        .filter(|entry| found_runs.contains(entry.run_id().as_str()))
                         .map(|entry| serde_json::to_string(&entry.notice()))
                         .collect::<Result<Vec<_>, _>>()?;
                     for chunk in fixed_chunks(&notices) {
@@ -485,7 +476,7 @@ impl Store {
         if !self.is_postgres() {
             for entry in prepared
                 .iter()
-                .filter(|entry| found_runs.contains(entry.run_id.as_str()))
+                .filter(|entry| found_runs.contains(entry.run_id().as_str()))
             {
                 // No receiver is not an error: nobody is streaming the run.
                 let _ = self.local.send(entry.notice());
@@ -511,8 +502,8 @@ impl Store {
                 .collect(),
             gone: prepared
                 .iter()
-                .filter(|entry| !found_runs.contains(entry.run_id.as_str()))
-                .map(|entry| entry.run_id.clone())
+                .filter(|entry| !found_runs.contains(entry.run_id().as_str()))
+                .map(|entry| entry.run_id().clone())
                 .collect(),
         })
     }

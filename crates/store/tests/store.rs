@@ -12,7 +12,8 @@ use agentwire_core::{
     SessionId, Usage,
 };
 use agentwire_store::{
-    Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError, Written,
+    EventBatch, Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError,
+    Written,
 };
 
 #[macro_use]
@@ -535,14 +536,20 @@ async fn batches_of_many_runs_commit_together(db: Db) {
     let missing = RunId::from("run_missing");
     let (a1, a2) = ([delta(1), delta(2)], [delta(3)]);
     let b1 = [delta(1), status(2, RunStatus::Completed, None)];
+    let batch = |run: &RunId, events: &[Event]| EventBatch::encode(run, events).unwrap().unwrap();
+    assert!(
+        EventBatch::encode(&b, &[Event::heartbeat(2)])
+            .unwrap()
+            .is_none(),
+        "heartbeats are not stored"
+    );
     let gone = store
         .append_event_batches(&[
-            (&a, &a1[..]),
-            (&missing, &[delta(1)][..]),
-            (&b, &b1[..]),
+            &batch(&a, &a1),
+            &batch(&missing, &[delta(1)]),
+            &batch(&b, &b1),
             // A run's second batch in the same group follows its first.
-            (&a, &a2[..]),
-            (&b, &[Event::heartbeat(2)][..]),
+            &batch(&a, &a2),
         ])
         .await
         .unwrap();
@@ -563,7 +570,8 @@ async fn batches_of_many_runs_commit_together(db: Db) {
         runs.push(new_run(&store, &format!("run_{n:04}"), None, "node_a").await);
     }
     let events: Vec<Event> = (1..=3).map(delta).collect();
-    let group: Vec<(&RunId, &[Event])> = runs.iter().map(|run| (run, &events[..])).collect();
+    let batches: Vec<EventBatch> = runs.iter().map(|run| batch(run, &events)).collect();
+    let group: Vec<&EventBatch> = batches.iter().collect();
     assert!(store.append_event_batches(&group).await.unwrap().is_empty());
     // Retried whole: nothing is duplicated.
     assert!(store.append_event_batches(&group).await.unwrap().is_empty());
@@ -711,10 +719,12 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         [status(1, RunStatus::InProgress, None)],
     );
     let missing = SessionId::from("ses_missing");
+    let batches = [(&first.id, &events[..]), (&gone, &events), (&new.id, &more)]
+        .map(|(run, events)| EventBatch::encode(run, events).unwrap().unwrap());
     let group = Group {
         starts: vec![(&next, &three), (&new, &hello), (&taken, &nope)],
         appends: vec![(&old, &four), (&missing, &nope)],
-        batches: vec![(&first.id, &events), (&gone, &events), (&new.id, &more)],
+        batches: vec![&batches[0], &batches[1], &batches[2]],
     };
     let written = store.write_group(&group).await.unwrap();
     assert_eq!(

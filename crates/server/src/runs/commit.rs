@@ -18,11 +18,12 @@
 //! the slower the store, the larger its groups.
 //!
 //! Deltas wait to be sent to the store until something must be stored (a held event), or
-//! [`FLUSH_AFTER`] has passed since the oldest of them was shown, or [`MAX_UNSENT`] bytes of
-//! them wait (about 35 one-word deltas): the store keeps a run's batch as one row, so a
-//! streaming run costs it a row every few seconds rather than one per token, and what a run
-//! holds unsent stays small (64 KiB was tried: no faster unpaced, and 18 KiB more per run at
-//! 1,000 streams of 20 tokens/s). Decided after measuring at 10,000 streams: a row per token was
+//! [`FLUSH_AFTER`] has passed since the oldest of them was shown, or their text for the store
+//! reaches [`MAX_UNSENT`] bytes (about 900 one-word deltas): the store keeps a run's batch as
+//! one row, so a streaming run costs it a row every few seconds rather than one per token.
+//! They wait as that text ([`BatchBuilder`]), encoded as they are shown, not as copies of
+//! the events: what a run holds unsent is about its text, and a delta costs no allocation on
+//! its way to the store. Decided after measuring at 10,000 streams: a row per token was
 //! most of the database's work and the writer fell seconds behind (p99 about 1 s); a commit per
 //! run every second still gave p99 30–90 ms, every 2 s 17–24 ms, every 3 s 12–16 ms. The price:
 //! a crash loses at most those seconds of an unfinished part's deltas (which the interrupted
@@ -36,7 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
-use agentwire_store::{Group, RunRecord, Started, Store};
+use agentwire_store::{BatchBuilder, EventBatch, Group, RunRecord, Started, Store};
 use tokio::sync::{mpsc, oneshot};
 
 /// The most batches one transaction takes; the rest go in the next one, right after.
@@ -75,9 +76,8 @@ enum Pending {
     },
     /// A batch of a run's events, given back with how it fared.
     Events {
-        run_id: RunId,
-        events: Vec<Event>,
-        done: oneshot::Sender<(Vec<Event>, Committed)>,
+        batch: EventBatch,
+        done: oneshot::Sender<(EventBatch, Committed)>,
     },
 }
 
@@ -100,26 +100,21 @@ impl Committer {
         Self { queue }
     }
 
-    /// Commits a run's batch with whatever else is waiting, and gives it back with the outcome.
-    pub(crate) async fn commit(
-        &self,
-        run_id: &RunId,
-        events: Vec<Event>,
-    ) -> (Vec<Event>, Committed) {
+    /// Commits a run's batch with whatever else is waiting, and gives it back with the outcome
+    /// (not when the writer went away with it, as the server stops).
+    pub(crate) async fn commit(&self, batch: EventBatch) -> (Option<EventBatch>, Committed) {
         let (done, outcome) = oneshot::channel();
-        let pending = Pending::Events {
-            run_id: run_id.clone(),
-            events,
-            done,
-        };
         let stopped = || Committed::Failed(writer_stopped());
-        if let Err(mpsc::error::SendError(Pending::Events { events, .. })) =
-            self.queue.send(pending)
+        if let Err(mpsc::error::SendError(Pending::Events { batch, .. })) =
+            self.queue.send(Pending::Events { batch, done })
         {
-            return (events, stopped());
+            return (Some(batch), stopped());
         }
         // The writer answers every batch it takes; it is gone only if the server is.
-        outcome.await.unwrap_or_else(|_| (Vec::new(), stopped()))
+        match outcome.await {
+            Ok((batch, committed)) => (Some(batch), committed),
+            Err(_) => (None, stopped()),
+        }
     }
 
     /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
@@ -195,7 +190,7 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                     messages,
                     ..
                 } => group.appends.push((session_id, messages)),
-                Pending::Events { run_id, events, .. } => group.batches.push((run_id, events)),
+                Pending::Events { batch, .. } => group.batches.push(batch),
             }
         }
         let result = writer.write(&group).await;
@@ -232,17 +227,13 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                             .map_err(Arc::clone),
                     );
                 }
-                Pending::Events {
-                    run_id,
-                    events,
-                    done,
-                } => {
+                Pending::Events { batch, done } => {
                     let committed = match &gone {
-                        Ok(gone) if gone.contains(&run_id) => Committed::RunGone,
+                        Ok(gone) if gone.contains(batch.run_id()) => Committed::RunGone,
                         Ok(_) => Committed::Stored,
                         Err(error) => Committed::Failed(Arc::clone(error)),
                     };
-                    let _ = done.send((events, committed));
+                    let _ = done.send((batch, committed));
                 }
             }
         }
@@ -253,17 +244,8 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
 /// docs for why this long).
 const FLUSH_AFTER: Duration = Duration::from_secs(3);
 
-/// Shown deltas weighing this much ([`unsent_weight`]) are sent to the store at once.
+/// Shown deltas are sent to the store at once when their text for the store is this long.
 const MAX_UNSENT: usize = 8 * 1024;
-
-/// What a shown event weighs while it waits to be sent: the event and its text.
-fn unsent_weight(event: &Event) -> usize {
-    size_of::<Event>()
-        + match &event.kind {
-            EventKind::PartDelta { delta, .. } => delta.len(),
-            _ => 0,
-        }
-}
 
 /// How often a batch is tried before the run is given up (the append is idempotent).
 const ATTEMPTS: u32 = 5;
@@ -283,13 +265,13 @@ fn may_precede_commit(event: &Event) -> bool {
     )
 }
 
-type Commit = Pin<Box<dyn Future<Output = (Vec<Event>, Committed)> + Send>>;
+type Commit = Pin<Box<dyn Future<Output = (Option<EventBatch>, Committed)> + Send>>;
 
 /// The commit of a run that is under way.
 struct InFlight {
     commit: Commit,
-    /// How many of its events, at the end, are held from the readers until it is stored.
-    held: usize,
+    /// The events at its end that are held from the readers until it is stored.
+    held: Vec<Event>,
     attempt: u32,
 }
 
@@ -304,16 +286,15 @@ pub(crate) enum Settled {
     GaveUp,
 }
 
-/// One run's events on their way to the store (see the module docs).
+/// One run's events on their way to the store (see the module docs). Events are encoded for
+/// the store as they are taken, so the store's copy of a delta is its text, not a clone.
 pub(crate) struct RunCommits {
     committer: Committer,
     run_id: RunId,
     /// Shown to readers, not yet handed to the writer.
-    shown: Vec<Event>,
-    /// When the oldest of `shown` was shown.
+    unsent: BatchBuilder,
+    /// When the oldest of `unsent` was shown.
     shown_since: Option<Instant>,
-    /// What `shown` weighs ([`unsent_weight`]).
-    shown_bytes: usize,
     /// Not shown, not yet handed to the writer. The pump takes no new events while something is
     /// held here or in the commit under way, so nothing is shown ahead of it.
     held: Vec<Event>,
@@ -322,13 +303,15 @@ pub(crate) struct RunCommits {
     stored_through: u64,
     /// Everything goes to the writer at once from now on ([`RunCommits::flush`]).
     flushing: bool,
+    /// An event could not be encoded for the store: the run is given up at the next commit.
+    unstorable: Option<Arc<str>>,
 }
 
 impl std::fmt::Debug for RunCommits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunCommits")
             .field("run_id", &self.run_id)
-            .field("shown", &self.shown.len())
+            .field("unsent", &self.unsent.bytes())
             .field("held", &self.held.len())
             .field("in_flight", &self.in_flight.is_some())
             .finish()
@@ -339,14 +322,14 @@ impl RunCommits {
     pub(crate) fn new(committer: Committer, run_id: RunId) -> Self {
         Self {
             committer,
+            unsent: BatchBuilder::new(run_id.clone()),
             run_id,
-            shown: Vec::new(),
             shown_since: None,
-            shown_bytes: 0,
             held: Vec::new(),
             in_flight: None,
             stored_through: 0,
             flushing: false,
+            unstorable: None,
         }
     }
 
@@ -355,9 +338,9 @@ impl RunCommits {
         self.stored_through
     }
 
-    /// Takes a batch of the run's events; returns those the readers may see now (a copy of
-    /// each goes to the store behind them). From the first event that must be stored first, the
-    /// rest of the batch is held, order being kept.
+    /// Takes a batch of the run's events; returns those the readers may see now (encoded for
+    /// the store behind them). From the first event that must be stored first, the rest of the
+    /// batch is held, order being kept.
     pub(crate) fn take(&mut self, mut batch: Vec<Event>) -> Vec<Event> {
         let first_held = batch
             .iter()
@@ -366,11 +349,20 @@ impl RunCommits {
         self.held.extend(batch.drain(first_held..));
         if !batch.is_empty() {
             self.shown_since.get_or_insert_with(Instant::now);
-            self.shown_bytes += batch.iter().map(unsent_weight).sum::<usize>();
-            self.shown.extend(batch.iter().cloned());
+            for event in &batch {
+                self.encode(event);
+            }
         }
         self.start_if_due();
         batch
+    }
+
+    fn encode(&mut self, event: &Event) {
+        if let Err(error) = self.unsent.push(event) {
+            tracing::error!(run = %self.run_id, seq = event.seq, "encoding an event: {error}");
+            self.unstorable
+                .get_or_insert_with(|| error.to_string().into());
+        }
     }
 
     /// Hands everything taken to the writer (as soon as the commit under way is done), due or
@@ -386,40 +378,40 @@ impl RunCommits {
             || self
                 .in_flight
                 .as_ref()
-                .is_some_and(|in_flight| in_flight.held > 0)
+                .is_some_and(|in_flight| !in_flight.held.is_empty())
     }
 
     /// Whether everything taken is stored.
     pub(crate) fn is_idle(&self) -> bool {
-        self.in_flight.is_none() && self.shown.is_empty() && self.held.is_empty()
+        self.in_flight.is_none() && self.unsent.is_empty() && self.held.is_empty()
     }
 
     /// Waits for the commit under way (for ever if there is none) and starts the next.
     /// Cancel-safe: the commit itself lives in `self`.
     pub(crate) async fn settled(&mut self) -> Settled {
-        let (events, committed) = match self.in_flight.as_mut() {
+        let (batch, committed) = match self.in_flight.as_mut() {
             Some(in_flight) => in_flight.commit.as_mut().await,
             None => std::future::pending().await,
         };
         let Some(in_flight) = self.in_flight.take() else {
             return Settled::Retrying;
         };
-        let settled = match committed {
-            Committed::Stored | Committed::RunGone => {
-                if let (Committed::Stored, Some(last)) = (&committed, events.last()) {
-                    self.stored_through = self.stored_through.max(last.seq);
+        let settled = match (committed, batch) {
+            (Committed::Stored, batch) => {
+                if let Some(batch) = batch {
+                    self.stored_through = self.stored_through.max(batch.last_seq());
                 }
-                let mut events = events;
-                Settled::Show(events.split_off(events.len().saturating_sub(in_flight.held)))
+                Settled::Show(in_flight.held)
             }
-            Committed::Failed(error) if in_flight.attempt < ATTEMPTS => {
+            (Committed::RunGone, _) => Settled::Show(in_flight.held),
+            (Committed::Failed(error), Some(batch)) if in_flight.attempt < ATTEMPTS => {
                 let attempt = in_flight.attempt;
                 tracing::error!(run = %self.run_id, attempt, "storing events: {error}");
                 let wait = FIRST_RETRY * 2u32.pow(attempt - 1);
-                self.in_flight = Some(self.send(events, in_flight.held, attempt + 1, wait));
+                self.in_flight = Some(self.send(Some(batch), in_flight.held, attempt + 1, wait));
                 return Settled::Retrying;
             }
-            Committed::Failed(error) => {
+            (Committed::Failed(error), _) => {
                 tracing::error!(run = %self.run_id, "giving up storing events: {error}");
                 Settled::GaveUp
             }
@@ -431,12 +423,12 @@ impl RunCommits {
     /// Hands what waits to the writer, unless a commit is under way or only deltas wait and
     /// they are not due yet (see the module docs).
     fn start_if_due(&mut self) {
-        if self.in_flight.is_some() || (self.shown.is_empty() && self.held.is_empty()) {
+        if self.in_flight.is_some() || (self.unsent.is_empty() && self.held.is_empty()) {
             return;
         }
         let due = self.flushing
             || !self.held.is_empty()
-            || self.shown_bytes >= MAX_UNSENT
+            || self.unsent.bytes() >= MAX_UNSENT
             || self
                 .shown_since
                 .is_some_and(|since| since.elapsed() >= FLUSH_AFTER);
@@ -444,21 +436,39 @@ impl RunCommits {
             return;
         }
         self.shown_since = None;
-        self.shown_bytes = 0;
-        let held = self.held.len();
-        let mut events = std::mem::take(&mut self.shown);
-        events.append(&mut self.held);
-        self.in_flight = Some(self.send(events, held, 1, Duration::ZERO));
+        let held = std::mem::take(&mut self.held);
+        for event in &held {
+            self.encode(event);
+        }
+        let unsent = std::mem::replace(&mut self.unsent, BatchBuilder::new(self.run_id.clone()));
+        self.in_flight = Some(match self.unstorable.take() {
+            // Nothing of it is stored: the run is given up without showing what it held.
+            Some(error) => InFlight {
+                commit: Box::pin(std::future::ready((None, Committed::Failed(error)))),
+                held,
+                attempt: ATTEMPTS,
+            },
+            None => self.send(unsent.finish(), held, 1, Duration::ZERO),
+        });
     }
 
-    fn send(&self, events: Vec<Event>, held: usize, attempt: u32, wait: Duration) -> InFlight {
+    fn send(
+        &self,
+        batch: Option<EventBatch>,
+        held: Vec<Event>,
+        attempt: u32,
+        wait: Duration,
+    ) -> InFlight {
         let committer = self.committer.clone();
-        let run_id = self.run_id.clone();
         let commit = Box::pin(async move {
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            committer.commit(&run_id, events).await
+            match batch {
+                Some(batch) => committer.commit(batch).await,
+                // Only heartbeats: nothing to store.
+                None => (None, Committed::Stored),
+            }
         });
         InFlight {
             commit,
@@ -570,8 +580,18 @@ mod tests {
         assert_eq!(stored, vec![delta(1), delta(2), complete(3)]);
 
         // Many deltas go without waiting for anything.
-        let enough = MAX_UNSENT.div_ceil(unsent_weight(&delta(4))) as u64 + 1;
-        let many: Vec<Event> = (4..4 + enough).map(delta).collect();
+        let word = "w".repeat(100);
+        let enough = MAX_UNSENT.div_ceil(word.len()) as u64;
+        let many: Vec<Event> = (4..4 + enough)
+            .map(|seq| Event {
+                seq,
+                kind: EventKind::PartDelta {
+                    message_id: MessageId::from("msg_1"),
+                    index: 0,
+                    delta: word.clone(),
+                },
+            })
+            .collect();
         assert_eq!(commits.take(many.clone()), many);
         assert!(commits.in_flight.is_some(), "due: sent at once");
         assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
