@@ -47,6 +47,15 @@ const MAX_GROUP: usize = 4096;
 /// closing the store at shutdown does not wait for it (`recv_many` is cancel-safe).
 const IDLE: Duration = Duration::from_millis(50);
 
+/// A run's batch of events, and at its end its output joining its session
+/// ([`Store::append_messages`], in the same transaction: a client that sees the run's end
+/// finds the history there).
+#[derive(Debug)]
+pub(crate) struct RunWrite {
+    batch: EventBatch,
+    output: Option<(SessionId, Vec<Message>)>,
+}
+
 /// How a batch fared.
 #[derive(Debug)]
 pub(crate) enum Committed {
@@ -67,17 +76,10 @@ enum Pending {
         input: Vec<Message>,
         done: oneshot::Sender<Result<Started, Arc<str>>>,
     },
-    /// A run's output joining its session ([`Store::append_messages`]): answered false when
-    /// the session is gone.
-    Append {
-        session_id: SessionId,
-        messages: Vec<Message>,
-        done: oneshot::Sender<Result<bool, Arc<str>>>,
-    },
-    /// A batch of a run's events, given back with how it fared.
+    /// A batch of a run's events (with its output, at its end), given back with how it fared.
     Events {
-        batch: EventBatch,
-        done: oneshot::Sender<(EventBatch, Committed)>,
+        write: RunWrite,
+        done: oneshot::Sender<(RunWrite, Committed)>,
     },
 }
 
@@ -100,19 +102,19 @@ impl Committer {
         Self { queue }
     }
 
-    /// Commits a run's batch with whatever else is waiting, and gives it back with the outcome
+    /// Commits a run's write with whatever else is waiting, and gives it back with the outcome
     /// (not when the writer went away with it, as the server stops).
-    pub(crate) async fn commit(&self, batch: EventBatch) -> (Option<EventBatch>, Committed) {
+    pub(crate) async fn commit(&self, write: RunWrite) -> (Option<RunWrite>, Committed) {
         let (done, outcome) = oneshot::channel();
         let stopped = || Committed::Failed(writer_stopped());
-        if let Err(mpsc::error::SendError(Pending::Events { batch, .. })) =
-            self.queue.send(Pending::Events { batch, done })
+        if let Err(mpsc::error::SendError(Pending::Events { write, .. })) =
+            self.queue.send(Pending::Events { write, done })
         {
-            return (Some(batch), stopped());
+            return (Some(write), stopped());
         }
-        // The writer answers every batch it takes; it is gone only if the server is.
+        // The writer answers every write it takes; it is gone only if the server is.
         match outcome.await {
-            Ok((batch, committed)) => (Some(batch), committed),
+            Ok((write, committed)) => (Some(write), committed),
             Err(_) => (None, stopped()),
         }
     }
@@ -132,27 +134,7 @@ impl Committer {
             .await
     }
 
-    /// Adds messages at the end of a session's history with whatever else is waiting, as
-    /// [`agentwire_store::Store::append_messages`] does alone: false when the session is gone.
-    pub(crate) async fn append_messages(
-        &self,
-        session_id: &SessionId,
-        messages: Vec<Message>,
-    ) -> Result<bool, Arc<str>> {
-        let (done, outcome) = oneshot::channel();
-        let session_id = session_id.clone();
-        self.answer(
-            Pending::Append {
-                session_id,
-                messages,
-                done,
-            },
-            outcome,
-        )
-        .await
-    }
-
-    /// Queues a start or an append and waits for its answer.
+    /// Queues a start and waits for its answer.
     async fn answer<T>(
         &self,
         pending: Pending,
@@ -181,16 +163,25 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
         if received == 0 {
             break;
         }
+        // Every task ready now runs once before the group closes, so the writes they make join
+        // it: under load a group takes several times more writes, and the database's shared
+        // pages are written once for all of them.
+        tokio::task::yield_now().await;
+        while waiting.len() < MAX_GROUP
+            && let Ok(pending) = queue.try_recv()
+        {
+            waiting.push(pending);
+        }
         let mut group = Group::default();
         for pending in &waiting {
             match pending {
                 Pending::Start { run, input, .. } => group.starts.push((run, input)),
-                Pending::Append {
-                    session_id,
-                    messages,
-                    ..
-                } => group.appends.push((session_id, messages)),
-                Pending::Events { batch, .. } => group.batches.push(batch),
+                Pending::Events { write, .. } => {
+                    group.batches.push(&write.batch);
+                    if let Some((session_id, messages)) = &write.output {
+                        group.appends.push((session_id, messages));
+                    }
+                }
             }
         }
         let result = writer.write(&group).await;
@@ -220,20 +211,17 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
                             .map_err(Arc::clone),
                     );
                 }
-                Pending::Append { done, .. } => {
-                    let _ = done.send(
-                        gone.as_ref()
-                            .map(|_| appended.next().unwrap_or(false))
-                            .map_err(Arc::clone),
-                    );
-                }
-                Pending::Events { batch, done } => {
+                Pending::Events { write, done } => {
+                    // A session deleted while its run went on does not keep the run's output.
+                    if write.output.is_some() && appended.next() == Some(false) {
+                        tracing::debug!(run = %write.batch.run_id(), "the run's session is gone");
+                    }
                     let committed = match &gone {
-                        Ok(gone) if gone.contains(batch.run_id()) => Committed::RunGone,
+                        Ok(gone) if gone.contains(write.batch.run_id()) => Committed::RunGone,
                         Ok(_) => Committed::Stored,
                         Err(error) => Committed::Failed(Arc::clone(error)),
                     };
-                    let _ = done.send((batch, committed));
+                    let _ = done.send((write, committed));
                 }
             }
         }
@@ -265,7 +253,7 @@ fn may_precede_commit(event: &Event) -> bool {
     )
 }
 
-type Commit = Pin<Box<dyn Future<Output = (Option<EventBatch>, Committed)> + Send>>;
+type Commit = Pin<Box<dyn Future<Output = (Option<RunWrite>, Committed)> + Send>>;
 
 /// The commit of a run that is under way.
 struct InFlight {
@@ -305,6 +293,8 @@ pub(crate) struct RunCommits {
     flushing: bool,
     /// An event could not be encoded for the store: the run is given up at the next commit.
     unstorable: Option<Arc<str>>,
+    /// The run's output, to join its session with the next commit.
+    output: Option<(SessionId, Vec<Message>)>,
 }
 
 impl std::fmt::Debug for RunCommits {
@@ -330,6 +320,7 @@ impl RunCommits {
             stored_through: 0,
             flushing: false,
             unstorable: None,
+            output: None,
         }
     }
 
@@ -355,6 +346,17 @@ impl RunCommits {
         }
         self.start_if_due();
         batch
+    }
+
+    /// Takes the run's last events (from its terminal status on) with its output, which joins
+    /// its session in the same commit: the end is shown only once both are stored.
+    pub(crate) fn take_end(
+        &mut self,
+        end: Vec<Event>,
+        output: Option<(SessionId, Vec<Message>)>,
+    ) -> Vec<Event> {
+        self.output = output;
+        self.take(end)
     }
 
     fn encode(&mut self, event: &Event) {
@@ -389,26 +391,26 @@ impl RunCommits {
     /// Waits for the commit under way (for ever if there is none) and starts the next.
     /// Cancel-safe: the commit itself lives in `self`.
     pub(crate) async fn settled(&mut self) -> Settled {
-        let (batch, committed) = match self.in_flight.as_mut() {
+        let (write, committed) = match self.in_flight.as_mut() {
             Some(in_flight) => in_flight.commit.as_mut().await,
             None => std::future::pending().await,
         };
         let Some(in_flight) = self.in_flight.take() else {
             return Settled::Retrying;
         };
-        let settled = match (committed, batch) {
-            (Committed::Stored, batch) => {
-                if let Some(batch) = batch {
-                    self.stored_through = self.stored_through.max(batch.last_seq());
+        let settled = match (committed, write) {
+            (Committed::Stored, write) => {
+                if let Some(write) = write {
+                    self.stored_through = self.stored_through.max(write.batch.last_seq());
                 }
                 Settled::Show(in_flight.held)
             }
             (Committed::RunGone, _) => Settled::Show(in_flight.held),
-            (Committed::Failed(error), Some(batch)) if in_flight.attempt < ATTEMPTS => {
+            (Committed::Failed(error), Some(write)) if in_flight.attempt < ATTEMPTS => {
                 let attempt = in_flight.attempt;
                 tracing::error!(run = %self.run_id, attempt, "storing events: {error}");
                 let wait = FIRST_RETRY * 2u32.pow(attempt - 1);
-                self.in_flight = Some(self.send(Some(batch), in_flight.held, attempt + 1, wait));
+                self.in_flight = Some(self.send(Some(write), in_flight.held, attempt + 1, wait));
                 return Settled::Retrying;
             }
             (Committed::Failed(error), _) => {
@@ -448,13 +450,20 @@ impl RunCommits {
                 held,
                 attempt: ATTEMPTS,
             },
-            None => self.send(unsent.finish(), held, 1, Duration::ZERO),
+            None => {
+                // Only heartbeats are no write (an output waits for the run's last events).
+                let write = unsent.finish().map(|batch| RunWrite {
+                    batch,
+                    output: self.output.take(),
+                });
+                self.send(write, held, 1, Duration::ZERO)
+            }
         });
     }
 
     fn send(
         &self,
-        batch: Option<EventBatch>,
+        write: Option<RunWrite>,
         held: Vec<Event>,
         attempt: u32,
         wait: Duration,
@@ -464,9 +473,8 @@ impl RunCommits {
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            match batch {
-                Some(batch) => committer.commit(batch).await,
-                // Only heartbeats: nothing to store.
+            match write {
+                Some(write) => committer.commit(write).await,
                 None => (None, Committed::Stored),
             }
         });

@@ -2,14 +2,14 @@
 //! follow, and into the store ([`RunCommits`]): deltas are shown at once and stored behind
 //! them; a part's completion, a status or an error only once it and everything before it is
 //! committed, so a `part_complete` is durable before any client sees it. Before the terminal
-//! status is stored, the run's output joins its session, so a client that sees the end finds
-//! the history updated. The run goes on whether or not anyone reads its log; if its events
+//! status is shown, the run's output joins its session (in the commit that stores that status),
+//! so a client that sees the end finds the history updated. The run goes on whether or not anyone reads its log; if its events
 //! cannot be stored it is given up (canceled) and what was not stored is not shown. When the
 //! log is closed the run leaves the registry: from then on the store serves it.
 
 use std::sync::Arc;
 
-use agentwire_core::{EventKind, Message};
+use agentwire_core::{Event, EventKind, Message, SessionId};
 use agentwire_runtime::RunEvents;
 
 use crate::metrics::RunMetrics;
@@ -34,26 +34,26 @@ impl Runs {
                         commits.flush();
                         continue;
                     }
-                    let end = batch.iter().position(|event| {
-                        matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
-                    });
-                    // What comes before the end is shown before the output joins the session,
-                    // so the last deltas do not wait for that commit.
+                    let end = batch.iter().position(ends_run);
+                    // What comes before the end is shown before the output is stored, so the
+                    // last deltas do not wait for that commit.
                     let ending = end.map(|end| batch.split_off(end));
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
                     live.log.append_all(shown);
                     if let Some(ending) = ending {
-                        // Boxed: the store's future would otherwise size the pump's task
-                        // for the whole run.
-                        Box::pin(self.finish_session(&live)).await;
-                        let shown = commits.take(ending);
+                        let shown = commits.take_end(ending, self.output(&live));
                         metrics.logged(&shown);
                         live.log.append_all(shown);
                     }
                 }
                 settled = commits.settled() => match settled {
                     Settled::Show(held) => {
+                        // The output is stored with the end: the session is free for its next
+                        // turn before anyone sees the end.
+                        if held.iter().any(ends_run) {
+                            self.free_session(&live);
+                        }
                         metrics.logged(&held);
                         live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
@@ -69,22 +69,16 @@ impl Runs {
         self.free_session(&live);
     }
 
-    /// The run's output joins its session, and the session is free for its next turn.
-    async fn finish_session(&self, live: &Arc<LiveRun>) {
-        let Some(session_id) = live.handle.session_id() else {
-            return;
-        };
-        let output: Vec<Message> = live
+    /// The run's output (its messages after its input), for its session.
+    fn output(&self, live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
+        let session_id = live.handle.session_id()?.clone();
+        let output = live
             .handle
             .messages()
             .into_iter()
             .skip(live.input_len)
             .collect();
-        // A session deleted while its run went on does not keep the run's conversation.
-        if let Err(error) = self.committer.append_messages(session_id, output).await {
-            tracing::error!(run = %live.handle.id(), "storing the output: {error}");
-        }
-        self.free_session(live);
+        Some((session_id, output))
     }
 
     fn free_session(&self, live: &Arc<LiveRun>) {
@@ -93,4 +87,9 @@ impl Runs {
             self.sessions.ended(&key, live);
         }
     }
+}
+
+/// Whether the event is the run's terminal status.
+fn ends_run(event: &Event) -> bool {
+    matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
 }
