@@ -440,7 +440,7 @@ mod tests {
     async fn answer(messages: Vec<Message>, tools: Vec<ToolSpec>) -> Vec<BrainEvent> {
         let request = BrainRequest {
             messages,
-            tools,
+            tools: tools.into(),
             ..BrainRequest::default()
         };
         DemoBrain::new()

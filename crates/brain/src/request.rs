@@ -1,5 +1,7 @@
 //! [`BrainRequest`]: what a model call is given.
 
+use std::sync::Arc;
+
 use agentwire_core::{GenerationSettings, Message, ToolSpec};
 
 /// One model call's input: the conversation so far (assistant turns with their tool calls and
@@ -12,7 +14,8 @@ pub struct BrainRequest {
     /// The conversation, oldest first.
     pub messages: Vec<Message>,
     /// The tools on offer.
-    pub tools: Vec<ToolSpec>,
+    /// Shared: an agent offers the same tools on every call.
+    pub tools: Arc<[ToolSpec]>,
     /// Which model call of the run this is, counting from 0 (a scripted brain answers the i-th
     /// call with its i-th turn).
     pub step: u32,

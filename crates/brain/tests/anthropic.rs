@@ -335,7 +335,8 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
             "write_file",
             "Write a file",
             json!({"type": "object", "required": ["path", "content"]}),
-        )],
+        )]
+        .into(),
         step: 0,
         settings: Default::default(),
     };

@@ -495,7 +495,8 @@ async fn a_multi_step_history_is_sent_exactly() {
             "Write a file in the workspace",
             json!({"type": "object", "properties": {"path": {"type": "string"},
                    "content": {"type": "string"}}, "required": ["path", "content"]}),
-        )],
+        )]
+        .into(),
         step: 0,
         settings: Default::default(),
     };

@@ -53,7 +53,8 @@ pub(crate) struct AgentParts {
     pub(crate) system: Option<String>,
     pub(crate) toolbox: Toolbox,
     /// The agent's tools as the model is offered them, in the order they were added.
-    pub(crate) tool_specs: Vec<ToolSpec>,
+    /// Shared with every model call's request.
+    pub(crate) tool_specs: Arc<[ToolSpec]>,
     pub(crate) approval: HashSet<String>,
     pub(crate) schema: Arc<CommunicationSchema>,
     pub(crate) max_steps: u32,
@@ -385,7 +386,7 @@ impl AgentBuilder {
         {
             return Err(AgentError::SchemaLacksApproval { agent });
         }
-        let tool_specs = self.toolbox.specs().cloned().collect();
+        let tool_specs: Arc<[ToolSpec]> = self.toolbox.specs().cloned().collect();
         Ok(Agent {
             inner: Arc::new(AgentParts {
                 name: agent,

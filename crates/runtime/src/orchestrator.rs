@@ -43,7 +43,10 @@ pub(crate) struct Orchestrator {
     shared: Arc<Shared>,
     queue: Arc<EventQueue>,
     out: Emitter,
-    client_tools: Vec<ToolSpec>,
+    /// The agent's tools, then the client's: every model call's request shares them.
+    tools: Arc<[ToolSpec]>,
+    /// How many of `tools`, at the end, the client runs.
+    client_tools: usize,
     /// The run's generation settings, sent with every model call.
     settings: GenerationSettings,
     /// Model calls made so far.
@@ -98,6 +101,15 @@ impl Orchestrator {
     ) -> Self {
         let agent = &shared.agent.inner;
         let max_duration = limits.working_time(agent.max_duration);
+        let tools = match client_tools.is_empty() {
+            true => Arc::clone(&agent.tool_specs),
+            false => agent
+                .tool_specs
+                .iter()
+                .chain(&client_tools)
+                .cloned()
+                .collect(),
+        };
         let mut tool_limits = agent.toolbox.limits();
         if let Some(ceiling) = limits.max_tool_output_bytes {
             tool_limits.max_output_bytes = tool_limits.max_output_bytes.min(ceiling);
@@ -106,7 +118,8 @@ impl Orchestrator {
             shared,
             queue,
             out: Emitter::default(),
-            client_tools,
+            tools,
+            client_tools: client_tools.len(),
             settings,
             steps: 0,
             usage: None,
@@ -515,20 +528,19 @@ impl Orchestrator {
         if has_content {
             messages.push(current.clone());
         }
-        let mut tools = Vec::with_capacity(config.tool_specs.len() + self.client_tools.len());
-        tools.extend_from_slice(&config.tool_specs);
-        tools.extend_from_slice(&self.client_tools);
         BrainRequest {
             system: config.system.clone(),
             messages,
-            tools,
+            tools: Arc::clone(&self.tools),
             step: self.steps,
             settings: self.settings.clone(),
         }
     }
 
     fn is_client_tool(&self, name: &str) -> bool {
-        self.client_tools.iter().any(|tool| tool.name == name)
+        self.tools[self.tools.len() - self.client_tools..]
+            .iter()
+            .any(|tool| tool.name == name)
     }
 
     /// Reports a status: the event first, then the status readers of the handle see, so a

@@ -34,7 +34,7 @@ fn a_first_request_names_model_limits_system_and_tools() {
             "write_file",
             "Write a file",
             json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        )],
+        )].into(),
         step: 0,
         settings: Default::default(),
     };

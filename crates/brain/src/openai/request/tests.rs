@@ -40,7 +40,8 @@ fn the_body_has_the_settings_tools_and_stream_options() {
                 json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             ),
             ToolSpec::new("now", "", json!({"type": "object"})),
-        ],
+        ]
+        .into(),
         step: 3,
         settings: Default::default(),
     };
