@@ -1,8 +1,10 @@
 //! How a run's events reach the store, and when its readers may see them.
 //!
 //! Group commit: one writer task takes every write that is waiting, from all runs (run starts,
-//! their event batches, their output joining its session), and commits them in ONE
-//! transaction ([`agentwire_store::Group`]), then answers each. Under load this turns thousands
+//! their event batches, the last with the run's output joining its session), and commits them
+//! in ONE transaction ([`agentwire_store::Group`]), then answers each. Before a group closes,
+//! every task that is ready runs once, so their writes join it (measured unpaced: about 51
+//! writes a group rather than 11, and fewer WAL pages written per run). Under load this turns thousands
 //! of small transactions a second (one per run and write, each waiting its turn for SQLite's
 //! single writer) into a few large ones; with one run it costs nothing, since a lone write is
 //! committed at once. The writer keeps one connection while it is busy

@@ -1,11 +1,11 @@
 //! The task of each live run: it moves the run's events into its in-memory log, which readers
 //! follow, and into the store ([`RunCommits`]): deltas are shown at once and stored behind
 //! them; a part's completion, a status or an error only once it and everything before it is
-//! committed, so a `part_complete` is durable before any client sees it. Before the terminal
-//! status is shown, the run's output joins its session (in the commit that stores that status),
-//! so a client that sees the end finds the history updated. The run goes on whether or not anyone reads its log; if its events
-//! cannot be stored it is given up (canceled) and what was not stored is not shown. When the
-//! log is closed the run leaves the registry: from then on the store serves it.
+//! committed, so a `part_complete` is durable before any client sees it. The run's output joins
+//! its session in the commit that stores its terminal status, so a client that sees the end
+//! finds the history updated. The run goes on whether or not anyone reads its log; if its
+//! events cannot be stored it is given up (canceled) and what was not stored is not shown. When
+//! the log is closed the run leaves the registry: from then on the store serves it.
 
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ impl Runs {
                     metrics.logged(&shown);
                     live.log.append_all(shown);
                     if let Some(ending) = ending {
-                        let shown = commits.take_end(ending, self.output(&live));
+                        let shown = commits.take_end(ending, output(&live));
                         metrics.logged(&shown);
                         live.log.append_all(shown);
                     }
@@ -69,24 +69,24 @@ impl Runs {
         self.free_session(&live);
     }
 
-    /// The run's output (its messages after its input), for its session.
-    fn output(&self, live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
-        let session_id = live.handle.session_id()?.clone();
-        let output = live
-            .handle
-            .messages()
-            .into_iter()
-            .skip(live.input_len)
-            .collect();
-        Some((session_id, output))
-    }
-
     fn free_session(&self, live: &Arc<LiveRun>) {
         if let Some(session_id) = live.handle.session_id() {
             let key = (live.owner.clone(), session_id.clone());
             self.sessions.ended(&key, live);
         }
     }
+}
+
+/// The run's output (its messages after its input), for its session.
+fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
+    let session_id = live.handle.session_id()?.clone();
+    let output = live
+        .handle
+        .messages()
+        .into_iter()
+        .skip(live.input_len)
+        .collect();
+    Some((session_id, output))
 }
 
 /// Whether the event is the run's terminal status.
