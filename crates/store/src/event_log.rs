@@ -3,6 +3,7 @@
 //! form, see `compact/`). Streams replay from it, and a run's row follows the `run_status`
 //! events appended to it.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use futures::TryStreamExt;
@@ -46,8 +47,8 @@ impl BatchBuilder {
         }
     }
 
-    /// Encodes the next event (heartbeats take no place in the log and are skipped). On an
-    /// error nothing of the event is kept.
+    /// Encodes the next event (heartbeats take no place in the log and are skipped). After an
+    /// error the batch may hold part of the event: drop it.
     pub fn push(&mut self, event: &Event) -> Result<(), StoreError> {
         if let EventKind::Heartbeat {} = event.kind {
             return Ok(());
@@ -345,41 +346,20 @@ impl Page {
     }
 }
 
-/// A batch as a row: the run's batches of one group joined.
+/// A row of `event_batches`: the batches of one run in a group, joined.
 pub(crate) struct BatchRow<'a> {
-    pub(crate) batch: &'a EventBatch,
-    /// The text when more than one batch was joined.
-    joined: Option<(String, (i64, i64), Option<&'a StatusRow>)>,
+    pub(crate) run_id: &'a RunId,
+    /// The events as one JSON array (copied only when batches were joined).
+    pub(crate) events: Cow<'a, str>,
+    pub(crate) seqs: (i64, i64),
+    pub(crate) last_status: Option<&'a StatusRow>,
 }
 
 impl BatchRow<'_> {
-    pub(crate) fn run_id(&self) -> &RunId {
-        &self.batch.run_id
-    }
-
-    pub(crate) fn events(&self) -> &str {
-        self.joined
-            .as_ref()
-            .map_or(self.batch.events.as_str(), |(text, ..)| text.as_str())
-    }
-
-    pub(crate) fn seqs(&self) -> (i64, i64) {
-        self.joined
-            .as_ref()
-            .map_or(self.batch.seqs, |(_, seqs, _)| *seqs)
-    }
-
-    pub(crate) fn last_status(&self) -> Option<&StatusRow> {
-        match &self.joined {
-            Some((_, _, status)) => *status,
-            None => self.batch.last_status.as_ref(),
-        }
-    }
-
     pub(crate) fn notice(&self) -> Notice {
         Notice::Events {
-            run_id: self.batch.run_id.clone(),
-            seq: u64::try_from(self.seqs().1).unwrap_or_default(),
+            run_id: self.run_id.clone(),
+            seq: u64::try_from(self.seqs.1).unwrap_or_default(),
         }
     }
 }
@@ -392,29 +372,24 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
     let mut merged: Vec<BatchRow<'a>> = Vec::with_capacity(batches.len());
     for batch in batches {
         match merged.last_mut() {
-            Some(last) if last.batch.run_id == batch.run_id => {
-                let (mut text, seqs, status) = match last.joined.take() {
-                    Some(joined) => joined,
-                    None => (
-                        last.batch.events.clone(),
-                        last.batch.seqs,
-                        last.batch.last_status.as_ref(),
-                    ),
-                };
+            Some(last) if *last.run_id == batch.run_id => {
                 // Two arrays as one: `[a,b]` + `[c]` = `[a,b,c]`.
+                let text = last.events.to_mut();
                 text.pop();
                 text.push(',');
                 text.push_str(&batch.events[1..]);
-                let seqs = (seqs.0.min(batch.seqs.0), seqs.1.max(batch.seqs.1));
-                let status = match (status, batch.last_status.as_ref()) {
-                    (Some(earlier), Some(later)) if later.0 <= earlier.0 => Some(earlier),
-                    (earlier, later) => later.or(earlier),
-                };
-                last.joined = Some((text, seqs, status));
+                last.seqs = (last.seqs.0.min(batch.seqs.0), last.seqs.1.max(batch.seqs.1));
+                if let Some(status) = &batch.last_status
+                    && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
+                {
+                    last.last_status = Some(status);
+                }
             }
             _ => merged.push(BatchRow {
-                batch,
-                joined: None,
+                run_id: &batch.run_id,
+                events: Cow::Borrowed(&batch.events),
+                seqs: batch.seqs,
+                last_status: batch.last_status.as_ref(),
             }),
         }
     }

@@ -354,9 +354,9 @@ impl Store {
                     for entry in chunk {
                         values
                             .push("(CAST(")
-                            .push_bind_unseparated(entry.run_id().as_str())
+                            .push_bind_unseparated(entry.run_id.as_str())
                             .push_unseparated(" AS TEXT), CAST(")
-                            .push_bind_unseparated(entry.seqs().1)
+                            .push_bind_unseparated(entry.seqs.1)
                             .push_unseparated(" AS BIGINT))");
                     }
                     update.push(") AS v WHERE runs.id = v.column1");
@@ -365,26 +365,26 @@ impl Store {
                     let updated = update.build().execute(&mut *tx).await?.rows_affected();
                     if usize::try_from(updated).is_ok_and(|updated| updated == chunk.len()) {
                         found_runs
-                            .extend(chunk.iter().map(|entry| entry.run_id().as_str().to_owned()));
+                            .extend(chunk.iter().map(|entry| entry.run_id.as_str().to_owned()));
                         continue;
                     }
                     // Some run is gone (its session was deleted): find which, one by one (rare).
                     for entry in chunk {
                         let exists = sqlx::query("SELECT 1 FROM runs WHERE id = $1")
-                            .bind(entry.run_id().as_str())
+                            .bind(entry.run_id.as_str())
                             .fetch_optional(&mut *tx)
                             .await?;
                         if exists.is_some() {
-                            found_runs.insert(entry.run_id().as_str().to_owned());
+                            found_runs.insert(entry.run_id.as_str().to_owned());
                         }
                     }
                 }
                 let rows: Vec<(&str, i64, i64, &str)> = prepared
                     .iter()
-                    .filter(|entry| found_runs.contains(entry.run_id().as_str()))
+                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
                     .map(|entry| {
-                        let (first_seq, last_seq) = entry.seqs();
-                        (entry.run_id().as_str(), last_seq, first_seq, entry.events())
+                        let (first_seq, last_seq) = entry.seqs;
+                        (entry.run_id.as_str(), last_seq, first_seq, &*entry.events)
                     })
                     .collect();
                 for chunk in fixed_chunks(&rows) {
@@ -406,12 +406,12 @@ impl Store {
                 // hundreds of runs start or end in one group under load.
                 let statuses: Vec<StatusUpdate<'_>> = prepared
                     .iter()
-                    .filter(|entry| found_runs.contains(entry.run_id().as_str()))
+                    .filter(|entry| found_runs.contains(entry.run_id.as_str()))
                     .filter_map(|entry| {
-                        let (seq, status, error, usage) = entry.last_status()?;
+                        let (seq, status, error, usage) = entry.last_status?;
                         let (status, awaiting) = status_columns(*status);
                         Some((
-                            entry.run_id().as_str(),
+                            entry.run_id.as_str(),
                             *seq,
                             status,
                             awaiting,
@@ -450,7 +450,7 @@ impl Store {
                     // Delivered to listeners when (and only if) the transaction commits.
                     let notices = prepared
                         .iter()
-                        .filter(|entry| found_runs.contains(entry.run_id().as_str()))
+                        .filter(|entry| found_runs.contains(entry.run_id.as_str()))
                         .map(|entry| serde_json::to_string(&entry.notice()))
                         .collect::<Result<Vec<_>, _>>()?;
                     for chunk in fixed_chunks(&notices) {
@@ -476,7 +476,7 @@ impl Store {
         if !self.is_postgres() {
             for entry in prepared
                 .iter()
-                .filter(|entry| found_runs.contains(entry.run_id().as_str()))
+                .filter(|entry| found_runs.contains(entry.run_id.as_str()))
             {
                 // No receiver is not an error: nobody is streaming the run.
                 let _ = self.local.send(entry.notice());
@@ -502,8 +502,8 @@ impl Store {
                 .collect(),
             gone: prepared
                 .iter()
-                .filter(|entry| !found_runs.contains(entry.run_id().as_str()))
-                .map(|entry| entry.run_id().clone())
+                .filter(|entry| !found_runs.contains(entry.run_id.as_str()))
+                .map(|entry| entry.run_id.clone())
                 .collect(),
         })
     }
