@@ -1,6 +1,8 @@
-//! `agentwire serve` killed with SIGKILL mid-run and started again on the same data dir: the run
-//! is `incomplete` (code `interrupted`), everything a client saw before the kill is stored, and
-//! its event stream replays to the end with no gap.
+//! `agentwire serve` killed with SIGKILL mid-run and started again on the same store: the run is
+//! `incomplete` (code `interrupted`), everything a client saw up to its last completion is
+//! stored as it saw it, no seq it saw is given to another event, and a resume from the last
+//! event it saw ends with the run's terminal status. A property over where the kill falls, on
+//! SQLite and (when `AGENTWIRE_TEST_DATABASE_URL` is set) on PostgreSQL.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -12,11 +14,16 @@ use agentwire_core::{Event, EventKind, RunStatus};
 use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::native::NativeSseDecoder;
 use common::{Server, serve};
+use proptest::prelude::*;
 use serde_json::{Value, json};
 
-/// Starts the server on `dir` with the test's configuration.
-fn start(dir: &Path) -> Server {
-    serve(dir, &["--config", "agentwire.toml"])
+/// Starts the server on `dir` with the test's configuration, on the store `database_url` (the
+/// data dir's SQLite file when `None`).
+fn start(dir: &Path, database_url: Option<&str>) -> Server {
+    match database_url {
+        Some(url) => serve(dir, &["--config", "agentwire.toml", "--database-url", url]),
+        None => serve(dir, &["--config", "agentwire.toml"]),
+    }
 }
 
 /// Reads SSE chunks into events until `done` says so or the body ends.
@@ -37,8 +44,17 @@ async fn read(
     events.retain(|event| event.name() != "heartbeat");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
+/// Whether readers may see the event before it is stored (what a crash may lose).
+fn may_precede_commit(event: &Event) -> bool {
+    matches!(
+        event.kind,
+        EventKind::PartDelta { .. } | EventKind::PartStart { .. } | EventKind::MessageStart { .. }
+    )
+}
+
+/// One crash: a client reads `read_before_kill` events of a streaming run, the server is
+/// killed, started again, and the client resumes from the last event it saw.
+async fn crash_after(read_before_kill: usize, database_url: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let mut turn: Vec<Value> = (0..4)
         .map(|_| json!({"type": "reasoning_delta", "text": "hmm "}))
@@ -50,13 +66,23 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
         json!({"turns": [turn]}).to_string(),
     )
     .unwrap();
+    // A node name of its own, so a shared PostgreSQL's other runs are not this node's.
+    let node = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace('.', "_");
     std::fs::write(
         dir.path().join("agentwire.toml"),
-        "[[agents]]\nname = \"assistant\"\nprovider = \"scripted\"\nscript = \"script.json\"\ntokens_per_second = 40\n",
+        format!(
+            "[server]\nnode_id = \"{node}\"\n\n[[agents]]\nname = \"assistant\"\n\
+             provider = \"scripted\"\nscript = \"script.json\"\ntokens_per_second = 200\n"
+        ),
     )
     .unwrap();
 
-    let mut server = start(dir.path());
+    let mut server = start(dir.path(), database_url);
     let url = server.url.clone();
     let http = reqwest::Client::new();
     let mut response = http
@@ -71,22 +97,17 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
         .to_str()
         .unwrap()
         .to_owned();
-    // Past the reasoning part's completion and a few words into the text.
     let mut seen = Vec::new();
     read(&mut response, &mut seen, |events| {
-        events
-            .iter()
-            .filter(|event| event.name() == "part_delta")
-            .count()
-            >= 8
+        events.len() >= read_before_kill
     })
     .await;
-    assert!(seen.iter().any(|event| event.name() == "part_complete"));
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     drop(response);
+    let last_seen = seen.last().map_or(0, |event| event.seq);
 
-    let server = start(dir.path());
+    let server = start(dir.path(), database_url);
     let url = server.url.clone();
     let run: Value = http
         .get(format!("{url}/v1/runs/{id}"))
@@ -99,47 +120,99 @@ async fn a_run_cut_by_kill_9_is_incomplete_and_replays_after_restart() {
     assert_eq!(run["run"]["status"], "incomplete", "{run}");
     assert_eq!(run["run"]["error"]["code"], "interrupted");
 
+    // The client resumes from the last event it saw: the stream ends with the run's end.
+    let mut resumed = http
+        .get(format!("{url}/v1/runs/{id}/events?after={last_seen}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut after = Vec::new();
+    read(&mut resumed, &mut after, |_| false).await;
+    let end = after
+        .last()
+        .expect("the resumed stream ends with the run's status");
+    assert!(
+        matches!(
+            &end.kind,
+            EventKind::RunStatus {
+                status: RunStatus::Incomplete,
+                ..
+            }
+        ),
+        "{after:?}"
+    );
+    assert!(after.iter().all(|event| event.seq > last_seen), "{after:?}");
+
+    // The whole replay: stored events with no gap, then the end after every seq seen.
     let mut replay = http
         .get(format!("{url}/v1/runs/{id}/events"))
         .send()
         .await
         .unwrap();
-    assert_eq!(replay.status(), 200);
     let mut events = Vec::new();
     read(&mut replay, &mut events, |_| false).await;
-    let seqs: Vec<u64> = events.iter().map(|event| event.seq).collect();
+    let (end, stored) = events.split_last().unwrap();
+    let seqs: Vec<u64> = stored.iter().map(|event| event.seq).collect();
     assert_eq!(
         seqs,
-        (1..=events.len() as u64).collect::<Vec<_>>(),
+        (1..=stored.len() as u64).collect::<Vec<_>>(),
         "no gap"
     );
-    // Everything the client saw up to its last completion was stored before it was sent;
-    // deltas go ahead of their commit, so the ones after it may be lost.
+    assert!(
+        end.seq > last_seen,
+        "the end's seq {} was seen before",
+        end.seq
+    );
+    // Everything seen up to its last completion was stored before it was sent; deltas after
+    // it may be lost, but no stored event took the seq of one the client saw.
     let completed = seen
         .iter()
-        .rposition(|event| {
-            !matches!(
-                event.kind,
-                EventKind::PartDelta { .. }
-                    | EventKind::PartStart { .. }
-                    | EventKind::MessageStart { .. }
-                    | EventKind::Heartbeat { .. }
-            )
-        })
-        .unwrap()
-        + 1;
-    assert!(
-        seen[..completed]
-            .iter()
-            .any(|event| event.name() == "part_complete")
-    );
-    assert_eq!(&events[..completed], &seen[..completed]);
-    assert!(matches!(
-        &events.last().unwrap().kind,
-        EventKind::RunStatus {
-            status: RunStatus::Incomplete,
-            ..
+        .rposition(|event| !may_precede_commit(event))
+        .map_or(0, |at| at + 1);
+    assert_eq!(&stored[..completed], &seen[..completed]);
+    for event in stored {
+        if let Some(saw) = seen.iter().find(|saw| saw.seq == event.seq) {
+            assert_eq!(saw, event, "seq {} was given twice", event.seq);
         }
-    ));
+    }
     drop(server);
+}
+
+fn cases() -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("AGENTWIRE_KILL9_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(6),
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    /// Wherever the kill falls (from right after the run's start to deep in its text), on the
+    /// data dir's SQLite file.
+    #[test]
+    fn seqs_are_never_reused_across_a_kill_9_on_sqlite(read_before_kill in 1usize..300) {
+        runtime().block_on(crash_after(read_before_kill, None));
+    }
+
+    /// The same on PostgreSQL, with a stable node name.
+    #[test]
+    fn seqs_are_never_reused_across_a_kill_9_on_postgres(read_before_kill in 1usize..300) {
+        let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
+            return Ok(());
+        };
+        runtime().block_on(crash_after(read_before_kill, Some(&url)));
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
 }

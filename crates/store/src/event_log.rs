@@ -96,6 +96,7 @@ impl BatchBuilder {
             events: self.text.finish()?,
             run_id: self.run_id,
             last_status: self.last_status,
+            reserved: 0,
         })
     }
 }
@@ -110,6 +111,8 @@ pub struct EventBatch {
     pub(crate) seqs: (i64, i64),
     /// The batch's latest `run_status`.
     pub(crate) last_status: Option<StatusRow>,
+    /// The seq through which the run may show events before storing them.
+    pub(crate) reserved: i64,
 }
 
 impl EventBatch {
@@ -130,6 +133,18 @@ impl EventBatch {
     /// The seq of its last event.
     pub fn last_seq(&self) -> u64 {
         u64::try_from(self.seqs.1).unwrap_or_default()
+    }
+
+    /// Reserves every seq through `seq` with this batch: once it is committed, the run may show
+    /// events up to that seq before they are stored, and a run cut by a crash ends after it
+    /// ([`Store::mark_interrupted`]), so no seq a client saw is given twice.
+    pub fn reserve_through(&mut self, seq: u64) {
+        self.reserved = i64::try_from(seq).unwrap_or(i64::MAX);
+    }
+
+    /// The seq this batch reserves through (0: none).
+    pub fn reserved(&self) -> u64 {
+        u64::try_from(self.reserved).unwrap_or_default()
     }
 }
 
@@ -257,11 +272,14 @@ impl Store {
     /// every run of the node that had not ended (created, queued, in progress or awaiting: the
     /// process that held it is gone) becomes `incomplete` with the error code `interrupted`. The
     /// `run_status` event that says so is appended to its log, so its streams replay to an end;
-    /// every event stored before is kept. Returns the runs it ended.
+    /// every event stored before is kept. Its seq comes after every seq the run had stored or
+    /// reserved ([`EventBatch::reserve_through`]): a client that saw deltas that were never
+    /// stored and resumes from the last one still gets it. Returns the runs it ended.
     pub async fn mark_interrupted(&self, node: &str) -> Result<Vec<RunId>, StoreError> {
         let open: Vec<(String, i64, Option<String>)> = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT id, last_seq, usage FROM runs
+                "SELECT id, CASE WHEN last_seq < seq_reserved THEN seq_reserved ELSE last_seq END \
+                 AS last_seq, usage FROM runs
                  WHERE node = $1 AND status IN ('created', 'queued', 'in_progress', 'awaiting')
                  ORDER BY created_at, id",
             )
@@ -353,6 +371,7 @@ pub(crate) struct BatchRow<'a> {
     pub(crate) events: Cow<'a, str>,
     pub(crate) seqs: (i64, i64),
     pub(crate) last_status: Option<&'a StatusRow>,
+    pub(crate) reserved: i64,
 }
 
 impl BatchRow<'_> {
@@ -379,6 +398,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 text.push(',');
                 text.push_str(&batch.events[1..]);
                 last.seqs = (last.seqs.0.min(batch.seqs.0), last.seqs.1.max(batch.seqs.1));
+                last.reserved = last.reserved.max(batch.reserved);
                 if let Some(status) = &batch.last_status
                     && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
                 {
@@ -390,6 +410,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 events: Cow::Borrowed(&batch.events),
                 seqs: batch.seqs,
                 last_status: batch.last_status.as_ref(),
+                reserved: batch.reserved,
             }),
         }
     }

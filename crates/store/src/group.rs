@@ -347,8 +347,9 @@ impl Store {
                 for chunk in fixed_chunks(&prepared) {
                     let mut update = QueryBuilder::new("UPDATE runs SET updated_at = ");
                     update.push_bind(updated_at).push(
-                        ", last_seq = CASE WHEN last_seq < v.column2 THEN v.column2 ELSE last_seq END \
-                         FROM (VALUES ",
+                        ", last_seq = CASE WHEN last_seq < v.column2 THEN v.column2 ELSE last_seq END, \
+                         seq_reserved = CASE WHEN seq_reserved < v.column3 THEN v.column3 \
+                         ELSE seq_reserved END FROM (VALUES ",
                     );
                     let mut values = update.separated(", ");
                     for entry in chunk {
@@ -357,6 +358,8 @@ impl Store {
                             .push_bind_unseparated(entry.run_id.as_str())
                             .push_unseparated(" AS TEXT), CAST(")
                             .push_bind_unseparated(entry.seqs.1)
+                            .push_unseparated(" AS BIGINT), CAST(")
+                            .push_bind_unseparated(entry.reserved)
                             .push_unseparated(" AS BIGINT))");
                     }
                     update.push(") AS v WHERE runs.id = v.column1");

@@ -237,6 +237,11 @@ const FLUSH_AFTER: Duration = Duration::from_secs(3);
 /// Shown deltas are sent to the store at once when their text for the store is this long.
 const MAX_UNSENT: usize = 8 * 1024;
 
+/// How far past the last event of each commit a run reserves seqs (see [`RunCommits`]): it
+/// shows deltas only within its reservation, so it waits for a commit only if its commits
+/// fall this many events behind.
+const RESERVE_AHEAD: u64 = 4096;
+
 /// How often a batch is tried before the run is given up (the append is idempotent).
 const ATTEMPTS: u32 = 5;
 
@@ -278,6 +283,13 @@ pub(crate) enum Settled {
 
 /// One run's events on their way to the store (see the module docs). Events are encoded for
 /// the store as they are taken, so the store's copy of a delta is its text, not a clone.
+///
+/// Seqs are a promise: a client may see a delta before it is stored, and after a crash the
+/// run's terminal status must still come after it. So every commit reserves seqs
+/// [`RESERVE_AHEAD`] past its last event in the run's row, and an event is shown before its
+/// commit only if a committed reservation covers its seq; anything else is held like a
+/// completion. Every seq shown is then at most the stored reservation or stored itself, and
+/// the store ends a cut run after both ([`Store::mark_interrupted`]).
 pub(crate) struct RunCommits {
     committer: Committer,
     run_id: RunId,
@@ -291,6 +303,9 @@ pub(crate) struct RunCommits {
     in_flight: Option<InFlight>,
     /// The sequence number of the last event stored.
     stored_through: u64,
+    /// The seq through which the store holds a reservation: events up to it may be shown
+    /// before they are stored.
+    reserved: u64,
     /// Everything goes to the writer at once from now on ([`RunCommits::flush`]).
     flushing: bool,
     /// An event could not be encoded for the store: the run is given up at the next commit.
@@ -320,6 +335,7 @@ impl RunCommits {
             held: Vec::new(),
             in_flight: None,
             stored_through: 0,
+            reserved: 0,
             flushing: false,
             unstorable: None,
             output: None,
@@ -337,7 +353,7 @@ impl RunCommits {
     pub(crate) fn take(&mut self, mut batch: Vec<Event>) -> Vec<Event> {
         let first_held = batch
             .iter()
-            .position(|event| !may_precede_commit(event))
+            .position(|event| !may_precede_commit(event) || event.seq > self.reserved)
             .unwrap_or(batch.len());
         self.held.extend(batch.drain(first_held..));
         if !batch.is_empty() {
@@ -404,6 +420,7 @@ impl RunCommits {
             (Committed::Stored, write) => {
                 if let Some(write) = write {
                     self.stored_through = self.stored_through.max(write.batch.last_seq());
+                    self.reserved = self.reserved.max(write.batch.reserved());
                 }
                 Settled::Show(in_flight.held)
             }
@@ -454,9 +471,12 @@ impl RunCommits {
             },
             None => {
                 // Only heartbeats are no write (an output waits for the run's last events).
-                let write = unsent.finish().map(|batch| RunWrite {
-                    batch,
-                    output: self.output.take(),
+                let write = unsent.finish().map(|mut batch| {
+                    batch.reserve_through(batch.last_seq() + RESERVE_AHEAD);
+                    RunWrite {
+                        batch,
+                        output: self.output.take(),
+                    }
                 });
                 self.send(write, held, 1, Duration::ZERO)
             }
@@ -491,7 +511,7 @@ impl RunCommits {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use agentwire_core::{MessageId, Part};
+    use agentwire_core::{MessageId, Part, RunStatus};
     use agentwire_store::RunRecord;
 
     use super::*;
@@ -527,22 +547,79 @@ mod tests {
         store
     }
 
+    /// A run's commits after its first event (a held one, as `run_created` is) is stored:
+    /// from then on seqs are reserved ahead of it.
+    async fn opened(store: &Store, run_id: &RunId) -> RunCommits {
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        assert_eq!(commits.take(vec![complete(1)]), vec![]);
+        assert!(
+            matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(1)])
+        );
+        commits
+    }
+
     #[tokio::test]
     async fn deltas_show_at_once_and_a_completion_only_once_stored() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = opened(&store, &run_id).await;
 
-        let shown = commits.take(vec![delta(1), delta(2), complete(3), delta(4)]);
-        assert_eq!(shown, vec![delta(1), delta(2)]);
+        let shown = commits.take(vec![delta(2), delta(3), complete(4), delta(5)]);
+        assert_eq!(shown, vec![delta(2), delta(3)]);
         assert!(commits.holds(), "the completion and what follows it wait");
         let Settled::Show(held) = commits.settled().await else {
             panic!("the commit failed");
         };
-        assert_eq!(held, vec![complete(3), delta(4)]);
+        assert_eq!(held, vec![complete(4), delta(5)]);
         assert!(commits.is_idle());
-        let stored = store.events_after(&run_id, 0, 100).await.unwrap();
-        assert_eq!(stored, vec![delta(1), delta(2), complete(3), delta(4)]);
+        let stored = store.events_after(&run_id, 1, 100).await.unwrap();
+        assert_eq!(stored, vec![delta(2), delta(3), complete(4), delta(5)]);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_shown_past_the_reservation_and_a_cut_run_ends_after_it() {
+        let run_id = RunId::from("run_1");
+        let store = store_with_run(&run_id).await;
+        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        // Before any commit nothing is reserved: a delta waits like a completion.
+        assert_eq!(commits.take(vec![delta(1)]), vec![]);
+        assert!(matches!(commits.settled().await, Settled::Show(held) if held == vec![delta(1)]));
+
+        // The first commit reserved through 1 + RESERVE_AHEAD; many deltas are shown within it
+        // (and sent to the store, due by their size, reserving further).
+        let within: Vec<Event> = (2..=1 + RESERVE_AHEAD).map(delta).collect();
+        assert_eq!(commits.take(within.clone()), within);
+        assert!(commits.in_flight.is_some());
+        // The next one is past what is reserved so far: it waits for that commit.
+        let past = delta(2 + RESERVE_AHEAD);
+        assert_eq!(commits.take(vec![past.clone()]), vec![]);
+        assert!(commits.holds());
+        let mut shown = Vec::new();
+        while shown.is_empty() {
+            let Settled::Show(held) = commits.settled().await else {
+                panic!("the commit failed");
+            };
+            shown = held;
+        }
+        assert_eq!(shown, vec![past]);
+
+        // Cut here: the run's end comes after every seq it could have shown.
+        store.mark_interrupted("local").await.unwrap();
+        let end = store
+            .events_after(&run_id, 2 + RESERVE_AHEAD, 10)
+            .await
+            .unwrap();
+        let [Event { seq, kind }] = &end[..] else {
+            panic!("one terminal status: {end:?}");
+        };
+        assert!(*seq > 2 + RESERVE_AHEAD, "{end:?}");
+        assert!(matches!(
+            kind,
+            EventKind::RunStatus {
+                status: RunStatus::Incomplete,
+                ..
+            }
+        ));
     }
 
     #[tokio::test]
@@ -573,26 +650,26 @@ mod tests {
     async fn deltas_wait_for_the_next_held_event_or_until_there_are_many() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = opened(&store, &run_id).await;
 
         assert_eq!(
-            commits.take(vec![delta(1), delta(2)]),
-            vec![delta(1), delta(2)]
+            commits.take(vec![delta(2), delta(3)]),
+            vec![delta(2), delta(3)]
         );
         assert!(!commits.holds());
         assert!(commits.in_flight.is_none(), "not due: nothing is sent yet");
         // A completion sends them with it, in one batch.
-        assert_eq!(commits.take(vec![complete(3)]), vec![]);
+        assert_eq!(commits.take(vec![complete(4)]), vec![]);
         assert!(
-            matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(3)])
+            matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(4)])
         );
-        let stored = store.events_after(&run_id, 0, 100).await.unwrap();
-        assert_eq!(stored, vec![delta(1), delta(2), complete(3)]);
+        let stored = store.events_after(&run_id, 1, 100).await.unwrap();
+        assert_eq!(stored, vec![delta(2), delta(3), complete(4)]);
 
         // Many deltas go without waiting for anything.
         let word = "w".repeat(100);
         let enough = MAX_UNSENT.div_ceil(word.len()) as u64;
-        let many: Vec<Event> = (4..4 + enough)
+        let many: Vec<Event> = (5..5 + enough)
             .map(|seq| Event {
                 seq,
                 kind: EventKind::PartDelta {
@@ -605,7 +682,7 @@ mod tests {
         assert_eq!(commits.take(many.clone()), many);
         assert!(commits.in_flight.is_some(), "due: sent at once");
         assert!(matches!(commits.settled().await, Settled::Show(held) if held.is_empty()));
-        let stored = store.events_after(&run_id, 3, 1000).await.unwrap();
+        let stored = store.events_after(&run_id, 4, 1000).await.unwrap();
         assert_eq!(stored, many);
     }
 
@@ -616,7 +693,8 @@ mod tests {
         let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
         store.close().await;
 
-        assert_eq!(commits.take(vec![delta(1), complete(2)]), vec![delta(1)]);
+        // Nothing is reserved yet, so not even the delta is shown ahead of its commit.
+        assert_eq!(commits.take(vec![delta(1), complete(2)]), vec![]);
         let mut retries = 0;
         loop {
             match commits.settled().await {
