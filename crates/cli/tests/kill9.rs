@@ -1,7 +1,7 @@
 //! `agentwire serve` killed with SIGKILL mid-run and started again on the same store: the run is
 //! `incomplete` (code `interrupted`), everything a client saw up to its last completion is
-//! stored as it saw it, no seq it saw is given to another event, and a resume from the last
-//! event it saw ends with the run's terminal status. A property over where the kill falls, on
+//! stored as it saw it, no seq it saw is given to another event, a resume from the last event
+//! it saw ends with the run's terminal status, and the parts the run completed join its session. A property over where the kill falls, on
 //! SQLite and (when `AGENTWIRE_TEST_DATABASE_URL` is set) on PostgreSQL.
 #![allow(clippy::unwrap_used)]
 
@@ -175,6 +175,35 @@ async fn crash_after(read_before_kill: usize, database_url: Option<&str>) {
         if let Some(saw) = seen.iter().find(|saw| saw.seq == event.seq) {
             assert_eq!(saw, event, "seq {} was given twice", event.seq);
         }
+    }
+
+    // What the run completed joined its session, marked as cut short.
+    let session_id = run["run"]["session_id"].as_str().unwrap();
+    let session: Value = http
+        .get(format!("{url}/v1/sessions/{session_id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let messages = session["messages"].as_array().unwrap();
+    let completed_parts: Vec<Value> = stored
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::PartComplete { part, .. } => Some(serde_json::to_value(part).unwrap()),
+            _ => None,
+        })
+        .collect();
+    if completed_parts
+        .iter()
+        .all(|part| part["type"] == "step_start")
+    {
+        assert_eq!(messages.len(), 1, "only the input: {session}");
+    } else {
+        assert_eq!(messages.len(), 2, "{session}");
+        assert_eq!(messages[1]["metadata"]["incomplete"], true, "{session}");
+        assert_eq!(messages[1]["parts"].as_array().unwrap(), &completed_parts);
     }
     drop(server);
 }

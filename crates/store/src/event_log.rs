@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use futures::TryStreamExt;
 use sqlx::{QueryBuilder, Row};
 
-use agentwire_core::{ErrorInfo, Event, EventKind, Message, RunId, RunStatus};
+use agentwire_core::accumulator::PartStatus;
+use agentwire_core::{
+    Accumulator, ErrorInfo, Event, EventKind, Message, Part, RunId, RunStatus, SessionId,
+};
 
 use crate::batch::{self, BatchText};
 use crate::compact::CompactLog;
@@ -274,12 +277,15 @@ impl Store {
     /// `run_status` event that says so is appended to its log, so its streams replay to an end;
     /// every event stored before is kept. Its seq comes after every seq the run had stored or
     /// reserved ([`EventBatch::reserve_through`]): a client that saw deltas that were never
-    /// stored and resumes from the last one still gets it. Returns the runs it ended.
+    /// stored and resumes from the last one still gets it. What the run completed joins its
+    /// session in the same transaction ([`interrupted_output`]), so the history shows it and
+    /// the next turn's model knows which tools already ran. Returns the runs it ended.
     pub async fn mark_interrupted(&self, node: &str) -> Result<Vec<RunId>, StoreError> {
-        let open: Vec<(String, i64, Option<String>)> = with_pool!(self, |pool, _begin| {
+        type OpenRun = (String, Option<String>, i64, Option<String>);
+        let open: Vec<OpenRun> = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT id, CASE WHEN last_seq < seq_reserved THEN seq_reserved ELSE last_seq END \
-                 AS last_seq, usage FROM runs
+                "SELECT id, session_id, CASE WHEN last_seq < seq_reserved THEN seq_reserved \
+                 ELSE last_seq END AS last_seq, usage FROM runs
                  WHERE node = $1 AND status IN ('created', 'queued', 'in_progress', 'awaiting')
                  ORDER BY created_at, id",
             )
@@ -290,6 +296,7 @@ impl Store {
             .map(|row| {
                 Ok((
                     row.try_get("id")?,
+                    row.try_get("session_id")?,
                     row.try_get("last_seq")?,
                     row.try_get("usage")?,
                 ))
@@ -297,7 +304,7 @@ impl Store {
             .collect::<Result<_, sqlx::Error>>()?
         });
         let mut ended = Vec::with_capacity(open.len());
-        for (id, last_seq, usage) in open {
+        for (id, session_id, last_seq, usage) in open {
             let run_id = RunId::from(id);
             let usage = usage.map(|text| serde_json::from_str(&text)).transpose()?;
             let event = Event {
@@ -311,11 +318,64 @@ impl Store {
                     usage,
                 },
             };
-            self.append_events(&run_id, &[event]).await?;
+            let output = match &session_id {
+                Some(_) => interrupted_output(&self.events_after(&run_id, 0, u32::MAX).await?),
+                None => Vec::new(),
+            };
+            let session_id = session_id.map(SessionId::from);
+            let batch = EventBatch::encode(&run_id, &[event])?;
+            let group = Group {
+                batches: batch.iter().collect(),
+                appends: session_id
+                    .iter()
+                    .filter(|_| !output.is_empty())
+                    .map(|id| (id, &output[..]))
+                    .collect(),
+                ..Group::default()
+            };
+            self.write_group(&group).await?;
             ended.push(run_id);
         }
         Ok(ended)
     }
+}
+
+/// The metadata key marking a message of a run cut short (`true`): what it completed, kept.
+pub const INCOMPLETE_KEY: &str = "incomplete";
+
+/// What a run cut by a crash leaves its session: each of its messages with the parts that
+/// completed (a part still streaming when the run was cut is dropped), marked with
+/// [`INCOMPLETE_KEY`]; a message with no completed part but its step start is left out.
+pub(crate) fn interrupted_output(events: &[Event]) -> Vec<Message> {
+    let mut accumulator = Accumulator::default();
+    for event in events {
+        // A log cut by a crash ends mid-part; everything before it still accumulates.
+        let _ = accumulator.push(event);
+    }
+    accumulator
+        .messages()
+        .iter()
+        .filter_map(|message| {
+            let id = message.id.as_ref()?;
+            let parts: Vec<Part> = (0..message.parts.len())
+                .filter(|&index| {
+                    accumulator.part_status(id.as_str(), index) == Some(PartStatus::Complete)
+                })
+                .map(|index| message.parts[index].clone())
+                .collect();
+            if parts.iter().all(|part| matches!(part, Part::StepStart(_))) {
+                return None;
+            }
+            let mut kept = Message {
+                parts,
+                ..message.clone()
+            };
+            kept.metadata
+                .extra
+                .insert(INCOMPLETE_KEY.to_owned(), serde_json::Value::Bool(true));
+            Some(kept)
+        })
+        .collect()
 }
 
 /// An `event_batches` row: a batch of events, or an ended run's whole log in compact form.
@@ -415,4 +475,69 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
         }
     }
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use agentwire_core::part::StepStart;
+    use agentwire_core::{Emitter, MessageBuilder, MessageStart, Role};
+
+    use super::*;
+
+    #[test]
+    fn a_cut_run_leaves_its_completed_parts_marked_and_drops_the_rest() {
+        let mut out = Emitter::default();
+        let mut first =
+            MessageBuilder::start(&mut out, MessageStart::new("msg_1", Role::Assistant));
+        first.part(
+            &mut out,
+            Part::StepStart(StepStart {
+                step_id: "step_1".into(),
+                step_name: None,
+            }),
+        );
+        first.reasoning_delta(&mut out, "thinking");
+        first.text_delta(&mut out, "the answer is");
+        first.finish(&mut out);
+        let mut second =
+            MessageBuilder::start(&mut out, MessageStart::new("msg_2", Role::Assistant));
+        second.part(
+            &mut out,
+            Part::StepStart(StepStart {
+                step_id: "step_2".into(),
+                step_name: None,
+            }),
+        );
+        second.text_delta(&mut out, "cut off mid-");
+        let events: Vec<Event> = out.drain().collect();
+        // The first message completed; the second was cut while its text streamed.
+        let output = interrupted_output(&events);
+        assert_eq!(output.len(), 1, "{output:?}");
+        assert_eq!(output[0].id.as_ref().map(|id| id.as_str()), Some("msg_1"));
+        assert_eq!(output[0].content(), "the answer is");
+        assert_eq!(
+            output[0].metadata.extra.get(INCOMPLETE_KEY),
+            Some(&serde_json::Value::Bool(true))
+        );
+
+        // Cut before the text completed: the reasoning is kept, the text is not.
+        let cut = events
+            .iter()
+            .position(|event| {
+                matches!(
+                    &event.kind,
+                    EventKind::PartComplete {
+                        part: Part::Text(_),
+                        ..
+                    }
+                )
+            })
+            .unwrap_or(events.len());
+        let output = interrupted_output(&events[..cut]);
+        assert_eq!(output.len(), 1);
+        assert!(matches!(
+            output[0].parts[..],
+            [Part::StepStart(_), Part::Reasoning(_)]
+        ));
+    }
 }

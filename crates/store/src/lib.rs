@@ -31,7 +31,7 @@ mod sqlite_file;
 mod store;
 
 pub use error::StoreError;
-pub use event_log::{BatchBuilder, EventBatch, INTERRUPTED};
+pub use event_log::{BatchBuilder, EventBatch, INCOMPLETE_KEY, INTERRUPTED};
 pub use group::{Group, GroupWriter, Started, Written};
 pub use notice::{Notice, Notices};
 pub use retention::{Compaction, Deletion};
