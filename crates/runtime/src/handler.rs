@@ -266,7 +266,7 @@ pub(crate) async fn drive(
         let (status, error) = match stop {
             Stop::Returned(Ok(())) => (RunStatus::Completed, None),
             Stop::Returned(Err(error)) => (RunStatus::Failed, Some(error.into())),
-            Stop::Canceled => (RunStatus::Canceled, None),
+            Stop::Canceled => shared.stopped(),
             Stop::OutOfTime(limit) => (RunStatus::Incomplete, Some(crate::run::out_of_time(limit))),
         };
         // Not ended, and the status is final: this cannot fail.

@@ -569,7 +569,7 @@ impl Orchestrator {
     fn ending(&self, halt: Halt) -> (RunStatus, Option<ErrorInfo>) {
         let config = &self.shared.agent.inner;
         match halt {
-            Halt::Canceled => (RunStatus::Canceled, None),
+            Halt::Canceled => self.shared.stopped(),
             Halt::OutOfTime => (
                 RunStatus::Incomplete,
                 Some(crate::run::out_of_time(

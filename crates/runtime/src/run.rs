@@ -259,12 +259,24 @@ pub(crate) struct RunState {
     pub(crate) usage: Option<Usage>,
     pub(crate) error: Option<ErrorInfo>,
     pub(crate) wait: Option<Wait>,
+    /// Why the run's host stopped it ([`RunHandle::interrupt`]): it ends `incomplete` with
+    /// this error rather than `canceled`.
+    pub(crate) interrupted: Option<ErrorInfo>,
 }
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, RunState> {
         // No code path panics while holding the lock; a poisoned state is still consistent.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How a run stopped by its cancellation token ends: `canceled` when the client asked,
+    /// `incomplete` with the host's reason when it was interrupted.
+    pub(crate) fn stopped(&self) -> (RunStatus, Option<ErrorInfo>) {
+        match self.lock().interrupted.clone() {
+            Some(error) => (RunStatus::Incomplete, Some(error)),
+            None => (RunStatus::Canceled, None),
+        }
     }
 }
 
@@ -333,6 +345,7 @@ impl Agent {
                 usage: None,
                 error: None,
                 wait: None,
+                interrupted: None,
             }),
             answered: Notify::new(),
             cancel: CancellationToken::new(),
@@ -527,6 +540,20 @@ impl RunHandle {
             }
             // Interruptible schemas declare the client's cancel; others keep their state.
             let _ = state.machine.accept(&schema::cancel());
+        }
+        self.shared.cancel.cancel();
+    }
+
+    /// Stops the run as [`RunHandle::cancel`] does, for a reason of its host's rather than its
+    /// client's (the server shutting down): it ends `incomplete` with `error`, and its schema
+    /// state is left as it was. Does nothing to a run that has ended.
+    pub fn interrupt(&self, error: ErrorInfo) {
+        {
+            let mut state = self.shared.lock();
+            if self.shared.status.borrow().is_terminal() {
+                return;
+            }
+            state.interrupted.get_or_insert(error);
         }
         self.shared.cancel.cancel();
     }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use agentwire_core::communication::CommunicationSchema;
-use agentwire_core::{EventKind, Message, Part, RunStatus};
+use agentwire_core::{ErrorInfo, EventKind, Message, Part, RunStatus};
 use agentwire_runtime::RunStart;
 use common::{Client, Recording, agent, part_types, tool};
 use futures::FutureExt;
@@ -177,6 +177,37 @@ async fn cancel_while_waiting_answers_the_waiting_calls() {
     // Cancel again, or after the end: nothing changes.
     run.handle.cancel();
     assert_eq!(run.handle.status(), RunStatus::Canceled);
+}
+
+#[tokio::test]
+async fn an_interrupt_by_the_host_ends_the_run_incomplete_with_its_reason() {
+    let brain = Recording::new(json!({"turns": [[
+        {"type": "tool_call_start", "id": "c1", "name": "rm"},
+        {"type": "tool_call_end", "id": "c1"},
+        {"type": "finish", "reason": "tool_calls"}
+    ]]}));
+    let rm = tool("rm", json!({"type": "object"}), |_, _| {
+        async { Ok(json!("removed")) }.boxed()
+    });
+    let agent = agent(&brain).tool(rm).approval(["rm"]).build().unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("rm")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    client.until_settled().await;
+    let state = run.handle.state();
+    run.handle
+        .interrupt(ErrorInfo::new("shutdown", "the server shut down"));
+    assert_eq!(client.until_end().await, RunStatus::Incomplete);
+    client.check_agrees_with(&run.handle);
+    assert_eq!(run.handle.error().unwrap().code, "shutdown");
+    // Not the client's cancel: the schema's state is left as it was.
+    assert_eq!(run.handle.state(), state);
+    // The waiting call is answered all the same.
+    assert_eq!(part_types(&run.handle.output()[1]), ["tool_error"]);
+    // A cancel after the end changes nothing.
+    run.handle.cancel();
+    assert_eq!(run.handle.status(), RunStatus::Incomplete);
 }
 
 #[tokio::test]

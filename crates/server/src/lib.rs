@@ -48,7 +48,7 @@ mod webui;
 mod ws;
 
 pub use error::ApiError;
-pub use server::{Server, bind, shutdown_signal};
+pub use server::{SHUTDOWN, Server, bind, shutdown_signal};
 pub use settings::{
     ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,
     StoreSection,

@@ -3,8 +3,10 @@
 //!
 //! Shutdown, decided: on the signal the server stops accepting connections; running runs get
 //! [`Settings::shutdown_grace`] to settle, then every run that has not ended (including those
-//! awaiting the client, which could wait for ever) is canceled, which ends it `canceled` with
-//! everything complete kept; once their streams have ended the server exits. Nothing is cut
+//! awaiting the client, which could wait for ever) is interrupted, which ends it `incomplete`
+//! (code `shutdown`, which its clients see as the stream's last event) with everything
+//! complete kept: the run did not finish, and nobody canceled it. Once their streams have
+//! ended the server exits. Nothing is cut
 //! mid-event: a stream ends on its run's terminal status, and the server waits for every run's
 //! last events to be committed before it closes the store.
 //!
@@ -17,6 +19,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use agentwire_core::ErrorInfo;
 use agentwire_runtime::Agent;
 use agentwire_store::{Store, StoreError};
 use axum::Router;
@@ -163,8 +166,11 @@ impl Server {
             let settle = futures::future::join_all(running.iter().map(|live| live.log.settled()));
             let _ = tokio::time::timeout(grace, settle).await;
             for live in state.runs.unfinished() {
-                tracing::info!(run = %live.handle.id(), "canceled by shutdown");
-                live.handle.cancel();
+                tracing::info!(run = %live.handle.id(), "interrupted by shutdown");
+                live.handle.interrupt(ErrorInfo::new(
+                    SHUTDOWN,
+                    "the server shut down before the run finished",
+                ));
             }
         });
         let mut stopped = stopped;
@@ -192,6 +198,9 @@ impl Server {
         result
     }
 }
+
+/// The error code of runs a shutdown ended before they finished.
+pub const SHUTDOWN: &str = "shutdown";
 
 /// Binds `addr` with a listen backlog above the usual 128.
 ///

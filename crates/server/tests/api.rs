@@ -446,7 +446,7 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
+async fn shutdown_ends_runs_that_do_not_settle_in_the_grace_period_incomplete() {
     let mut server = TestServer::start(
         vec![talker("snail", WORDS, 2.0)],
         Settings {
@@ -459,7 +459,14 @@ async fn shutdown_cancels_runs_that_do_not_settle_in_the_grace_period() {
     client.until_events(2).await;
     server.stop();
     client.until_end().await;
-    assert_eq!(client.accumulator.status(), Some(RunStatus::Canceled));
+    assert_eq!(client.accumulator.status(), Some(RunStatus::Incomplete));
+    let codes: Vec<&str> = client
+        .accumulator
+        .errors()
+        .iter()
+        .map(|error| error.code.as_str())
+        .collect();
+    assert_eq!(codes, ["shutdown"]);
     server.shutdown().await;
 }
 
