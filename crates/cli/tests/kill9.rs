@@ -177,6 +177,11 @@ async fn crash_after(read_before_kill: usize, database_url: Option<&str>) {
         }
     }
 
+    // The Rust SDK reads the whole run too: the skip before the end is the one it allows.
+    let sdk = agentwire_client::Client::new(&url).unwrap();
+    let mut stream = sdk.events(&id.as_str().into());
+    assert_eq!(stream.finish().await.unwrap(), Some(RunStatus::Incomplete));
+
     // What the run completed joined its session, marked as cut short.
     let session_id = run["run"]["session_id"].as_str().unwrap();
     let session: Value = http

@@ -4,7 +4,9 @@
 //!
 //! Every event is checked to be the next one (`seq` grows by one; heartbeats repeat the last),
 //! so a resume can neither skip nor repeat an event unnoticed: a gap is
-//! [`ClientError::Gap`], a repeat the accumulator's error.
+//! [`ClientError::Gap`], a repeat the accumulator's error. The one skip allowed is before a
+//! run's terminal status: a run cut by a server's crash ends after every seq it may have
+//! shown, and the deltas it showed but never stored are gone (nothing follows the end).
 
 use std::collections::VecDeque;
 
@@ -242,7 +244,10 @@ impl RunStream {
     /// Checks that `event` is the next one and applies it.
     fn apply(&mut self, event: &Event) -> Result<(), ClientError> {
         let heartbeat = matches!(event.kind, EventKind::Heartbeat {});
-        if !heartbeat && event.seq != self.last_seq + 1 {
+        let end =
+            matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal());
+        let next = event.seq == self.last_seq + 1 || (end && event.seq > self.last_seq);
+        if !heartbeat && !next {
             return Err(ClientError::Gap {
                 expected: self.last_seq + 1,
                 got: event.seq,

@@ -26,11 +26,13 @@
 mod auth;
 mod body;
 mod caller;
+mod clock;
 mod cors;
 mod dialects;
 mod docs;
 mod error;
 mod guard;
+mod leases;
 mod listener;
 mod metrics;
 mod native;
@@ -48,6 +50,7 @@ mod webui;
 mod ws;
 
 pub use error::ApiError;
+pub use leases::LEASE_LOST;
 pub use server::{SHUTDOWN, Server, bind, shutdown_signal};
 pub use settings::{
     ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,

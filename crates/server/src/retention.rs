@@ -7,12 +7,12 @@
 //! working on. Each store call does a bounded amount of work in its own short transaction, so
 //! live runs' writes are never held up for long; a pass loops until nothing is left.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use agentwire_core::Timestamp;
 use agentwire_store::{Compaction, Deletion, Store, StoreError};
 use tokio::task::JoinHandle;
 
+use crate::clock;
 use crate::settings::Settings;
 
 /// Runs or sessions per transaction.
@@ -80,13 +80,7 @@ async fn run(store: Store, policy: Policy, every: Duration) {
 
 /// Compacts, deletes and gives space back until nothing is left to do now.
 async fn pass(store: &Store, policy: Policy) -> Result<(), StoreError> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let cutoff = |age: Duration| {
-        let millis = now.saturating_sub(age).as_millis();
-        Timestamp(i64::try_from(millis).unwrap_or(i64::MAX))
-    };
+    let cutoff = clock::before;
     let mut compacted = Compaction::default();
     loop {
         let batch = store

@@ -26,6 +26,8 @@ use axum::Router;
 use tokio::net::{TcpListener, TcpSocket};
 
 use crate::auth::Keys;
+use crate::clock;
+use crate::leases::Leases;
 use crate::retention::Retention;
 use crate::settings::Settings;
 use crate::state::AppState;
@@ -40,6 +42,8 @@ pub struct Server {
     state: Arc<AppState>,
     /// The store's retention task, stopped with the server.
     retention: Arc<Retention>,
+    /// This node's lease on its runs, given up with the server.
+    leases: Arc<Leases>,
 }
 
 impl Server {
@@ -73,7 +77,11 @@ impl Server {
                 );
             }
         }
-        let interrupted = store.mark_interrupted(&node).await?;
+        // The lease first: from then on no other node takes this one for dead.
+        store
+            .renew_lease(&node, clock::after(settings.lease))
+            .await?;
+        let interrupted = store.recover_node(&node).await?;
         if !interrupted.is_empty() {
             tracing::warn!(
                 node,
@@ -84,7 +92,16 @@ impl Server {
         let state = Arc::new(AppState::new(agents, settings, keys, store, node));
         state.runs.follow_notices().await?;
         let retention = Arc::new(Retention::start(state.store.clone(), &state.settings));
-        Ok(Self { state, retention })
+        let leases = Arc::new(Leases::start(
+            state.store.clone(),
+            Arc::clone(&state.runs),
+            &state.settings,
+        ));
+        Ok(Self {
+            state,
+            retention,
+            leases,
+        })
     }
 
     /// This process's name in the store.
@@ -194,6 +211,11 @@ impl Server {
         let settle = futures::future::join_all(all.iter().map(|live| live.log.settled()));
         let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
         self.retention.stop();
+        self.leases.stop();
+        // Its runs have ended: nobody needs to wait for the lease to lapse.
+        if let Err(error) = self.state.store.release_lease(self.node_id()).await {
+            tracing::warn!("giving up this node's lease: {error}");
+        }
         self.state.store.close().await;
         result
     }

@@ -17,6 +17,7 @@
 //! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
 //! max_run_seconds = 900                               # ceiling over every run's working time
 //! heartbeat_seconds = 15                              # keep-alive after this long quiet
+//! lease_seconds = 6                                   # PostgreSQL: a node silent this long is dead
 //!
 //! [store]
 //! compact_after = "1h"    # an ended run's log is compacted this long after its last update
@@ -100,7 +101,11 @@ pub struct Settings {
     pub max_input_messages: usize,
     /// How long an event stream may stay silent before a heartbeat is sent.
     pub heartbeat: Duration,
-    /// On shutdown, how long running runs get to settle before they are canceled.
+    /// On PostgreSQL, how long a node's lease on its runs lasts: it renews it every third of
+    /// that, and a node that has not renewed it for this long is taken for dead (its runs are
+    /// ended by the others within a third more).
+    pub lease: Duration,
+    /// On shutdown, how long running runs get to settle before they are ended.
     pub shutdown_grace: Duration,
     /// Browser origins allowed to call the API across origins (`https://app.example`), or
     /// `*` for any; empty: none (same-origin only).
@@ -128,6 +133,7 @@ impl Default for Settings {
             max_body_bytes: 4 * 1024 * 1024,
             max_input_messages: 256,
             heartbeat: Duration::from_secs(15),
+            lease: Duration::from_secs(6),
             shutdown_grace: Duration::from_secs(10),
             cors_origins: Vec::new(),
             // Above the toolboxes' own default (128 KiB): a ceiling for agents that raise theirs.
@@ -177,6 +183,9 @@ pub struct ServerSection {
     /// How long, in seconds, a stream may stay quiet (a long tool call, a slow model) before it
     /// gets a keep-alive in its dialect's form, so proxies and clients do not time it out.
     pub heartbeat_seconds: Option<NonZeroU64>,
+    /// PostgreSQL: how long, in seconds, a node's lease on its runs lasts (see
+    /// [`Settings::lease`]).
+    pub lease_seconds: Option<NonZeroU64>,
 }
 
 /// Reads `cors_origins`: `["*"]` alone, or origins as browsers send them (`scheme://host`,
@@ -246,6 +255,7 @@ impl ServerSection {
                 .unwrap_or(defaults.max_tool_output_bytes),
             max_run_duration: seconds(self.max_run_seconds, defaults.max_run_duration),
             heartbeat: seconds(self.heartbeat_seconds, defaults.heartbeat),
+            lease: seconds(self.lease_seconds, defaults.lease),
             ..defaults
         })
     }

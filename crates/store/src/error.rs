@@ -17,6 +17,9 @@ pub enum StoreError {
     /// The run does not exist.
     #[error("run {0} not found")]
     RunNotFound(String),
+    /// The run has ended: it takes no more events.
+    #[error("run {0} has ended")]
+    RunEnded(String),
     /// A session or run with this id exists already.
     #[error("{0} already exists")]
     AlreadyExists(String),

@@ -158,21 +158,23 @@ impl Store {
     /// (a batch overlapping an earlier one) is never read back twice. Heartbeats are not stored (they take no place in a
     /// replay). When the batch holds a `run_status` event, the run's row takes its status, error
     /// and usage, unless a later one was stored before. Listeners hear a [`Notice::Events`] with
-    /// the batch's last seq after the commit.
+    /// the batch's last seq after the commit. A run that has ended takes no more events
+    /// ([`StoreError::RunEnded`]): another node may have ended it, taking its node for dead.
     pub async fn append_events(&self, run_id: &RunId, events: &[Event]) -> Result<(), StoreError> {
         let Some(batch) = EventBatch::encode(run_id, events)? else {
             return Ok(());
         };
-        let missing = self.append_event_batches(&[&batch]).await?;
-        match missing.is_empty() {
-            true => Ok(()),
-            false => Err(StoreError::RunNotFound(run_id.to_string())),
+        let refused = self.append_event_batches(&[&batch]).await?;
+        match (refused.is_empty(), self.run(run_id).await?) {
+            (true, _) => Ok(()),
+            (false, Some(_)) => Err(StoreError::RunEnded(run_id.to_string())),
+            (false, None) => Err(StoreError::RunNotFound(run_id.to_string())),
         }
     }
 
     /// Appends the batches of many runs in ONE transaction (a [`Group`] of batches only), each
-    /// as [`Store::append_events`] would. Returns the runs that do not exist, whose batches are
-    /// skipped; every other batch is committed when this returns `Ok`, and none is when it
+    /// as [`Store::append_events`] would. Returns the runs that do not exist or have ended, whose
+    /// batches are skipped; every other batch is committed when this returns `Ok`, and none is when it
     /// returns `Err`. Batches of one run are appended in the order given.
     pub async fn append_event_batches(
         &self,

@@ -16,7 +16,7 @@ use agentwire_core::{Message, RunId, SessionId};
 
 use crate::error::StoreError;
 use crate::event_log::{EventBatch, merge_runs};
-use crate::run::{RunRecord, RunRow, status_columns};
+use crate::run::{OPEN_STATUSES, RunRecord, RunRow, status_columns};
 use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
 
@@ -67,8 +67,8 @@ pub struct Written {
     pub started: Vec<Started>,
     /// For each append, in order: false when its session does not exist.
     pub appended: Vec<bool>,
-    /// The runs of `batches` that do not exist (their session was deleted): their batches were
-    /// skipped.
+    /// The runs of `batches` that do not exist (their session was deleted) or have ended (taken
+    /// for dead, another node ended them): their batches were skipped.
     pub gone: Vec<RunId>,
 }
 
@@ -362,7 +362,10 @@ impl Store {
                             .push_bind_unseparated(entry.reserved)
                             .push_unseparated(" AS BIGINT))");
                     }
-                    update.push(") AS v WHERE runs.id = v.column1");
+                    // A run that has ended takes no more events: its node was taken for dead
+                    // and another ended it, so the node's late writes are refused.
+                    update.push(") AS v WHERE runs.id = v.column1 AND runs.status IN ");
+                    update.push(OPEN_STATUSES);
                     // The count, not `RETURNING`: each row returned is a hand-off from sqlx's
                     // SQLite thread, and this statement names every streaming run.
                     let updated = update.build().execute(&mut *tx).await?.rows_affected();
@@ -371,12 +374,16 @@ impl Store {
                             .extend(chunk.iter().map(|entry| entry.run_id.as_str().to_owned()));
                         continue;
                     }
-                    // Some run is gone (its session was deleted): find which, one by one (rare).
+                    // Some run is gone (its session was deleted) or ended: find which, one by
+                    // one (rare).
                     for entry in chunk {
-                        let exists = sqlx::query("SELECT 1 FROM runs WHERE id = $1")
-                            .bind(entry.run_id.as_str())
-                            .fetch_optional(&mut *tx)
-                            .await?;
+                        let exists = sqlx::query(
+                            "SELECT 1 FROM runs WHERE id = $1 \
+                             AND status IN ('created', 'queued', 'in_progress', 'awaiting')",
+                        )
+                        .bind(entry.run_id.as_str())
+                        .fetch_optional(&mut *tx)
+                        .await?;
                         if exists.is_some() {
                             found_runs.insert(entry.run_id.as_str().to_owned());
                         }

@@ -21,6 +21,7 @@ mod compact;
 mod error;
 mod event_log;
 mod group;
+mod lease;
 mod notice;
 mod owners;
 mod retention;

@@ -193,6 +193,9 @@ pub(crate) fn status_columns(status: RunStatus) -> (&'static str, Option<&'stati
     (status.name(), awaiting)
 }
 
+/// The statuses of a run that has not ended, as an SQL list.
+pub(crate) const OPEN_STATUSES: &str = "('created', 'queued', 'in_progress', 'awaiting')";
+
 /// A seq as the database stores it (BIGINT is signed).
 pub(crate) fn seq_to_db(seq: u64) -> Result<i64, StoreError> {
     i64::try_from(seq).map_err(|_| StoreError::Corrupt(format!("seq {seq} is out of range")))

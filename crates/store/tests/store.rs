@@ -9,7 +9,7 @@ use futures::StreamExt;
 
 use agentwire_core::{
     Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Part, Role, RunId, RunStatus,
-    SessionId, Usage,
+    SessionId, Timestamp, Usage,
 };
 use agentwire_store::{
     EventBatch, Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError,
@@ -35,6 +35,7 @@ on_both_backends!(
     a_turn_starts_in_one_write_or_not_at_all,
     a_group_writes_starts_appends_and_events_and_answers_each,
     sessions_are_listed_by_owner_newest_first_a_page_at_a_time,
+    the_runs_of_a_node_whose_lease_lapsed_are_ended_once,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -401,11 +402,14 @@ async fn the_run_row_follows_run_status_events(db: Db) {
         },
     };
     store.append_events(&run, &[failed]).await.unwrap();
-    // A retry of an older batch does not take the status back.
-    store
-        .append_events(&run, &[status(1, RunStatus::InProgress, None)])
-        .await
-        .unwrap();
+    // An ended run takes no more events: a retry of an older batch does not take the status
+    // back.
+    assert!(matches!(
+        store
+            .append_events(&run, &[status(1, RunStatus::InProgress, None)])
+            .await,
+        Err(StoreError::RunEnded(_))
+    ));
     let record = store.run(&run).await.unwrap().unwrap();
     assert_eq!(record.status, RunStatus::Failed);
     assert_eq!(record.error.unwrap().code, "provider_error");
@@ -763,4 +767,79 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
             .session_id,
         Some(old)
     );
+}
+
+/// Leases with the clock in the test's hands: times are passed in, never read.
+async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let at = |seconds: i64| Timestamp(1_000_000 + seconds * 1000);
+    let session = SessionId::from("ses_1");
+    store.create_session(&session, None).await.unwrap();
+    let on_a = new_run(&store, "run_a", Some(&session), "node_a").await;
+    let on_b = new_run(&store, "run_b", None, "node_b").await;
+    let legacy = new_run(&store, "run_legacy", None, "node_legacy").await;
+    let complete = Event {
+        seq: 2,
+        kind: EventKind::PartComplete {
+            message_id: MessageId::from("msg_1"),
+            index: 0,
+            part: Part::text("done before the crash"),
+        },
+    };
+    let start = Event {
+        seq: 1,
+        kind: EventKind::MessageStart {
+            message_id: MessageId::from("msg_1"),
+            role: Role::Assistant,
+            metadata: Default::default(),
+            created_at: None,
+        },
+    };
+    store
+        .append_events(&on_a, &[start, complete])
+        .await
+        .unwrap();
+    store.renew_lease("node_a", at(6)).await.unwrap();
+    store.renew_lease("node_b", at(6)).await.unwrap();
+
+    if !store.is_postgres() {
+        // One process per SQLite file: no leases, a restarted process ends its own runs.
+        assert!(store.sweep_lapsed(at(100)).await.unwrap().is_empty());
+        assert!(store.node_alive("node_a", at(100)).await.unwrap());
+        return;
+    }
+    // Within the lease, only the node that never held one is taken for dead.
+    assert_eq!(store.sweep_lapsed(at(5)).await.unwrap(), [legacy]);
+    assert!(store.node_alive("node_a", at(5)).await.unwrap());
+
+    // node_b renews; node_a does not. Two nodes sweep at once: each run ends once.
+    store.renew_lease("node_b", at(20)).await.unwrap();
+    let other = Store::open(&db.url).await.unwrap();
+    let (first, second) = tokio::join!(store.sweep_lapsed(at(10)), other.sweep_lapsed(at(10)));
+    let mut ended = first.unwrap();
+    ended.extend(second.unwrap());
+    assert_eq!(ended, std::slice::from_ref(&on_a));
+    assert!(!store.node_alive("node_a", at(10)).await.unwrap());
+    let record = store.run(&on_a).await.unwrap().unwrap();
+    assert_eq!(record.status, RunStatus::Incomplete);
+    assert_eq!(record.error.unwrap().code, INTERRUPTED);
+    assert_eq!(
+        store.run(&on_b).await.unwrap().unwrap().status,
+        RunStatus::Created
+    );
+    // Its completed part joined its session once, marked.
+    let history = store.session_messages(&session).await.unwrap();
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].content(), "done before the crash");
+    assert_eq!(history[0].metadata.extra["incomplete"], true);
+    // node_a was only slow: its late events are refused, the run stays ended.
+    assert!(matches!(
+        store.append_events(&on_a, &[delta(3)]).await,
+        Err(StoreError::RunEnded(_))
+    ));
+    // Back, node_a takes a lease again; nothing of it is left to end.
+    store.renew_lease("node_a", at(30)).await.unwrap();
+    assert!(store.recover_node("node_a").await.unwrap().is_empty());
+    store.release_lease("node_b").await.unwrap();
+    assert_eq!(store.sweep_lapsed(at(11)).await.unwrap(), [on_b]);
 }

@@ -395,7 +395,7 @@ async fn on_task(
                 settled_after(live, after).await;
             }
             Found::Stored(record) => {
-                state.runs.cancel_elsewhere(&record.id).await?;
+                state.runs.cancel_elsewhere(record).await?;
             }
         },
         A2aMethod::SubscribeToTask => {

@@ -33,6 +33,7 @@ use tokio::sync::broadcast;
 use tracing::Instrument;
 
 use crate::caller::Caller;
+use crate::clock;
 use crate::metrics::Metrics;
 use commit::Committer;
 pub(crate) use error::RunsError;
@@ -424,16 +425,24 @@ impl Runs {
                 Ok(RunView::live(&live))
             }
             Found::Stored(record) => {
-                self.cancel_elsewhere(&record.id).await?;
+                self.cancel_elsewhere(&record).await?;
                 Ok(RunView::stored(&record))
             }
         }
     }
 
-    /// Asks the node executing a run to cancel it.
-    pub(crate) async fn cancel_elsewhere(&self, run_id: &RunId) -> Result<(), RunsError> {
+    /// Asks the node executing a run to cancel it. If that node has stopped (its lease
+    /// lapsed), its runs are ended here and now (`incomplete`), not at the next sweep.
+    pub(crate) async fn cancel_elsewhere(&self, record: &RunRecord) -> Result<(), RunsError> {
+        if record.status.is_terminal() {
+            return Ok(());
+        }
+        if !self.store.node_alive(&record.node, clock::now()).await? {
+            self.store.sweep_lapsed(clock::now()).await?;
+            return Ok(());
+        }
         let notice = Notice::Cancel {
-            run_id: run_id.clone(),
+            run_id: record.id.clone(),
         };
         Ok(self.store.notify(&notice).await?)
     }

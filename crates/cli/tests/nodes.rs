@@ -1,0 +1,165 @@
+//! Two `agentwire serve` nodes on one PostgreSQL (`AGENTWIRE_TEST_DATABASE_URL`; skipped
+//! without it): one is killed with SIGKILL while it runs, and the other, once the dead node's
+//! lease lapses, ends its runs `incomplete`, so a client following a run through the live node
+//! sees it end within 10 s, after every seq it saw; a cancel through the live node ends a run
+//! of the dead one at once.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use agentwire_core::{Event, EventKind, RunStatus};
+use agentwire_dialects::StreamDecoder;
+use agentwire_dialects::native::NativeSseDecoder;
+use common::{Server, serve};
+use serde_json::{Value, json};
+
+/// Starts a node named `node` of the test's configuration on `url`.
+fn start(dir: &Path, node: &str, url: &str) -> Server {
+    let config = format!("{node}.toml");
+    std::fs::write(
+        dir.join(&config),
+        format!(
+            "[server]\nnode_id = \"{node}\"\nlease_seconds = 2\n\n[[agents]]\n\
+             name = \"assistant\"\nprovider = \"scripted\"\nscript = \"script.json\"\n\
+             tokens_per_second = 20\n"
+        ),
+    )
+    .unwrap();
+    serve(dir, &["--config", &config, "--database-url", url])
+}
+
+/// Reads the stream until `done` says so or it ends (within 15 s in all).
+async fn read(
+    response: &mut reqwest::Response,
+    events: &mut Vec<Event>,
+    done: impl Fn(&[Event]) -> bool,
+) {
+    let mut decoder = NativeSseDecoder::default();
+    while !done(events) {
+        let chunk = tokio::time::timeout(Duration::from_secs(15), response.chunk())
+            .await
+            .expect("a chunk within 15 s")
+            .unwrap();
+        let Some(chunk) = chunk else { break };
+        decoder.decode(&chunk, events).unwrap();
+    }
+    events.retain(|event| event.name() != "heartbeat");
+}
+
+async fn start_run(http: &reqwest::Client, url: &str) -> (String, reqwest::Response) {
+    let response = http
+        .post(format!("{url}/v1/runs"))
+        .header("accept", "text/event-stream")
+        .json(&json!({"input": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let id = response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    (id, response)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_of_a_killed_node_end_through_the_others_within_10_s() {
+    let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
+        eprintln!("AGENTWIRE_TEST_DATABASE_URL is not set: skipped");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let turn: Vec<Value> = (0..400)
+        .map(|_| json!({"type": "text_delta", "text": "word "}))
+        .chain([json!({"type": "finish", "reason": "stop"})])
+        .collect();
+    std::fs::write(
+        dir.path().join("script.json"),
+        json!({"turns": [turn]}).to_string(),
+    )
+    .unwrap();
+    let name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .replace('.', "_");
+    let mut doomed = start(dir.path(), &format!("{name}_a"), &url);
+    let survivor = start(dir.path(), &format!("{name}_b"), &url);
+    let http = reqwest::Client::new();
+
+    let (followed, mut on_a) = start_run(&http, &doomed.url).await;
+    let (canceled, _second) = start_run(&http, &doomed.url).await;
+    let mut seen = Vec::new();
+    read(&mut on_a, &mut seen, |events| events.len() >= 6).await;
+    // The same run through the other node.
+    let mut on_b = http
+        .get(format!("{}/v1/runs/{followed}/events", survivor.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(on_b.status(), 200);
+    let mut through_b = Vec::new();
+    read(&mut on_b, &mut through_b, |events| !events.is_empty()).await;
+
+    doomed.child.kill().unwrap();
+    doomed.child.wait().unwrap();
+    let killed_at = Instant::now();
+    drop(on_a);
+
+    read(&mut on_b, &mut through_b, |events| {
+        events.last().is_some_and(|event| {
+            matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
+        })
+    })
+    .await;
+    let ended_after = killed_at.elapsed();
+    let end = through_b.last().unwrap();
+    assert!(
+        matches!(
+            &end.kind,
+            EventKind::RunStatus {
+                status: RunStatus::Incomplete,
+                ..
+            }
+        ),
+        "{end:?}"
+    );
+    assert!(
+        ended_after < Duration::from_secs(10),
+        "ended {ended_after:?} after the kill"
+    );
+    let last_seen = seen
+        .iter()
+        .chain(&through_b[..through_b.len() - 1])
+        .map(|event| event.seq)
+        .max()
+        .unwrap();
+    assert!(
+        end.seq > last_seen,
+        "the end's seq {} was seen before",
+        end.seq
+    );
+
+    // A cancel through the live node of the dead node's other run: it has ended already, or
+    // ends now.
+    let answer = http
+        .post(format!("{}/v1/runs/{canceled}/cancel", survivor.url))
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().is_success(), "{}", answer.status());
+    let run: Value = http
+        .get(format!("{}/v1/runs/{canceled}", survivor.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(run["run"]["status"], "incomplete", "{run}");
+    drop(survivor);
+}
