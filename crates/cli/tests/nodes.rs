@@ -31,22 +31,55 @@ fn start(dir: &Path, node: &str, url: &str) -> Server {
     serve(dir, &["--config", &config, "--database-url", url])
 }
 
-/// Reads the stream until `done` says so or it ends (within 15 s in all).
-async fn read(
-    response: &mut reqwest::Response,
-    events: &mut Vec<Event>,
-    done: impl Fn(&[Event]) -> bool,
-) {
-    let mut decoder = NativeSseDecoder::default();
-    while !done(events) {
-        let chunk = tokio::time::timeout(Duration::from_secs(15), response.chunk())
+/// A run's event stream as a client reads it.
+struct Follower {
+    response: reqwest::Response,
+    decoder: NativeSseDecoder,
+    events: Vec<Event>,
+}
+
+impl Follower {
+    fn new(response: reqwest::Response) -> Self {
+        Self {
+            response,
+            decoder: NativeSseDecoder::default(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Reads the next chunk (within 15 s); false at the stream's end. Heartbeats are dropped.
+    async fn chunk(&mut self) -> bool {
+        let chunk = tokio::time::timeout(Duration::from_secs(15), self.response.chunk())
             .await
             .expect("a chunk within 15 s")
             .unwrap();
-        let Some(chunk) = chunk else { break };
-        decoder.decode(&chunk, events).unwrap();
+        let Some(chunk) = chunk else { return false };
+        self.decoder.decode(&chunk, &mut self.events).unwrap();
+        self.events.retain(|event| event.name() != "heartbeat");
+        true
     }
-    events.retain(|event| event.name() != "heartbeat");
+
+    /// Reads until `done` says so or the stream ends.
+    async fn until(&mut self, done: impl Fn(&[Event]) -> bool) {
+        while !done(&self.events) && self.chunk().await {}
+    }
+
+    /// Reads `deltas` more text deltas, with when each arrived.
+    async fn arrivals(&mut self, deltas: usize) -> Vec<(u64, Instant)> {
+        let mut arrived = Vec::new();
+        while arrived.len() < deltas {
+            let before = self.events.len();
+            assert!(self.chunk().await, "the stream goes on");
+            let at = Instant::now();
+            arrived.extend(
+                self.events[before..]
+                    .iter()
+                    .filter(|event| event.name() == "part_delta")
+                    .map(|event| (event.seq, at)),
+            );
+        }
+        arrived
+    }
 }
 
 async fn start_run(http: &reqwest::Client, url: &str) -> (String, reqwest::Response) {
@@ -91,32 +124,57 @@ async fn the_runs_of_a_killed_node_end_through_the_others_within_10_s() {
     let survivor = start(dir.path(), &format!("{name}_b"), &url);
     let http = reqwest::Client::new();
 
-    let (followed, mut on_a) = start_run(&http, &doomed.url).await;
+    let (followed, on_a) = start_run(&http, &doomed.url).await;
     let (canceled, _second) = start_run(&http, &doomed.url).await;
-    let mut seen = Vec::new();
-    read(&mut on_a, &mut seen, |events| events.len() >= 6).await;
+    let mut on_a = Follower::new(on_a);
+    on_a.until(|events| events.len() >= 6).await;
     // The same run through the other node.
-    let mut on_b = http
+    let on_b = http
         .get(format!("{}/v1/runs/{followed}/events", survivor.url))
         .send()
         .await
         .unwrap();
     assert_eq!(on_b.status(), 200);
-    let mut through_b = Vec::new();
-    read(&mut on_b, &mut through_b, |events| !events.is_empty()).await;
+    let mut on_b = Follower::new(on_b);
+    on_b.until(|events| !events.is_empty()).await;
+
+    // Live tail: each delta reaches the other node's reader about when it reaches this one's
+    // (without the owner publishing them, deltas reach the store, and so the other node, in
+    // batches up to 3 s apart).
+    let (at_a, at_b) = tokio::join!(on_a.arrivals(40), on_b.arrivals(40));
+    let mut lags: Vec<Duration> = at_b
+        .iter()
+        .filter_map(|(seq, at)| {
+            let on_a = at_a.iter().find(|(other, _)| other == seq)?;
+            Some(at.saturating_duration_since(on_a.1))
+        })
+        .collect();
+    lags.sort();
+    assert!(lags.len() >= 20, "{} deltas seen on both nodes", lags.len());
+    let p99 = lags[(lags.len() * 99).div_ceil(100) - 1];
+    eprintln!(
+        "cross-node lag over {} deltas: p50 {:?}, p99 {p99:?}",
+        lags.len(),
+        lags[lags.len() / 2]
+    );
+    assert!(
+        p99 < Duration::from_secs(1),
+        "deltas reached the other node {p99:?} later"
+    );
 
     doomed.child.kill().unwrap();
     doomed.child.wait().unwrap();
     let killed_at = Instant::now();
+    let seen = on_a.events.clone();
     drop(on_a);
-
-    read(&mut on_b, &mut through_b, |events| {
+    on_b.until(|events| {
         events.last().is_some_and(|event| {
             matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
         })
     })
     .await;
     let ended_after = killed_at.elapsed();
+    let through_b = &on_b.events;
     let end = through_b.last().unwrap();
     assert!(
         matches!(

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
-use agentwire_core::RunId;
+use agentwire_core::{Event, RunId};
 
 use crate::error::StoreError;
 use crate::store::{Backend, Store};
@@ -22,7 +22,7 @@ use crate::store::{Backend, Store};
 pub(crate) const CHANNEL: &str = "agentwire_notices";
 
 /// Something other nodes should hear about.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "notice", rename_all = "snake_case")]
 pub enum Notice {
     /// The run's log holds events up to `seq` (sent by [`Store::append_events`]).
@@ -37,7 +37,26 @@ pub enum Notice {
         /// The run.
         run_id: RunId,
     },
+    /// A node streams the run to a client: the node executing it publishes the run's events
+    /// as it shows them ([`Notice::Live`]), so that client need not wait for them to be stored.
+    Follow {
+        /// The run.
+        run_id: RunId,
+    },
+    /// Events of a followed run as its node showed them, consecutive, before they are stored
+    /// (sent by [`Store::publish_live`]). A hint like the others: the log stays the truth, and
+    /// a follower that missed one reads the log.
+    Live {
+        /// The run.
+        run_id: RunId,
+        /// The events, in order.
+        events: Vec<Event>,
+    },
 }
+
+/// The most bytes of JSON one [`Notice::Live`] carries: PostgreSQL's notification payloads
+/// stop below 8,000 bytes.
+const LIVE_BYTES: usize = 7_000;
 
 /// The notices of a store, as a stream, from the moment [`Store::listen`] returned.
 ///
@@ -97,6 +116,58 @@ impl Store {
                 Ok(Notices(Box::pin(stream)))
             }
         }
+    }
+
+    /// Sends a run's `events`, as its node shows them, to the other nodes: as [`Notice::Live`]s
+    /// of at most 7,000 bytes each, in order; from an event too large for one notice on, none
+    /// is sent (the followers read those from the log). Nothing on SQLite: one process, whose
+    /// readers follow the run in memory.
+    pub async fn publish_live(&self, run_id: &RunId, events: &[Event]) -> Result<(), StoreError> {
+        let Backend::Postgres(pool) = &self.backend else {
+            return Ok(());
+        };
+        // Each event's size once; the events cut into runs that fit, the envelope counted.
+        let envelope = serde_json::to_string(&Notice::Live {
+            run_id: run_id.clone(),
+            events: Vec::new(),
+        })?
+        .len();
+        let mut payloads = Vec::new();
+        let (mut start, mut end) = (0, 0);
+        let mut bytes = envelope;
+        for (at, event) in events.iter().enumerate() {
+            let size = serde_json::to_string(event)?.len() + 1;
+            if envelope + size > LIVE_BYTES {
+                break;
+            }
+            if bytes + size > LIVE_BYTES {
+                payloads.push(&events[start..at]);
+                start = at;
+                bytes = envelope;
+            }
+            bytes += size;
+            end = at + 1;
+        }
+        if end > start {
+            payloads.push(&events[start..end]);
+        }
+        let payloads = payloads
+            .into_iter()
+            .map(|chunk| {
+                serde_json::to_string(&Notice::Live {
+                    run_id: run_id.clone(),
+                    events: chunk.to_vec(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for payload in payloads {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(CHANNEL)
+                .bind(payload)
+                .execute(pool)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Sends a notice to every listener (on PostgreSQL, every node's).

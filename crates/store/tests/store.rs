@@ -36,6 +36,7 @@ on_both_backends!(
     a_group_writes_starts_appends_and_events_and_answers_each,
     sessions_are_listed_by_owner_newest_first_a_page_at_a_time,
     the_runs_of_a_node_whose_lease_lapsed_are_ended_once,
+    shown_events_are_published_in_notices_that_fit,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -594,7 +595,10 @@ async fn next_notice_for(notices: &mut agentwire_store::Notices, run: &RunId) ->
         loop {
             let notice = notices.next().await.unwrap().unwrap();
             let run_id = match &notice {
-                Notice::Events { run_id, .. } | Notice::Cancel { run_id } => run_id,
+                Notice::Events { run_id, .. }
+                | Notice::Cancel { run_id }
+                | Notice::Follow { run_id }
+                | Notice::Live { run_id, .. } => run_id,
             };
             if run_id == run {
                 return notice;
@@ -842,4 +846,66 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
     assert!(store.recover_node("node_a").await.unwrap().is_empty());
     store.release_lease("node_b").await.unwrap();
     assert_eq!(store.sweep_lapsed(at(11)).await.unwrap(), [on_b]);
+}
+
+async fn shown_events_are_published_in_notices_that_fit(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let run = RunId::from("run_1");
+    let mut notices = store.listen().await.unwrap();
+    // 400 deltas of about 30 bytes of JSON each: more than one notice holds.
+    let events: Vec<Event> = (1..=400).map(delta).collect();
+    store.publish_live(&run, &events).await.unwrap();
+    if !store.is_postgres() {
+        // One process: its readers follow the run in memory, nothing is published.
+        store
+            .notify(&Notice::Follow {
+                run_id: run.clone(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            next_notice_for(&mut notices, &run).await,
+            Notice::Follow { run_id: run }
+        );
+        return;
+    }
+    let mut published = Vec::new();
+    while published.len() < events.len() {
+        let Notice::Live { events: part, .. } = next_notice_for(&mut notices, &run).await else {
+            panic!("a live notice");
+        };
+        assert!(part.len() < events.len(), "cut into several notices");
+        published.extend(part);
+    }
+    assert_eq!(published, events);
+    // An event too large for a notice, and what follows it, are left to the log.
+    let huge = Event {
+        seq: 401,
+        kind: EventKind::PartDelta {
+            message_id: MessageId::from("msg_1"),
+            index: 0,
+            delta: "x".repeat(8000),
+        },
+    };
+    store
+        .publish_live(&run, &[delta(400), huge, delta(402)])
+        .await
+        .unwrap();
+    store
+        .notify(&Notice::Cancel {
+            run_id: run.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        next_notice_for(&mut notices, &run).await,
+        Notice::Live {
+            run_id: run.clone(),
+            events: vec![delta(400)]
+        }
+    );
+    assert_eq!(
+        next_notice_for(&mut notices, &run).await,
+        Notice::Cancel { run_id: run }
+    );
 }

@@ -29,8 +29,8 @@
 //! most of the database's work and the writer fell seconds behind (p99 about 1 s); a commit per
 //! run every second still gave p99 30–90 ms, every 2 s 17–24 ms, every 3 s 12–16 ms. The price:
 //! a crash loses at most those seconds of an unfinished part's deltas (which the interrupted
-//! run drops anyway), and a reader on another node (PostgreSQL) sees a streaming part's deltas
-//! in bursts that far apart; completions and statuses reach it at once, as before.
+//! run drops anyway). A reader on another node (PostgreSQL) gets them as they are shown all
+//! the same: the pump publishes a followed run's shown events (`Notice::Live`).
 
 use std::collections::HashSet;
 use std::future::Future;

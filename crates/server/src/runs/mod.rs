@@ -19,6 +19,7 @@ mod read;
 pub(crate) mod sessions;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -51,6 +52,8 @@ pub(crate) struct LiveRun {
     pub(crate) store: Store,
     /// How many of the handle's messages are the input (already in the session).
     input_len: usize,
+    /// A node elsewhere streams the run: its events are published as they are shown.
+    followed: AtomicBool,
 }
 
 /// A run found by id: one this process executes, or one only the store knows.
@@ -187,6 +190,11 @@ impl Runs {
                             live.handle.cancel();
                         }
                     }
+                    Ok(Notice::Follow { run_id }) => {
+                        if let Some(live) = lock(&runs.live).get(&run_id) {
+                            live.followed.store(true, Ordering::Relaxed);
+                        }
+                    }
                     Ok(notice) => {
                         let _ = runs.notices.send(notice);
                     }
@@ -270,6 +278,7 @@ impl Runs {
             owner: caller.clone(),
             store: self.store.clone(),
             input_len,
+            followed: AtomicBool::new(false),
         });
         if let Err(error) = self.record_start(&live, session_id).await {
             live.handle.cancel();

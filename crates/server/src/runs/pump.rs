@@ -8,6 +8,7 @@
 //! the log is closed the run leaves the registry: from then on the store serves it.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use agentwire_core::{Event, EventKind, Message, SessionId};
 use agentwire_runtime::RunEvents;
@@ -40,7 +41,11 @@ impl Runs {
                     let ending = end.map(|end| batch.split_off(end));
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
+                    let published = live.followed.load(Ordering::Relaxed).then(|| shown.clone());
                     live.log.append_all(shown);
+                    if let Some(events) = published {
+                        self.publish(&live, &events).await;
+                    }
                     if let Some(ending) = ending {
                         let shown = commits.take_end(ending, output(&live));
                         metrics.logged(&shown);
@@ -73,6 +78,19 @@ impl Runs {
         if let Some(session_id) = live.handle.session_id() {
             let key = (live.owner.clone(), session_id.clone());
             self.sessions.ended(&key, live);
+        }
+    }
+}
+
+impl Runs {
+    /// Sends events shown ahead of their commit to the nodes streaming the run (a hint: they
+    /// read the log when one is lost).
+    async fn publish(&self, live: &LiveRun, events: &[Event]) {
+        if events.is_empty() {
+            return;
+        }
+        if let Err(error) = self.store.publish_live(live.handle.id(), events).await {
+            tracing::warn!(run = %live.handle.id(), "publishing events: {error}");
         }
     }
 }

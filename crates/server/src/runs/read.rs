@@ -217,6 +217,8 @@ pub(crate) struct StoredReader {
     done: bool,
     /// The row said the run is settled; the next empty read ends the stream.
     ending: bool,
+    /// The node executing the run was asked to publish its events as it shows them.
+    following: bool,
 }
 
 impl StoredReader {
@@ -240,6 +242,7 @@ impl StoredReader {
             until,
             done: false,
             ending: false,
+            following: false,
         }
     }
 
@@ -287,6 +290,17 @@ impl StoredReader {
                     self.ending = true;
                     continue;
                 }
+                Ok(Some(_)) if !self.following => {
+                    // Its node shows events before it stores them (deltas go to the store
+                    // seconds apart): ask it to publish them, so this reader keeps pace.
+                    self.following = true;
+                    let follow = Notice::Follow {
+                        run_id: self.run_id.clone(),
+                    };
+                    if let Err(error) = self.store.notify(&follow).await {
+                        tracing::warn!(run = %self.run_id, "asking to follow the run: {error}");
+                    }
+                }
                 Ok(Some(_)) => {}
                 Ok(None) => {
                     self.done = true;
@@ -301,20 +315,41 @@ impl StoredReader {
             // Wait for a notice of this run; on silence send a heartbeat and read again (a
             // notice can be missed while a listener reconnects).
             let run_id = &self.run_id;
+            let after = self.after;
             let notices = &mut self.notices;
             let wait = async {
                 loop {
                     match notices.recv().await {
-                        Ok(Notice::Events { run_id: of, .. }) if of == *run_id => return true,
+                        Ok(Notice::Events { run_id: of, .. }) if of == *run_id => {
+                            return Woken::Stored;
+                        }
+                        // Published as shown: taken when they go on from where this reader is
+                        // (else the log has what is missing, or soon will).
+                        Ok(Notice::Live { run_id: of, events })
+                            if of == *run_id
+                                && events.first().is_some_and(|first| first.seq <= after + 1)
+                                && events.last().is_some_and(|last| last.seq > after) =>
+                        {
+                            return Woken::Live(events);
+                        }
                         Ok(_) => {}
-                        Err(broadcast::error::RecvError::Lagged(_)) => return true,
-                        Err(broadcast::error::RecvError::Closed) => return false,
+                        Err(broadcast::error::RecvError::Lagged(_)) => return Woken::Stored,
+                        Err(broadcast::error::RecvError::Closed) => return Woken::Closed,
                     }
                 }
             };
             match tokio::time::timeout(self.heartbeat, wait).await {
-                Ok(true) => {}
-                Ok(false) => {
+                Ok(Woken::Stored) => {}
+                Ok(Woken::Live(events)) => {
+                    for event in &events {
+                        if event.seq > self.after {
+                            visit(event);
+                            self.after = event.seq;
+                        }
+                    }
+                    return true;
+                }
+                Ok(Woken::Closed) => {
                     self.done = true;
                     return false;
                 }
@@ -333,6 +368,16 @@ impl StoredReader {
             Until::Ended => status.is_terminal(),
         }
     }
+}
+
+/// What woke a [`StoredReader`] waiting for its run.
+enum Woken {
+    /// The log has more.
+    Stored,
+    /// Events its node published as it showed them.
+    Live(Vec<Event>),
+    /// The notices ended (the server is going away).
+    Closed,
 }
 
 /// The run may still append events without the client doing anything.
