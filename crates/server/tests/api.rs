@@ -471,6 +471,36 @@ async fn shutdown_ends_runs_that_do_not_settle_in_the_grace_period_incomplete() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_session_is_deleted_while_it_runs_stops() {
+    // 10 s of words: its deltas go to the store (and find the run gone) after 3 s.
+    let words = ["word "; 100];
+    let server = TestServer::start(vec![talker("snail", &words, 10.0)], Settings::default()).await;
+    let mut client = server.post_sse(&run_body(None, "hi")).await;
+    client.until_events(2).await;
+    let run = client.accumulator.run_id().unwrap().to_string();
+    let (_, found) = get_json(&server, &format!("/v1/runs/{run}")).await;
+    let session = found["run"]["session_id"].as_str().unwrap().to_owned();
+    let deleted = server
+        .http
+        .delete(server.url(&format!("/v1/sessions/{session}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    // Its next commit finds it gone: the run stops rather than run on unkept.
+    client.until_end().await;
+    assert_eq!(client.accumulator.status(), Some(RunStatus::Incomplete));
+    let codes: Vec<&str> = client
+        .accumulator
+        .errors()
+        .iter()
+        .map(|error| error.code.as_str())
+        .collect();
+    assert_eq!(codes, ["run_gone"]);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_leaves_memory_at_its_end_and_is_served_from_the_store() {
     let server =
         TestServer::start(vec![talker("assistant", WORDS, 0.0)], Settings::default()).await;

@@ -63,7 +63,8 @@ pub(crate) struct RunWrite {
 pub(crate) enum Committed {
     /// It is durable.
     Stored,
-    /// The run's row is gone (its session was deleted): nothing was stored.
+    /// The run is gone (its session was deleted) or has ended (another node ended it, taking
+    /// this one for dead): nothing was stored.
     RunGone,
     /// The transaction failed (or the writer is gone, as the server stops): nothing of it was
     /// stored. Says why.
@@ -273,8 +274,11 @@ struct InFlight {
 /// What became of a run's commit.
 #[derive(Debug)]
 pub(crate) enum Settled {
-    /// Stored (or the run's row is gone): these held events may be shown now.
+    /// Stored: these held events may be shown now.
     Show(Vec<Event>),
+    /// The store no longer keeps the run (it ended elsewhere, or its session was deleted):
+    /// these held events may be shown, and the run should stop.
+    Gone(Vec<Event>),
     /// It failed and is being tried again.
     Retrying,
     /// It failed every time: the run must be given up; its held events are never shown.
@@ -424,7 +428,7 @@ impl RunCommits {
                 }
                 Settled::Show(in_flight.held)
             }
-            (Committed::RunGone, _) => Settled::Show(in_flight.held),
+            (Committed::RunGone, _) => Settled::Gone(in_flight.held),
             (Committed::Failed(error), Some(write)) if in_flight.attempt < ATTEMPTS => {
                 let attempt = in_flight.attempt;
                 tracing::error!(run = %self.run_id, attempt, "storing events: {error}");
@@ -700,7 +704,9 @@ mod tests {
             match commits.settled().await {
                 Settled::Retrying => retries += 1,
                 Settled::GaveUp => break,
-                Settled::Show(held) => panic!("shown without being stored: {held:?}"),
+                Settled::Show(held) | Settled::Gone(held) => {
+                    panic!("shown without being stored: {held:?}")
+                }
             }
         }
         assert_eq!(retries, ATTEMPTS - 1);

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use agentwire_core::{Event, EventKind, Message, SessionId};
+use agentwire_core::{ErrorInfo, Event, EventKind, Message, SessionId};
 use agentwire_runtime::RunEvents;
 
 use crate::metrics::RunMetrics;
@@ -63,6 +63,16 @@ impl Runs {
                         live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
                     }
+                    Settled::Gone(held) => {
+                        metrics.logged(&held);
+                        live.log.append_all(held);
+                        // The store has ended the run (this node was taken for dead) or
+                        // deleted it with its session: nothing more of it would be kept.
+                        live.handle.interrupt(ErrorInfo::new(
+                            RUN_GONE,
+                            "the run was ended elsewhere, or its session deleted, while it ran",
+                        ));
+                    }
                     Settled::Retrying => {}
                     Settled::GaveUp => live.handle.cancel(),
                 },
@@ -106,6 +116,9 @@ fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
         .collect();
     Some((session_id, output))
 }
+
+/// The error code of a run stopped because the store no longer keeps it.
+pub(crate) const RUN_GONE: &str = "run_gone";
 
 /// Whether the event is the run's terminal status.
 fn ends_run(event: &Event) -> bool {
