@@ -18,6 +18,7 @@
 //! max_run_seconds = 900                               # ceiling over every run's working time
 //! heartbeat_seconds = 15                              # keep-alive after this long quiet
 //! lease_seconds = 6                                   # PostgreSQL: a node silent this long is dead
+//! shutdown_grace_seconds = 10                         # on SIGTERM, runs get this long to finish
 //!
 //! [store]
 //! compact_after = "1h"    # an ended run's log is compacted this long after its last update
@@ -105,7 +106,7 @@ pub struct Settings {
     /// that, and a node that has not renewed it for this long is taken for dead (its runs are
     /// ended by the others within a third more).
     pub lease: Duration,
-    /// On shutdown, how long running runs get to settle before they are ended.
+    /// On shutdown, how long running runs get to settle before they are ended `incomplete`.
     pub shutdown_grace: Duration,
     /// Browser origins allowed to call the API across origins (`https://app.example`), or
     /// `*` for any; empty: none (same-origin only).
@@ -186,6 +187,9 @@ pub struct ServerSection {
     /// PostgreSQL: how long, in seconds, a node's lease on its runs lasts (see
     /// [`Settings::lease`]).
     pub lease_seconds: Option<NonZeroU64>,
+    /// On shutdown (SIGTERM), how long, in seconds, running runs get to finish before they
+    /// are ended `incomplete` (code `shutdown`).
+    pub shutdown_grace_seconds: Option<u64>,
 }
 
 /// Reads `cors_origins`: `["*"]` alone, or origins as browsers send them (`scheme://host`,
@@ -256,6 +260,9 @@ impl ServerSection {
             max_run_duration: seconds(self.max_run_seconds, defaults.max_run_duration),
             heartbeat: seconds(self.heartbeat_seconds, defaults.heartbeat),
             lease: seconds(self.lease_seconds, defaults.lease),
+            shutdown_grace: self
+                .shutdown_grace_seconds
+                .map_or(defaults.shutdown_grace, Duration::from_secs),
             ..defaults
         })
     }

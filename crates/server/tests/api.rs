@@ -557,3 +557,20 @@ async fn a_run_leaves_memory_at_its_end_and_is_served_from_the_store() {
     assert_eq!(error["error"]["code"], "run_finished", "{error}");
     server.shutdown().await;
 }
+
+#[test]
+fn the_lease_and_the_shutdown_grace_come_from_the_server_table() {
+    let read = |server: &str| {
+        agentwire_server::ConfigFile::from_toml(&format!("[server]\n{server}"))
+            .unwrap()
+            .server
+            .settings(|_| None)
+            .unwrap()
+    };
+    let settings = read("lease_seconds = 3\nshutdown_grace_seconds = 0");
+    assert_eq!(settings.lease, Duration::from_secs(3));
+    assert_eq!(settings.shutdown_grace, Duration::ZERO);
+    let defaults = read("");
+    assert_eq!(defaults.lease, Duration::from_secs(6));
+    assert_eq!(defaults.shutdown_grace, Duration::from_secs(10));
+}
