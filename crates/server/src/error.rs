@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::runs::RunsError;
+use crate::runs::{RunsError, refusal_code};
 
 /// The longest plain-text error body carried over into a message.
 const MAX_TEXT: usize = 4096;
@@ -84,6 +84,8 @@ impl From<RunsError> for ApiError {
             RunsError::RunExists(_) => (StatusCode::CONFLICT, "run_exists"),
             RunsError::RunFinished(_) => (StatusCode::CONFLICT, "run_finished"),
             RunsError::RunNotHere => (StatusCode::CONFLICT, "run_not_here"),
+            RunsError::RefusedElsewhere { code, .. } => (refusal_status(code), code),
+            RunsError::NoAnswer => (StatusCode::GATEWAY_TIMEOUT, "no_answer"),
         };
         Self::new(status, code, error.to_string())
     }
@@ -116,16 +118,17 @@ impl From<StartError> for ApiError {
 
 impl From<InputError> for ApiError {
     fn from(error: InputError) -> Self {
-        let (status, code) = match &error {
-            InputError::Refused(_) => (StatusCode::CONFLICT, "input_refused"),
-            InputError::Finished { .. } => (StatusCode::CONFLICT, "run_finished"),
-            InputError::UnknownApproval { .. } => (StatusCode::CONFLICT, "unknown_approval"),
-            InputError::UnknownToolCall { .. } => (StatusCode::CONFLICT, "unknown_tool_call"),
-            InputError::NewTurn => (StatusCode::CONFLICT, "new_turn"),
-            InputError::Role { .. } => (StatusCode::BAD_REQUEST, "invalid_role"),
-            _ => (StatusCode::CONFLICT, "input_refused"),
-        };
-        Self::new(status, code, error.to_string())
+        let code = refusal_code(&error);
+        Self::new(refusal_status(code), code, error.to_string())
+    }
+}
+
+/// The status of an input's refusal: a message no client may send is a bad request; anything
+/// else is refused for the run's state.
+fn refusal_status(code: &str) -> StatusCode {
+    match code {
+        "invalid_role" => StatusCode::BAD_REQUEST,
+        _ => StatusCode::CONFLICT,
     }
 }
 

@@ -193,9 +193,7 @@ pub(crate) async fn run_input(
     Path(id): Path<String>,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let live = state.runs.live(&id, &caller).await?;
-    state.runs.answer(&live, parse(&bytes)?)?;
-    let run = RunView::live(&live);
+    let run = state.runs.give(&id, &caller, parse(&bytes)?).await?;
     Ok((StatusCode::ACCEPTED, Json(json!({"run": run}))).into_response())
 }
 

@@ -304,10 +304,9 @@ impl Connection {
 
     async fn input(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let Input { run_id, message } = parse(bytes)?;
-        let live = self.state.runs.live(&run_id, &self.owner).await?;
-        self.state.runs.answer(&live, message)?;
+        let run = self.state.runs.give(&run_id, &self.owner, message).await?;
         Ok(Answer::new(
-            json!({"type": "accepted", "run_id": run_id, "run": RunView::live(&live)}),
+            json!({"type": "accepted", "run_id": run_id, "run": run}),
         ))
     }
 

@@ -4,9 +4,9 @@
 
 mod common;
 
-use agentwire_core::{EventKind, RunStatus};
+use agentwire_core::{Awaiting, EventKind, Part, RunStatus};
 use agentwire_server::Settings;
-use common::{SseClient, TestServer, run_body, talker, text_of};
+use common::{SseClient, TestServer, approver, run_body, talker, text_of};
 use serde_json::{Value, json};
 
 const WORDS: &[&str] = &["kept ", "on ", "disk"];
@@ -182,6 +182,76 @@ async fn two_servers_on_one_postgres_stream_and_cancel_each_others_runs() {
             .cloned()
             .collect::<Vec<_>>()
     );
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn input_through_the_other_node_reaches_the_run_and_its_answer_comes_back() {
+    let settings = || Settings {
+        database_url: Some(postgres_url()),
+        ..Settings::default()
+    };
+    let a = TestServer::start(vec![approver()], settings()).await;
+    let b = TestServer::start(vec![approver()], settings()).await;
+    let mut on_a = a.post_sse(&run_body(None, "remove a.txt")).await;
+    on_a.until_end().await;
+    assert_eq!(
+        on_a.accumulator.status(),
+        Some(RunStatus::Awaiting(Awaiting::Approval))
+    );
+    let id = on_a.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let approval_id = on_a.messages()[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.to_string()),
+            _ => None,
+        })
+        .unwrap();
+    let input = |body: Value| {
+        b.http
+            .post(b.url(&format!("/v1/runs/{id}/input")))
+            .json(&body)
+            .send()
+    };
+    // The run's refusals come back through B as A would answer them.
+    let unknown = input(json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": "nope", "approved": true}]}))
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), 409);
+    let error: Value = unknown.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unknown_approval", "{error}");
+    let system = input(json!({"role": "system", "parts": [{"type": "text", "text": "obey"}]}))
+        .await
+        .unwrap();
+    assert_eq!(system.status(), 400);
+
+    let accepted = input(json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": approval_id, "approved": true}]}))
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    // Followed through B, the run goes on to its end on A.
+    let last = *on_a.numbered().last().unwrap();
+    let mut rest = SseClient::resumed(
+        b.http
+            .get(b.url(&format!("/v1/runs/{id}/events?after={last}")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    rest.until_end().await;
+    assert_eq!(rest.numbered()[0], last + 1);
+    assert!(matches!(
+        &rest.events.last().unwrap().kind,
+        EventKind::RunStatus {
+            status: RunStatus::Completed,
+            ..
+        }
+    ));
     a.shutdown().await;
     b.shutdown().await;
 }

@@ -37,6 +37,19 @@ pub enum Notice {
         /// The run.
         run_id: RunId,
     },
+    /// Input for the run is written down (see [`Store::send_input`]): the node executing the run
+    /// gives it to the run.
+    Input {
+        /// The run.
+        run_id: RunId,
+        /// The input.
+        input_id: String,
+    },
+    /// The run's node answered the input (see [`Store::answer_input`]).
+    Answered {
+        /// The input.
+        input_id: String,
+    },
     /// A node streams the run to a client: the node executing it publishes the run's events
     /// as it shows them ([`Notice::Live`]), so that client need not wait for them to be stored.
     Follow {

@@ -12,8 +12,8 @@ use agentwire_core::{
     SessionId, Timestamp, Usage,
 };
 use agentwire_store::{
-    EventBatch, Group, INTERRUPTED, Notice, RunRecord, SessionCursor, Started, Store, StoreError,
-    Written,
+    EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
+    Started, Store, StoreError, Written,
 };
 
 #[macro_use]
@@ -37,6 +37,7 @@ on_both_backends!(
     sessions_are_listed_by_owner_newest_first_a_page_at_a_time,
     the_runs_of_a_node_whose_lease_lapsed_are_ended_once,
     shown_events_are_published_in_notices_that_fit,
+    an_input_goes_to_the_run_and_its_answer_comes_back,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -598,9 +599,11 @@ async fn next_notice_for(notices: &mut agentwire_store::Notices, run: &RunId) ->
                 Notice::Events { run_id, .. }
                 | Notice::Cancel { run_id }
                 | Notice::Follow { run_id }
-                | Notice::Live { run_id, .. } => run_id,
+                | Notice::Live { run_id, .. }
+                | Notice::Input { run_id, .. } => Some(run_id),
+                Notice::Answered { .. } => None,
             };
-            if run_id == run {
+            if run_id == Some(run) {
                 return notice;
             }
         }
@@ -908,4 +911,45 @@ async fn shown_events_are_published_in_notices_that_fit(db: Db) {
         next_notice_for(&mut notices, &run).await,
         Notice::Cancel { run_id: run }
     );
+}
+
+async fn an_input_goes_to_the_run_and_its_answer_comes_back(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let run = new_run(&store, "run_1", None, "node_a").await;
+    let mut notices = store.listen().await.unwrap();
+    let message = user_message("m1", "approved");
+    assert!(matches!(
+        store
+            .send_input("inp_0", &RunId::from("run_nope"), &message)
+            .await,
+        Err(StoreError::RunNotFound(_))
+    ));
+    store.send_input("inp_1", &run, &message).await.unwrap();
+    assert_eq!(
+        next_notice_for(&mut notices, &run).await,
+        Notice::Input {
+            run_id: run.clone(),
+            input_id: "inp_1".into()
+        }
+    );
+    assert_eq!(
+        store.input_answer("inp_1").await.unwrap(),
+        None,
+        "not answered yet"
+    );
+    assert_eq!(
+        store.take_input("inp_1").await.unwrap(),
+        Some((run.clone(), message))
+    );
+    let refused = InputAnswer {
+        refused: Some(Refusal {
+            code: "unknown_approval".into(),
+            message: "no approval 'nope' is asked".into(),
+        }),
+    };
+    store.answer_input("inp_1", &refused).await.unwrap();
+    assert_eq!(store.take_input("inp_1").await.unwrap(), None, "answered");
+    assert_eq!(store.input_answer("inp_1").await.unwrap(), Some(refused));
+    // Read once, then forgotten.
+    assert_eq!(store.input_answer("inp_1").await.unwrap(), None);
 }

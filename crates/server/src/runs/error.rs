@@ -48,12 +48,41 @@ pub(crate) enum RunsError {
     /// The run refused the input.
     #[error(transparent)]
     Input(#[from] InputError),
+    /// The run refused the input on the node that executes it (`code` is one of
+    /// [`REFUSALS`], as [`refusal_code`] names a refusal here).
+    #[error("{message}")]
+    RefusedElsewhere { code: &'static str, message: String },
+    /// The node executing the run did not answer the input in time.
+    #[error("the server executing the run did not answer the input in time")]
+    NoAnswer,
     /// The store failed; nothing of the request was kept.
     #[error("store: {0}")]
     Store(#[source] StoreError),
     /// The group commit holding the request's write failed (the writer logged why).
     #[error("store: the group commit failed: {0}")]
     Commit(Arc<str>),
+}
+
+/// The codes an input's refusal has on the wire, whichever node refused it.
+pub(crate) const REFUSALS: [&str; 6] = [
+    "input_refused",
+    "run_finished",
+    "unknown_approval",
+    "unknown_tool_call",
+    "new_turn",
+    "invalid_role",
+];
+
+/// The stable code of a run's refusal of an input: one of [`REFUSALS`].
+pub(crate) fn refusal_code(error: &InputError) -> &'static str {
+    match error {
+        InputError::Finished { .. } => "run_finished",
+        InputError::UnknownApproval { .. } => "unknown_approval",
+        InputError::UnknownToolCall { .. } => "unknown_tool_call",
+        InputError::NewTurn => "new_turn",
+        InputError::Role { .. } => "invalid_role",
+        _ => "input_refused",
+    }
 }
 
 fn run_name(run: Option<&RunId>) -> String {

@@ -13,6 +13,7 @@
 
 mod commit;
 mod error;
+mod input;
 mod log;
 mod pump;
 mod read;
@@ -37,7 +38,7 @@ use crate::caller::Caller;
 use crate::clock;
 use crate::metrics::Metrics;
 use commit::Committer;
-pub(crate) use error::RunsError;
+pub(crate) use error::{RunsError, refusal_code};
 pub(crate) use log::EventLog;
 pub(crate) use read::{LiveReader, Reader, StoredReader, Until, read_all};
 use sessions::{Current, SessionKey, Sessions};
@@ -190,6 +191,7 @@ impl Runs {
                             live.handle.cancel();
                         }
                     }
+                    Ok(Notice::Input { run_id, input_id }) => runs.take_input(run_id, input_id),
                     Ok(Notice::Follow { run_id }) => {
                         if let Some(live) = lock(&runs.live).get(&run_id) {
                             live.followed.store(true, Ordering::Relaxed);

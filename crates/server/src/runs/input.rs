@@ -1,0 +1,129 @@
+//! Input for a run (an approval, a tool's output, a message), through any node. The run's own
+//! node gives it to the run at once; another node writes it down in the store, which the run's
+//! node hears of ([`Notice::Input`]), gives it to the run and writes back the run's answer,
+//! which the first node waits for and answers its client with: the client cannot tell which
+//! node executes the run. A run whose node stopped ends (its lease lapsed): the input is then
+//! refused as for any ended run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_core::{Message, RunId};
+use agentwire_store::{InputAnswer, Notice, Refusal, RunRecord};
+use tokio::sync::broadcast;
+
+use crate::caller::Caller;
+use crate::clock;
+use crate::runs::error::{REFUSALS, refusal_code};
+use crate::runs::{Found, LiveRun, RunView, Runs, RunsError, lock};
+
+/// How long a node waits for the run's node to answer an input.
+const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+
+/// How often it reads the store meanwhile (a notice can be missed).
+const READ_EVERY: Duration = Duration::from_millis(500);
+
+impl Runs {
+    /// Gives `message` to the run `id`, wherever it runs; the run as it stands then. The run
+    /// checks it against its wait and its schema: a refusal changes nothing.
+    pub(crate) async fn give(
+        &self,
+        id: &str,
+        caller: &Caller,
+        message: Message,
+    ) -> Result<RunView, RunsError> {
+        match self.find(id, caller).await? {
+            Found::Live(live) => {
+                self.answer(&live, message)?;
+                Ok(RunView::live(&live))
+            }
+            Found::Stored(record) if record.status.is_terminal() => {
+                Err(RunsError::RunFinished(id.to_owned()))
+            }
+            Found::Stored(record) => self.give_elsewhere(&record, &message).await,
+        }
+    }
+
+    /// Writes the input down for the run's node and waits for its answer.
+    async fn give_elsewhere(
+        &self,
+        record: &RunRecord,
+        message: &Message,
+    ) -> Result<RunView, RunsError> {
+        let id = record.id.as_str();
+        if !self.store.node_alive(&record.node, clock::now()).await? {
+            // Its node stopped: the run is ended here and now, and takes no input.
+            self.store.sweep_lapsed(clock::now()).await?;
+            return Err(RunsError::RunFinished(id.to_owned()));
+        }
+        // Subscribed before it is sent: the answer's notice cannot come first.
+        let mut notices = self.notices.subscribe();
+        let input_id = format!("inp_{}", uuid::Uuid::now_v7().simple());
+        self.store
+            .send_input(&input_id, &record.id, message)
+            .await?;
+        let answer = tokio::time::timeout(ANSWER_WITHIN, async {
+            loop {
+                if let Some(answer) = self.store.input_answer(&input_id).await? {
+                    return Ok::<_, RunsError>(answer);
+                }
+                let _ = tokio::time::timeout(READ_EVERY, answered(&mut notices, &input_id)).await;
+            }
+        })
+        .await
+        .map_err(|_| RunsError::NoAnswer)??;
+        if let Some(Refusal { code, message }) = answer.refused {
+            let code = REFUSALS
+                .into_iter()
+                .find(|known| *known == code)
+                .unwrap_or("input_refused");
+            return Err(RunsError::RefusedElsewhere { code, message });
+        }
+        let record = self.store.run(&record.id).await?;
+        let record = record.ok_or_else(|| RunsError::no_run(id))?;
+        Ok(RunView::stored(&record))
+    }
+
+    /// The store says input waits for a run: if this node executes it, the run gets it and
+    /// its answer goes back.
+    pub(super) fn take_input(self: &Arc<Self>, run_id: RunId, input_id: String) {
+        let Some(live) = lock(&self.live).get(&run_id).cloned() else {
+            return;
+        };
+        let runs = Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(error) = runs.answer_input(&live, &input_id).await {
+                tracing::warn!(run = %run_id, input = input_id, "answering an input: {error}");
+            }
+        });
+    }
+
+    async fn answer_input(&self, live: &LiveRun, input_id: &str) -> Result<(), RunsError> {
+        let Some((_, message)) = self.store.take_input(input_id).await? else {
+            return Ok(());
+        };
+        let answer = match live.handle.input(message) {
+            Ok(()) => InputAnswer::default(),
+            Err(error) => InputAnswer {
+                refused: Some(Refusal {
+                    code: refusal_code(&error).to_owned(),
+                    message: error.to_string(),
+                }),
+            },
+        };
+        Ok(self.store.answer_input(input_id, &answer).await?)
+    }
+}
+
+/// Waits for the notice that the input was answered (or any sign that notices were missed).
+async fn answered(notices: &mut broadcast::Receiver<Notice>, input_id: &str) {
+    loop {
+        match notices.recv().await {
+            Ok(Notice::Answered { input_id: of }) if of == input_id => return,
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(_) | broadcast::error::RecvError::Closed) => {
+                return;
+            }
+        }
+    }
+}
