@@ -81,7 +81,9 @@ impl Server {
         store
             .renew_lease(&node, clock::after(settings.lease))
             .await?;
-        let interrupted = store.recover_node(&node).await?;
+        let mut interrupted = store.recover_node(&node).await?;
+        // Nodes that hold no lease (of an earlier version) are found once, here.
+        interrupted.extend(store.sweep_unleased(clock::now()).await?);
         if !interrupted.is_empty() {
             tracing::warn!(
                 node,

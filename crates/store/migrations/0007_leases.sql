@@ -4,6 +4,3 @@ CREATE TABLE nodes (
     id          TEXT PRIMARY KEY,
     lease_until BIGINT NOT NULL
 );
--- The nodes that have open runs, found without reading every run.
-CREATE INDEX runs_open_by_node ON runs (node)
-    WHERE status IN ('created', 'queued', 'in_progress', 'awaiting');

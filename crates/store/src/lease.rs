@@ -1,7 +1,7 @@
 //! Node leases. On PostgreSQL many nodes share the store, and each holds its runs by a lease
-//! it renews (`nodes.lease_until`). A node whose lease has lapsed, or that holds none (a node of
-//! an earlier version), is taken for dead: any other node ends its open runs `incomplete` (code
-//! `interrupted`), as the node itself would on its restart ([`Store::mark_interrupted`]), and
+//! it renews (`nodes.lease_until`). A node whose lease has lapsed is taken for dead (one that
+//! holds none, a node of an earlier version, is found once as a node starts): any other node
+//! ends its open runs `incomplete` (code `interrupted`), as the node itself would on its restart ([`Store::mark_interrupted`]), and
 //! the store refuses the late writes of a node that was only slow (an ended run takes no more
 //! events). Times are the nodes' own clocks, in milliseconds since the epoch: they must agree
 //! to well within a lease.
@@ -10,8 +10,6 @@
 //! two nodes sweeping at once, or a sweep and the node's own restart, end each run once and add
 //! its output to its session once. On SQLite (one process per file) there are no leases: a
 //! restarted process ends its own runs.
-
-use std::collections::HashMap;
 
 use agentwire_core::{RunId, Timestamp};
 
@@ -66,80 +64,106 @@ impl Store {
     /// [`Store::mark_interrupted`] does, under the node's lock, so a sweep of another node's
     /// ending them at the same time does not end them twice.
     pub async fn recover_node(&self, node: &str) -> Result<Vec<RunId>, StoreError> {
-        self.end_node(node, None).await
+        self.end_node(node, When::Restarted).await
     }
 
-    /// Ends the open runs of every node whose lease lapsed before `now` or that holds none, and
-    /// forgets the lapsed leases. Every node may run it at once. Returns the runs it ended;
-    /// nothing on SQLite.
+    /// Ends the open runs of every node whose lease lapsed before `now`, and forgets those
+    /// leases. Every node may run it at once. Returns the runs it ended; nothing on SQLite.
     pub async fn sweep_lapsed(&self, now: Timestamp) -> Result<Vec<RunId>, StoreError> {
         let Backend::Postgres(pool) = &self.backend else {
             return Ok(Vec::new());
         };
-        let leases: HashMap<String, i64> = sqlx::query_as("SELECT id, lease_until FROM nodes")
+        let lapsed: Vec<String> = sqlx::query_scalar("SELECT id FROM nodes WHERE lease_until < $1")
+            .bind(now.0)
             .fetch_all(pool)
-            .await?
-            .into_iter()
-            .collect();
-        let open: Vec<String> = sqlx::query_scalar(
-            "SELECT DISTINCT node FROM runs \
-             WHERE status IN ('created', 'queued', 'in_progress', 'awaiting')",
-        )
-        .fetch_all(pool)
-        .await?;
-        let mut lapsed: Vec<String> = leases
-            .iter()
-            .filter(|(_, until)| **until < now.0)
-            .map(|(node, _)| node.clone())
-            .chain(open.into_iter().filter(|node| !leases.contains_key(node)))
-            .collect();
-        lapsed.sort_unstable();
-        lapsed.dedup();
+            .await?;
         let mut ended = Vec::new();
         for node in lapsed {
-            ended.extend(self.end_node(&node, Some(now)).await?);
+            ended.extend(
+                self.end_node(&node, When::Lapsed { now, wait: false })
+                    .await?,
+            );
         }
         Ok(ended)
     }
 
-    /// Ends `node`'s open runs under its lock: when `lapsed_at` is given, only if its lease is
-    /// still lapsed (or missing) at that time and no other node holds the lock, and its lease
-    /// is then forgotten.
-    async fn end_node(
-        &self,
-        node: &str,
-        lapsed_at: Option<Timestamp>,
-    ) -> Result<Vec<RunId>, StoreError> {
+    /// Ends the open runs of every node that holds no lease (a node of an earlier version, or
+    /// one that gave its lease up with runs left): once, as a node starts, since it reads
+    /// every open run. Returns the runs it ended; nothing on SQLite.
+    pub async fn sweep_unleased(&self, now: Timestamp) -> Result<Vec<RunId>, StoreError> {
+        let Backend::Postgres(pool) = &self.backend else {
+            return Ok(Vec::new());
+        };
+        let unleased: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT node FROM runs \
+             WHERE status IN ('created', 'queued', 'in_progress', 'awaiting') \
+             AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = runs.node)",
+        )
+        .fetch_all(pool)
+        .await?;
+        let mut ended = Vec::new();
+        for node in unleased {
+            ended.extend(
+                self.end_node(&node, When::Lapsed { now, wait: false })
+                    .await?,
+            );
+        }
+        Ok(ended)
+    }
+
+    /// Ends `node`'s open runs if it holds no lease at `now` (it stopped): what a node does
+    /// at once when asked to cancel or answer a run of a node that stopped, rather than wait
+    /// for the next sweep. Returns the runs it ended.
+    pub async fn end_if_dead(&self, node: &str, now: Timestamp) -> Result<Vec<RunId>, StoreError> {
+        if !self.is_postgres() {
+            return Ok(Vec::new());
+        }
+        // Waits for a sweep under way, so the runs have ended when this returns.
+        self.end_node(node, When::Lapsed { now, wait: true }).await
+    }
+
+    /// Ends `node`'s open runs under its lock (see [`When`]); a lapsed node's only if its lease
+    /// is still lapsed (or missing) once the lock is held, and its lease is then forgotten.
+    async fn end_node(&self, node: &str, when: When) -> Result<Vec<RunId>, StoreError> {
         let Backend::Postgres(pool) = &self.backend else {
             return self.mark_interrupted(node).await;
         };
         // The lock lives as long as this transaction; the runs are ended on other connections.
         let mut lock = pool.begin().await?;
-        if let Some(now) = lapsed_at {
-            let locked: bool =
+        let locked: bool = match when {
+            When::Lapsed { wait: false, .. } => {
                 sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1, hashtext($2))")
                     .bind(LOCK_SPACE)
                     .bind(node)
                     .fetch_one(&mut *lock)
+                    .await?
+            }
+            When::Lapsed { wait: true, .. } | When::Restarted => {
+                sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+                    .bind(LOCK_SPACE)
+                    .bind(node)
+                    .execute(&mut *lock)
                     .await?;
+                true
+            }
+        };
+        // Another node is at it (a sweep leaves it to that one).
+        if !locked {
+            return Ok(Vec::new());
+        }
+        if let When::Lapsed { now, .. } = when {
             let until: Option<i64> =
                 sqlx::query_scalar("SELECT lease_until FROM nodes WHERE id = $1")
                     .bind(node)
                     .fetch_optional(&mut *lock)
                     .await?;
-            // Another node is at it, or the node renewed its lease meanwhile.
-            if !locked || until.is_some_and(|until| until >= now.0) {
+            // The node renewed its lease meanwhile: it is alive.
+            if until.is_some_and(|until| until >= now.0) {
                 return Ok(Vec::new());
             }
-        } else {
-            sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-                .bind(LOCK_SPACE)
-                .bind(node)
-                .execute(&mut *lock)
-                .await?;
         }
         let ended = self.mark_interrupted(node).await?;
-        if let Some(now) = lapsed_at {
+        if let When::Lapsed { now, .. } = when {
             sqlx::query("DELETE FROM nodes WHERE id = $1 AND lease_until < $2")
                 .bind(node)
                 .bind(now.0)
@@ -149,4 +173,14 @@ impl Store {
         lock.commit().await?;
         Ok(ended)
     }
+}
+
+/// When a node's runs are ended.
+#[derive(Clone, Copy, Debug)]
+enum When {
+    /// It starts again after its crash.
+    Restarted,
+    /// Its lease lapsed before `now` (or it holds none). `wait`: for another node ending them
+    /// (so they have ended on return), or leave them to it (a sweep).
+    Lapsed { now: Timestamp, wait: bool },
 }

@@ -812,11 +812,14 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
     if !store.is_postgres() {
         // One process per SQLite file: no leases, a restarted process ends its own runs.
         assert!(store.sweep_lapsed(at(100)).await.unwrap().is_empty());
+        assert!(store.sweep_unleased(at(100)).await.unwrap().is_empty());
         assert!(store.node_alive("node_a", at(100)).await.unwrap());
         return;
     }
-    // Within the lease, only the node that never held one is taken for dead.
-    assert_eq!(store.sweep_lapsed(at(5)).await.unwrap(), [legacy]);
+    // Within the lease nobody is taken for dead by a sweep; a node that never held a lease
+    // is, when a starting node looks for such nodes.
+    assert!(store.sweep_lapsed(at(5)).await.unwrap().is_empty());
+    assert_eq!(store.sweep_unleased(at(5)).await.unwrap(), [legacy]);
     assert!(store.node_alive("node_a", at(5)).await.unwrap());
 
     // node_b renews; node_a does not. Two nodes sweep at once: each run ends once.
@@ -847,8 +850,10 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
     // Back, node_a takes a lease again; nothing of it is left to end.
     store.renew_lease("node_a", at(30)).await.unwrap();
     assert!(store.recover_node("node_a").await.unwrap().is_empty());
+    // A node asked about a run of a node that gave its lease up ends it at once.
     store.release_lease("node_b").await.unwrap();
-    assert_eq!(store.sweep_lapsed(at(11)).await.unwrap(), [on_b]);
+    assert!(!store.node_alive("node_b", at(11)).await.unwrap());
+    assert_eq!(store.end_if_dead("node_b", at(11)).await.unwrap(), [on_b]);
 }
 
 async fn shown_events_are_published_in_notices_that_fit(db: Db) {

@@ -53,7 +53,7 @@ impl Runs {
         let id = record.id.as_str();
         if !self.store.node_alive(&record.node, clock::now()).await? {
             // Its node stopped: the run is ended here and now, and takes no input.
-            self.store.sweep_lapsed(clock::now()).await?;
+            self.store.end_if_dead(&record.node, clock::now()).await?;
             return Err(RunsError::RunFinished(id.to_owned()));
         }
         // Subscribed before it is sent: the answer's notice cannot come first.

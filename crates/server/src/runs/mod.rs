@@ -449,7 +449,7 @@ impl Runs {
             return Ok(());
         }
         if !self.store.node_alive(&record.node, clock::now()).await? {
-            self.store.sweep_lapsed(clock::now()).await?;
+            self.store.end_if_dead(&record.node, clock::now()).await?;
             return Ok(());
         }
         let notice = Notice::Cancel {
