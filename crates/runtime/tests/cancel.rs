@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agentwire_core::communication::CommunicationSchema;
 use agentwire_core::{ErrorInfo, EventKind, Message, Part, RunStatus};
-use agentwire_runtime::RunStart;
+use agentwire_runtime::{RunHandle, RunStart};
 use common::{Client, Recording, agent, part_types, tool};
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -152,8 +152,8 @@ async fn cancel_stops_running_tools_at_once() {
     assert_eq!(brain.requests().len(), 1, "no model call after the cancel");
 }
 
-#[tokio::test]
-async fn cancel_while_waiting_answers_the_waiting_calls() {
+/// A run whose model called `rm`, which needs approval, waiting for the answer.
+async fn waiting_for_approval() -> (RunHandle, Client) {
     let brain = Recording::new(json!({"turns": [[
         {"type": "tool_call_start", "id": "c1", "name": "rm"},
         {"type": "tool_call_end", "id": "c1"},
@@ -168,46 +168,38 @@ async fn cancel_while_waiting_answers_the_waiting_calls() {
         .unwrap();
     let mut client = Client::new(run.events);
     client.until_settled().await;
-    run.handle.cancel();
+    (run.handle, client)
+}
+
+#[tokio::test]
+async fn cancel_while_waiting_answers_the_waiting_calls() {
+    let (handle, mut client) = waiting_for_approval().await;
+    handle.cancel();
     assert_eq!(client.until_end().await, RunStatus::Canceled);
-    client.check_agrees_with(&run.handle);
-    let output = run.handle.output();
+    client.check_agrees_with(&handle);
+    let output = handle.output();
     assert_eq!(output.len(), 2);
     assert_eq!(part_types(&output[1]), ["tool_error"]);
     // Cancel again, or after the end: nothing changes.
-    run.handle.cancel();
-    assert_eq!(run.handle.status(), RunStatus::Canceled);
+    handle.cancel();
+    assert_eq!(handle.status(), RunStatus::Canceled);
 }
 
 #[tokio::test]
 async fn an_interrupt_by_the_host_ends_the_run_incomplete_with_its_reason() {
-    let brain = Recording::new(json!({"turns": [[
-        {"type": "tool_call_start", "id": "c1", "name": "rm"},
-        {"type": "tool_call_end", "id": "c1"},
-        {"type": "finish", "reason": "tool_calls"}
-    ]]}));
-    let rm = tool("rm", json!({"type": "object"}), |_, _| {
-        async { Ok(json!("removed")) }.boxed()
-    });
-    let agent = agent(&brain).tool(rm).approval(["rm"]).build().unwrap();
-    let run = agent
-        .start(RunStart::new(vec![Message::user("rm")]))
-        .unwrap();
-    let mut client = Client::new(run.events);
-    client.until_settled().await;
-    let state = run.handle.state();
-    run.handle
-        .interrupt(ErrorInfo::new("shutdown", "the server shut down"));
+    let (handle, mut client) = waiting_for_approval().await;
+    let state = handle.state();
+    handle.interrupt(ErrorInfo::new("shutdown", "the server shut down"));
     assert_eq!(client.until_end().await, RunStatus::Incomplete);
-    client.check_agrees_with(&run.handle);
-    assert_eq!(run.handle.error().unwrap().code, "shutdown");
+    client.check_agrees_with(&handle);
+    assert_eq!(handle.error().unwrap().code, "shutdown");
     // Not the client's cancel: the schema's state is left as it was.
-    assert_eq!(run.handle.state(), state);
+    assert_eq!(handle.state(), state);
     // The waiting call is answered all the same.
-    assert_eq!(part_types(&run.handle.output()[1]), ["tool_error"]);
+    assert_eq!(part_types(&handle.output()[1]), ["tool_error"]);
     // A cancel after the end changes nothing.
-    run.handle.cancel();
-    assert_eq!(run.handle.status(), RunStatus::Incomplete);
+    handle.cancel();
+    assert_eq!(handle.status(), RunStatus::Incomplete);
 }
 
 #[tokio::test]

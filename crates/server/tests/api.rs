@@ -41,6 +41,16 @@ async fn get_json(server: &TestServer, path: &str) -> (u16, Value) {
     (status, response.json().await.unwrap())
 }
 
+/// The codes of the errors a client's stream carried.
+fn error_codes(client: &SseClient) -> Vec<&str> {
+    client
+        .accumulator
+        .errors()
+        .iter()
+        .map(|error| error.code.as_str())
+        .collect()
+}
+
 fn run_id(client: &SseClient) -> String {
     match &client.events[0].kind {
         agentwire_core::EventKind::RunCreated { run_id, .. } => run_id.to_string(),
@@ -460,13 +470,7 @@ async fn shutdown_ends_runs_that_do_not_settle_in_the_grace_period_incomplete() 
     server.stop();
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Incomplete));
-    let codes: Vec<&str> = client
-        .accumulator
-        .errors()
-        .iter()
-        .map(|error| error.code.as_str())
-        .collect();
-    assert_eq!(codes, ["shutdown"]);
+    assert_eq!(error_codes(&client), ["shutdown"]);
     server.shutdown().await;
 }
 
@@ -490,13 +494,7 @@ async fn a_run_whose_session_is_deleted_while_it_runs_stops() {
     // Its next commit finds it gone: the run stops rather than run on unkept.
     client.until_end().await;
     assert_eq!(client.accumulator.status(), Some(RunStatus::Incomplete));
-    let codes: Vec<&str> = client
-        .accumulator
-        .errors()
-        .iter()
-        .map(|error| error.code.as_str())
-        .collect();
-    assert_eq!(codes, ["run_gone"]);
+    assert_eq!(error_codes(&client), ["run_gone"]);
     server.shutdown().await;
 }
 
