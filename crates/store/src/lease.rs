@@ -77,14 +77,7 @@ impl Store {
             .bind(now.0)
             .fetch_all(pool)
             .await?;
-        let mut ended = Vec::new();
-        for node in lapsed {
-            ended.extend(
-                self.end_node(&node, When::Lapsed { now, wait: false })
-                    .await?,
-            );
-        }
-        Ok(ended)
+        self.end_lapsed(lapsed, now).await
     }
 
     /// Ends the open runs of every node that holds no lease (a node of an earlier version, or
@@ -101,14 +94,7 @@ impl Store {
         )
         .fetch_all(pool)
         .await?;
-        let mut ended = Vec::new();
-        for node in unleased {
-            ended.extend(
-                self.end_node(&node, When::Lapsed { now, wait: false })
-                    .await?,
-            );
-        }
-        Ok(ended)
+        self.end_lapsed(unleased, now).await
     }
 
     /// Ends `node`'s open runs if it holds no lease at `now` (it stopped): what a node does
@@ -120,6 +106,22 @@ impl Store {
         }
         // Waits for a sweep under way, so the runs have ended when this returns.
         self.end_node(node, When::Lapsed { now, wait: true }).await
+    }
+
+    /// Ends the runs of these nodes taken for dead, leaving any another node is ending.
+    async fn end_lapsed(
+        &self,
+        nodes: Vec<String>,
+        now: Timestamp,
+    ) -> Result<Vec<RunId>, StoreError> {
+        let mut ended = Vec::new();
+        for node in nodes {
+            ended.extend(
+                self.end_node(&node, When::Lapsed { now, wait: false })
+                    .await?,
+            );
+        }
+        Ok(ended)
     }
 
     /// Ends `node`'s open runs under its lock (see [`When`]); a lapsed node's only if its lease
