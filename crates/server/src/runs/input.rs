@@ -68,6 +68,15 @@ impl Runs {
                     return Ok::<_, RunsError>(answer);
                 }
                 let _ = tokio::time::timeout(READ_EVERY, answered(&mut notices, &input_id)).await;
+                // A run that ended meanwhile answers nothing more (unless it took the input
+                // and ended right after: its answer is there then).
+                let now = self.store.run(&record.id).await?;
+                if now.is_none_or(|now| now.status.is_terminal()) {
+                    return match self.store.input_answer(&input_id).await? {
+                        Some(answer) => Ok(answer),
+                        None => Err(RunsError::RunFinished(id.to_owned())),
+                    };
+                }
             }
         })
         .await
