@@ -177,6 +177,69 @@ async fn ai_sdk_approval_round_trip() {
     assert_eq!(again.status(), 409);
 }
 
+/// The approval round trip of `useChat`, its answer sent to a node that does not execute the
+/// run (two servers on one PostgreSQL, `AGENTWIRE_TEST_DATABASE_URL`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ai_sdk_approval_answered_through_another_node() {
+    let url = std::env::var("AGENTWIRE_TEST_DATABASE_URL")
+        .expect("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`");
+    let settings = || Settings {
+        database_url: Some(url.clone()),
+        ..Settings::default()
+    };
+    let a = TestServer::start(vec![approver()], settings()).await;
+    let b = TestServer::start(vec![approver()], settings()).await;
+    // The database outlives the test: a chat id of its own.
+    let chat = format!(
+        "chat_{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let user = user_ui("Delete a.txt");
+    let body = json!({"id": chat, "messages": [user], "trigger": "submit-message"});
+    let (_, events) = post_decoded(&a, "/api/chat", &body, Dialect::AiSdk).await;
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval))
+    );
+    let mut ui = to_ui_message(&accumulate(&events).remove(0));
+    let tool_part = ui["parts"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|part| part["type"] == "tool-rm")
+        .unwrap();
+    tool_part["state"] = json!("approval-responded");
+    tool_part["approval"]["approved"] = json!(true);
+    let message_id = ui["id"].clone();
+    let body = json!({
+        "id": chat,
+        "messages": [user, ui],
+        "trigger": "submit-message",
+        "messageId": message_id,
+    });
+    // B answers it: the run goes on on A, and B streams the rest, continuing the message.
+    let (_, events) = post_decoded(&b, "/api/chat", &body, Dialect::AiSdk).await;
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Completed),
+        "{events:#?}"
+    );
+    let continued = accumulate(&events);
+    assert_eq!(
+        continued[0].id.as_ref().unwrap().as_str(),
+        message_id.as_str().unwrap()
+    );
+    assert!(continued[0].parts.iter().any(
+        |part| matches!(part, Part::ToolResult(result) if result.tool_call_id.as_str() == "c1")
+    ));
+    assert_eq!(text(&continued[0]), "done");
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
 #[tokio::test]
 async fn agentx_chat_streams_packets() {
     let server = server().await;

@@ -236,7 +236,7 @@ async fn send(
             // The answers the run waits for; anything else (a reply to a question) goes as
             // sent, and the runtime says whether the run takes it.
             let parts: Vec<_> = request.input.iter().flat_map(|m| m.parts.clone()).collect();
-            let found = answers(&live, &parts);
+            let found = answers(&live.handle.output(), &parts);
             let message = match request.input.into_iter().next() {
                 Some(sent) if found.parts.is_empty() => sent,
                 _ => found,

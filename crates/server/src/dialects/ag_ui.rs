@@ -53,7 +53,7 @@ async fn run(
             .iter()
             .flat_map(|message| message.parts.clone())
             .collect();
-        let found = answers(&live, &parts);
+        let found = answers(&live.handle.output(), &parts);
         if found.parts.is_empty() {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,

@@ -11,19 +11,22 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{MessageId, Role, SessionId};
+use agentwire_core::{MessageId, Role, RunStatus, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
+use agentwire_store::RunRecord;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use super::{Params, Shared, agent, answers, bad_request, last_seq, settled, stream};
+use super::{
+    Params, Shared, agent, answers, bad_request, last_seq, settled, stream, stream_reader,
+};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::LiveRun;
+use crate::runs::{Found, LiveRun};
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -59,10 +62,29 @@ async fn chat(
     let chat_id = request.chat_id.clone();
     let (live, after, continues) = match (last.role, request.continues(), &chat_id) {
         (Role::Assistant, Some(continues), Some(chat_id)) => {
-            let live = awaiting_run(&state, &caller, chat_id).await?;
+            let live = match awaiting_run(&state, &caller, chat_id).await? {
+                Waiting::Here(live) => live,
+                Waiting::Elsewhere(record) => {
+                    // Another node executes it: the answer goes there through the store, and
+                    // the run streams on from the store and that node's notices.
+                    let run_id = record.id.to_string();
+                    let (_, output) = state.runs.status(&run_id, &caller).await?;
+                    let answer = answers(&output, &last.parts);
+                    let reader = state.runs.continue_elsewhere(*record, answer).await?;
+                    let encoder = encoder(Some(continues)).knowing(&request.messages);
+                    return Ok(stream_reader(
+                        reader,
+                        &run_id,
+                        Box::new(encoder),
+                        &ai_sdk::RESPONSE_HEADERS,
+                    ));
+                }
+            };
             live.log.settled().await;
             let after = last_seq(&live);
-            state.runs.answer(&live, answers(&live, &last.parts))?;
+            state
+                .runs
+                .answer(&live, answers(&live.handle.output(), &last.parts))?;
             // A reload resumes this stream: the same message, from the same point.
             state
                 .runs
@@ -95,17 +117,33 @@ async fn chat(
     ))
 }
 
-/// The chat's run, which must be going on (awaiting the client). A chat whose last run has
-/// ended has nothing to answer (409); one the caller does not have is not found.
+/// A chat's run that waits for the client's answer.
+enum Waiting {
+    /// This node executes it.
+    Here(Arc<LiveRun>),
+    /// Another node does.
+    Elsewhere(Box<RunRecord>),
+}
+
+/// The chat's run, which must be going on (awaiting the client), here or on another node. A
+/// chat whose last run has ended has nothing to answer (409); one the caller does not have is
+/// not found.
 async fn awaiting_run(
     state: &AppState,
     owner: &Caller,
     chat_id: &str,
-) -> Result<Arc<LiveRun>, ApiError> {
+) -> Result<Waiting, ApiError> {
     if let Some(current) = state.runs.current(owner, chat_id) {
-        return Ok(current.live);
+        return Ok(Waiting::Here(current.live));
     }
     state.session(chat_id, owner).await?;
+    let runs = state.store.session_runs(&SessionId::from(chat_id)).await?;
+    if let Some(last) = runs.last()
+        && let Found::Stored(record) = state.runs.find(last.id.as_str(), owner).await?
+        && matches!(record.status, RunStatus::Awaiting(_))
+    {
+        return Ok(Waiting::Elsewhere(record));
+    }
     Err(ApiError::new(
         StatusCode::CONFLICT,
         "run_finished",

@@ -21,7 +21,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 
 use crate::error::ApiError;
-use crate::runs::{LiveRun, RunsError, Until};
+use crate::runs::{LiveRun, Reader, RunsError, Until};
 use crate::state::AppState;
 
 type Shared = axum::extract::State<Arc<AppState>>;
@@ -62,6 +62,16 @@ fn stream(
     let reader = state
         .runs
         .follow_live(live, after, Until::Settled, after > 0);
+    stream_reader(reader, &run_id, encoder, headers)
+}
+
+/// A response streaming `reader` through `encoder`, with the dialect's headers and the run's id.
+fn stream_reader(
+    reader: Reader,
+    run_id: &str,
+    encoder: Box<dyn Encoder + Send>,
+    headers: &[(&'static str, &'static str)],
+) -> Response {
     let mut response = Response::new(crate::stream::body(reader, encoder));
     let map = response.headers_mut();
     for (name, value) in headers {
@@ -70,7 +80,7 @@ fn stream(
             HeaderValue::from_static(value),
         );
     }
-    if let Ok(value) = HeaderValue::from_str(&run_id) {
+    if let Ok(value) = HeaderValue::from_str(run_id) {
         map.insert("x-agentwire-run-id", value);
     }
     response
@@ -96,18 +106,14 @@ fn last_seq(live: &LiveRun) -> u64 {
     live.log.last_seq()
 }
 
-/// The parts among `parts` that answer what `live` still waits for, as one user message:
+/// The parts among `parts` that answer what a run with this `output` still waits for, as one
+/// user message:
 /// approval responses for unanswered requests and outputs for calls without a result. (Clients
 /// re-send their whole history, which repeats the calls, the requests and earlier answers.)
-fn answers(live: &LiveRun, parts: &[Part]) -> Message {
+fn answers(output: &[Message], parts: &[Part]) -> Message {
     let mut approvals = HashSet::new();
     let mut calls = HashSet::new();
-    for part in live
-        .handle
-        .output()
-        .iter()
-        .flat_map(|message| &message.parts)
-    {
+    for part in output.iter().flat_map(|message| &message.parts) {
         match part {
             Part::ApprovalRequest(request) => {
                 approvals.insert(request.approval_id.clone());

@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use crate::caller::Caller;
 use crate::clock;
 use crate::runs::error::{REFUSALS, refusal_code};
-use crate::runs::{Found, LiveRun, RunView, Runs, RunsError, lock};
+use crate::runs::{Found, LiveRun, Reader, RunView, Runs, RunsError, StoredReader, Until, lock};
 
 /// How long a node waits for the run's node to answer an input.
 const ANSWER_WITHIN: Duration = Duration::from_secs(10);
@@ -42,6 +42,27 @@ impl Runs {
             }
             Found::Stored(record) => self.give_elsewhere(&record, &message).await,
         }
+    }
+
+    /// Gives `message` to a run waiting on another node (a dialect's answer to it) and reads
+    /// the run on from `record.last_seq`, where it waited. The reader is made first, so it
+    /// hears of everything the answer sets off.
+    pub(crate) async fn continue_elsewhere(
+        &self,
+        record: RunRecord,
+        message: Message,
+    ) -> Result<Reader, RunsError> {
+        let reader = StoredReader::new(
+            self.store.clone(),
+            &self.notices,
+            record.id.clone(),
+            record.last_seq,
+            self.heartbeat,
+            Until::Settled,
+        )
+        .continuing();
+        self.give_elsewhere(&record, &message).await?;
+        Ok(Reader::Stored(reader))
     }
 
     /// Writes the input down for the run's node and waits for its answer.

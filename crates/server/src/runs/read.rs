@@ -219,6 +219,9 @@ pub(crate) struct StoredReader {
     ending: bool,
     /// The node executing the run was asked to publish its events as it shows them.
     following: bool,
+    /// The run was just answered elsewhere: its row may still say it waits, so the stream
+    /// may not end before the run's next event.
+    continues: bool,
 }
 
 impl StoredReader {
@@ -243,7 +246,15 @@ impl StoredReader {
             done: false,
             ending: false,
             following: false,
+            continues: false,
         }
+    }
+
+    /// The reader of a run just answered (its row may still say it waits): it waits for the
+    /// run's next event before it may end.
+    pub(crate) fn continuing(mut self) -> Self {
+        self.continues = true;
+        self
     }
 
     /// Waits until there is something to hand over, and hands `visit` the next page of events,
@@ -269,6 +280,7 @@ impl StoredReader {
                 page.iter().for_each(&mut visit);
                 self.after = last.seq;
                 self.ending = false;
+                self.continues = false;
                 self.done = match self.until {
                     Until::Settled => settles(last),
                     Until::Ended => matches!(
@@ -282,7 +294,7 @@ impl StoredReader {
             // log).
             match self.store.run(&self.run_id).await {
                 // Read once more: events and the row commit together, so that read has them all.
-                Ok(Some(record)) if self.stops_at(record.status) => {
+                Ok(Some(record)) if self.stops_at(record.status) && !self.continues => {
                     if self.ending {
                         self.done = true;
                         return false;
@@ -341,6 +353,7 @@ impl StoredReader {
             match tokio::time::timeout(self.heartbeat, wait).await {
                 Ok(Woken::Stored) => {}
                 Ok(Woken::Live(events)) => {
+                    self.continues = false;
                     for event in &events {
                         if event.seq > self.after {
                             visit(event);
