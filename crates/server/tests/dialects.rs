@@ -177,10 +177,8 @@ async fn ai_sdk_approval_round_trip() {
     assert_eq!(again.status(), 409);
 }
 
-/// The approval round trip of `useChat`, its answer sent to a node that does not execute the
-/// run (two servers on one PostgreSQL, `AGENTWIRE_TEST_DATABASE_URL`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ai_sdk_approval_answered_through_another_node() {
+/// Two servers of the approver on one PostgreSQL (`AGENTWIRE_TEST_DATABASE_URL`).
+async fn two_nodes() -> (TestServer, TestServer) {
     let url = std::env::var("AGENTWIRE_TEST_DATABASE_URL")
         .expect("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`");
     let settings = || Settings {
@@ -189,14 +187,24 @@ async fn ai_sdk_approval_answered_through_another_node() {
     };
     let a = TestServer::start(vec![approver()], settings()).await;
     let b = TestServer::start(vec![approver()], settings()).await;
-    // The database outlives the test: a chat id of its own.
-    let chat = format!(
-        "chat_{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    (a, b)
+}
+
+/// An id no earlier test used: the database outlives the test.
+fn unique(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{prefix}_{nanos}")
+}
+
+/// The approval round trip of `useChat`, its answer sent to a node that does not execute the
+/// run (two servers on one PostgreSQL, `AGENTWIRE_TEST_DATABASE_URL`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ai_sdk_approval_answered_through_another_node() {
+    let (a, b) = two_nodes().await;
+    let chat = unique("chat");
     let user = user_ui("Delete a.txt");
     let body = json!({"id": chat, "messages": [user], "trigger": "submit-message"});
     let (_, events) = post_decoded(&a, "/api/chat", &body, Dialect::AiSdk).await;
@@ -918,6 +926,32 @@ async fn ag_ui_interrupt_answered(approved: bool) -> Vec<Message> {
     assert!(wire.contains("\"runId\":\"run_2\""), "{wire}");
     assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
     accumulate(&events)
+}
+
+/// An approval interrupt answered by `resume` through a node that does not execute the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ag_ui_interrupt_answered_through_another_node() {
+    let (a, b) = two_nodes().await;
+    let thread = unique("thread");
+    let user = json!({"id": "u1", "role": "user", "content": "Delete a.txt"});
+    let mut body = ag_ui_input(&thread, "run_1", json!([user]));
+    body["tools"] = json!([]);
+    let (_, events) = ag_ui_post(&a, "/ag-ui", &body).await;
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval))
+    );
+    let approval = approval_id(&accumulate(&events));
+    body["runId"] = json!("run_2");
+    body["resume"] = json!([{"interruptId": approval, "status": "resolved"}]);
+    let (wire, events) = ag_ui_post(&b, "/ag-ui", &body).await;
+    assert!(wire.contains("\"runId\":\"run_2\""), "{wire}");
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    let messages = accumulate(&events);
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+    a.shutdown().await;
+    b.shutdown().await;
 }
 
 #[tokio::test]

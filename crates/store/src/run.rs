@@ -145,6 +145,22 @@ impl Store {
         })
     }
 
+    /// The session's latest run, if it has any.
+    pub async fn last_session_run(&self, id: &SessionId) -> Result<Option<RunRecord>, StoreError> {
+        with_pool!(self, |pool, _begin| {
+            let sql = format!(
+                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
+                 ORDER BY created_at DESC, id DESC LIMIT 1"
+            );
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(id.as_str())
+                .fetch_optional(pool)
+                .await?
+                .map(|row| run_from_row(&row))
+                .transpose()
+        })
+    }
+
     /// The session's runs, oldest first.
     pub async fn session_runs(&self, id: &SessionId) -> Result<Vec<RunRecord>, StoreError> {
         with_pool!(self, |pool, _begin| {

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{Part, Role, ToolSpec};
+use agentwire_core::{Message, Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -19,7 +19,9 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::json;
 
-use super::{Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, stream};
+use super::{
+    Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, stream, stream_reader,
+};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
@@ -42,32 +44,31 @@ async fn run(
     let encoder = AgUiEncoder::for_input(&input);
     let thread_id = input.thread_id.to_string();
     if let Some(live) = waiting_run(&state, &caller, &thread_id) {
-        // The thread's last turn onwards: the assistant message holding the tool messages, and
-        // the user message holding the `resume` answers.
-        let turn_from = input
-            .messages
-            .iter()
-            .rposition(|message| message.role == Role::Assistant)
-            .unwrap_or(0);
-        let parts: Vec<Part> = input.messages[turn_from..]
-            .iter()
-            .flat_map(|message| message.parts.clone())
-            .collect();
-        let found = answers(&live.handle.output(), &parts);
+        let found = answers(&live.handle.output(), &last_turn(&input.messages));
         if found.parts.is_empty() {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "session_busy",
-                format!(
-                    "thread '{thread_id}' has run '{}' waiting; answer its tool calls or interrupts first",
-                    live.handle.id()
-                ),
-            ));
+            return Err(busy(&thread_id, live.handle.id().as_str()));
         }
         live.log.settled().await;
         let after = last_seq(&live);
         state.runs.answer(&live, found)?;
         return Ok(stream(&state, live, after, Box::new(encoder), &SSE_HEADERS));
+    }
+    if let Some(record) = state.runs.waiting_elsewhere(&caller, &thread_id).await? {
+        // Another node executes the thread's waiting run: the answer goes there through the
+        // store, and the run streams on from the store and that node's notices.
+        let run_id = record.id.to_string();
+        let (_, output) = state.runs.status(&run_id, &caller).await?;
+        let found = answers(&output, &last_turn(&input.messages));
+        if found.parts.is_empty() {
+            return Err(busy(&thread_id, &run_id));
+        }
+        let reader = state.runs.continue_elsewhere(*record, found).await?;
+        return Ok(stream_reader(
+            reader,
+            &run_id,
+            Box::new(encoder),
+            &SSE_HEADERS,
+        ));
     }
     let new_from = input
         .messages
@@ -95,6 +96,30 @@ async fn run(
         .start(agent, &caller, Some(input.thread_id), start)
         .await?;
     Ok(stream(&state, live, 0, Box::new(encoder), &SSE_HEADERS))
+}
+
+/// The parts of the thread's last turn onwards: the assistant message holding the tool
+/// messages, and the user message holding the `resume` answers.
+fn last_turn(messages: &[Message]) -> Vec<Part> {
+    let turn_from = messages
+        .iter()
+        .rposition(|message| message.role == Role::Assistant)
+        .unwrap_or(0);
+    messages[turn_from..]
+        .iter()
+        .flat_map(|message| message.parts.clone())
+        .collect()
+}
+
+/// 409: the thread's run waits, and the request answers none of what it waits for.
+fn busy(thread_id: &str, run_id: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "session_busy",
+        format!(
+            "thread '{thread_id}' has run '{run_id}' waiting; answer its tool calls or interrupts first"
+        ),
+    )
 }
 
 /// The thread's run, if it waits for the client.

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{MessageId, Role, RunStatus, SessionId};
+use agentwire_core::{MessageId, Role, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
 use agentwire_store::RunRecord;
@@ -26,7 +26,7 @@ use super::{
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::{Found, LiveRun};
+use crate::runs::LiveRun;
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -137,11 +137,7 @@ async fn awaiting_run(
         return Ok(Waiting::Here(current.live));
     }
     state.session(chat_id, owner).await?;
-    let runs = state.store.session_runs(&SessionId::from(chat_id)).await?;
-    if let Some(last) = runs.last()
-        && let Found::Stored(record) = state.runs.find(last.id.as_str(), owner).await?
-        && matches!(record.status, RunStatus::Awaiting(_))
-    {
+    if let Some(record) = state.runs.waiting_elsewhere(owner, chat_id).await? {
         return Ok(Waiting::Elsewhere(record));
     }
     Err(ApiError::new(

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Message, RunId};
+use agentwire_core::{Message, RunId, RunStatus, SessionId};
 use agentwire_store::{InputAnswer, Notice, Refusal, RunRecord};
 use tokio::sync::broadcast;
 
@@ -42,6 +42,30 @@ impl Runs {
             }
             Found::Stored(record) => self.give_elsewhere(&record, &message).await,
         }
+    }
+
+    /// The caller's session's latest run if another node executes it and it waits for the
+    /// client (what a dialect's answer continues). Only a shared store (PostgreSQL) has such
+    /// runs: on SQLite this asks nothing.
+    pub(crate) async fn waiting_elsewhere(
+        &self,
+        caller: &Caller,
+        session: &str,
+    ) -> Result<Option<Box<RunRecord>>, RunsError> {
+        if !self.store.is_postgres() {
+            return Ok(None);
+        }
+        let last = self
+            .store
+            .last_session_run(&SessionId::from(session))
+            .await?;
+        Ok(last
+            .filter(|run| {
+                run.owner.as_deref() == caller.owner_id()
+                    && run.node != self.node
+                    && matches!(run.status, RunStatus::Awaiting(_))
+            })
+            .map(Box::new))
     }
 
     /// Gives `message` to a run waiting on another node (a dialect's answer to it) and reads
