@@ -62,6 +62,7 @@
 //! ```
 
 mod agent;
+mod checkpoint;
 mod clock;
 pub mod config;
 mod events;
@@ -73,6 +74,7 @@ pub mod schema;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
+pub use checkpoint::{Checkpoint, ResumeError, RunResume};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{AgentConfig, AgentsFile, ConfigError, Provider};
 pub use events::RunEvents;

@@ -23,7 +23,7 @@ use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
 use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{ApprovalRequest, DataPart, StepStart};
 use agentwire_core::{
-    Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
+    Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
     MessageStart, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
 };
 use agentwire_tools::ToolLimits;
@@ -32,6 +32,7 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::checkpoint::Parked;
 use crate::events::EventQueue;
 use crate::ids::IdKind;
 use crate::run::{RunLimits, Shared};
@@ -141,24 +142,53 @@ impl Orchestrator {
         });
         self.resume_clock();
         self.set_status(RunStatus::InProgress, None);
-        let mut opening = Resolution::default();
-        let halt = loop {
-            if shared.cancel.is_cancelled() {
+        let halt = self.turns(Resolution::default()).await;
+        self.end(halt);
+    }
+
+    /// The orchestrator of a checkpointed run: how far it had gone, its events numbered from
+    /// `next_seq`.
+    pub(crate) fn resuming(mut self, parked: &Parked, next_seq: u64) -> Self {
+        self.out = Emitter::starting_at(next_seq);
+        self.steps = parked.steps;
+        self.usage = parked.usage;
+        self.budget = parked.budget_ms.map(Duration::from_millis);
+        self
+    }
+
+    /// Runs a checkpointed run to its end, from its wait (`reported`: the status it was
+    /// last seen in, which is not reported again).
+    pub(crate) async fn resume(mut self, reported: Option<Awaiting>) {
+        let halt = match self.answers(reported).await {
+            Ok(opening) => self.turns(opening).await,
+            Err(halt) => Some(halt),
+        };
+        self.end(halt);
+    }
+
+    /// Messages until the answer, or until the run stops; waits for the client between them.
+    async fn turns(&mut self, mut opening: Resolution) -> Option<Halt> {
+        loop {
+            if self.shared.cancel.is_cancelled() {
                 // Canceled before it began, or as it resumed: no message to write.
                 if !opening.parts.is_empty() || !opening.approved.is_empty() {
                     self.close_resolution(opening, Halt::Canceled.why());
                 }
-                break Some(Halt::Canceled);
+                return Some(Halt::Canceled);
             }
             match self.message(opening).await {
-                MessageEnd::Answer => break None,
-                MessageEnd::Halt(halt) => break Some(halt),
+                MessageEnd::Answer => return None,
+                MessageEnd::Halt(halt) => return Some(halt),
                 MessageEnd::Wait(wait) => match self.wait(wait).await {
                     Ok(resolution) => opening = resolution,
-                    Err(halt) => break Some(halt),
+                    Err(halt) => return Some(halt),
                 },
             }
-        };
+        }
+    }
+
+    /// Reports the run's end.
+    fn end(mut self, halt: Option<Halt>) {
         let (status, error) = match halt {
             None => (RunStatus::Completed, None),
             Some(halt) => self.ending(halt),
@@ -420,11 +450,22 @@ impl Orchestrator {
         } else {
             schema::function_call(wait.client_calls())
         };
+        self.pause_clock();
+        let parked = Parked::new(
+            &self.tools[self.tools.len() - self.client_tools..],
+            &self.settings,
+            self.steps,
+            self.usage,
+            self.budget,
+            self.max_duration,
+            self.tool_limits.max_output_bytes,
+        );
         let refused = {
             let mut state = self.shared.lock();
             match state.machine.accept(&utterance) {
                 Ok(_) => {
                     state.wait = Some(wait);
+                    state.parked = Some(parked);
                     None
                 }
                 Err(refusal) => Some((refusal, wait)),
@@ -435,8 +476,12 @@ impl Orchestrator {
             self.close_calls(wait, halt.why());
             return Err(halt);
         }
-        self.pause_clock();
-        let mut reported = None;
+        self.answers(None).await
+    }
+
+    /// Waits for the answers to the run's wait; reports each change of what it waits for
+    /// (`reported`: the status last reported).
+    async fn answers(&mut self, mut reported: Option<Awaiting>) -> Result<Resolution, Halt> {
         loop {
             let awaiting = self.shared.lock().wait.as_ref().and_then(Wait::awaiting);
             let Some(awaiting) = awaiting else {
@@ -456,7 +501,11 @@ impl Orchestrator {
                 () = self.shared.answered.notified() => {}
             }
         }
-        let wait = self.shared.lock().wait.take().unwrap_or_default();
+        let wait = {
+            let mut state = self.shared.lock();
+            state.parked = None;
+            state.wait.take().unwrap_or_default()
+        };
         self.resume_clock();
         self.set_status(RunStatus::InProgress, None);
         Ok(wait.resolve(""))

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::agent::Agent;
+use crate::checkpoint::Parked;
 use crate::events::{EventQueue, RunEvents};
 use crate::handler;
 use crate::ids::IdKind;
@@ -155,7 +156,7 @@ pub struct Run {
 /// A handle on a run, cheap to clone and safe to use from any task.
 #[derive(Clone, Debug)]
 pub struct RunHandle {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 /// Why a run was not started. Nothing ran, and no event was produced.
@@ -259,6 +260,8 @@ pub(crate) struct RunState {
     pub(crate) usage: Option<Usage>,
     pub(crate) error: Option<ErrorInfo>,
     pub(crate) wait: Option<Wait>,
+    /// Set with `wait` by the orchestrator: the rest of a [`Checkpoint`](crate::Checkpoint).
+    pub(crate) parked: Option<Parked>,
     /// Why the run's host stopped it ([`RunHandle::interrupt`]): it ends `incomplete` with
     /// this error rather than `canceled`.
     pub(crate) interrupted: Option<ErrorInfo>,
@@ -345,6 +348,7 @@ impl Agent {
                 usage: None,
                 error: None,
                 wait: None,
+                parked: None,
                 interrupted: None,
             }),
             answered: Notify::new(),

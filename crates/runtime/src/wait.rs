@@ -9,22 +9,27 @@ use agentwire_core::part::{ApprovalResponse, ToolError, ToolResult};
 use agentwire_core::{Awaiting, Part, ToolCall, ToolCallId, ToolErrorKind};
 
 use agentwire_core::ids::ApprovalId;
+use serde::{Deserialize, Serialize};
 
 /// The calls of one paused turn, in the order the model made them, with their answers so far.
-#[derive(Clone, Debug, Default)]
+/// Serialized as part of a [`Checkpoint`](crate::Checkpoint).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(crate) struct Wait {
     items: Vec<Pending>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 struct Pending {
     call: ToolCall,
     /// `Some` for a call that needs approval; `None` for a client tool's call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     approval_id: Option<ApprovalId>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     answer: Option<Answer>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Answer {
     Approval(ApprovalResponse),
     Output(Part),

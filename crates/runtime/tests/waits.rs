@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use agentwire_core::communication::CommunicationSchema;
 use agentwire_core::{Awaiting, Message, Part, Role, RunStatus, ToolErrorKind, ToolSpec};
-use agentwire_runtime::{AgentError, InputError, RunStart, StartError};
+use agentwire_runtime::{AgentError, Checkpoint, InputError, RunResume, RunStart, StartError};
 use common::{Client, Recording, agent, answer, approval, call, finish, output, part_types, tool};
 use futures::FutureExt;
 use serde_json::{Value, json};
@@ -541,4 +541,103 @@ async fn many_runs_answered_concurrently() {
         task.await.unwrap();
     }
     assert_eq!(calls.load(Ordering::SeqCst), 25, "the approved half ran");
+}
+
+/// A waiting run written down goes on in another "process" from its checkpoint: same calls,
+/// the answer given there, its events numbered on from where the first left off.
+#[tokio::test]
+async fn a_checkpointed_run_goes_on_where_it_waited() {
+    let brain = Recording::new(delete_script());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = deleting_agent(&brain, Arc::clone(&calls));
+    let run = agent
+        .start(RunStart::new(vec![Message::user("Delete old.log")]).with_session("ses_1"))
+        .unwrap();
+    let mut first = Client::new(run.events);
+    first.until_settled().await;
+    let checkpoint = run
+        .handle
+        .checkpoint()
+        .expect("a waiting run has a checkpoint");
+    let text = serde_json::to_string(&checkpoint).unwrap();
+    let checkpoint: Checkpoint = serde_json::from_str(&text).unwrap();
+    let last_seq = first.seen.last().unwrap().seq;
+
+    let conversation = run.handle.messages()[..1].to_vec();
+    let resumed = agent
+        .resume(RunResume {
+            run_id: run.handle.id().clone(),
+            session_id: Some("ses_1".into()),
+            conversation,
+            checkpoint,
+            next_seq: last_seq + 1,
+        })
+        .unwrap();
+    assert_eq!(
+        resumed.handle.status(),
+        RunStatus::Awaiting(Awaiting::Approval)
+    );
+    assert_eq!(resumed.handle.state(), "awaiting_approval");
+    assert_eq!(resumed.handle.output(), run.handle.output());
+    // An answer the run does not wait for is refused there as it was here.
+    assert!(matches!(
+        resumed.handle.input(approval("apr_9", true, None)),
+        Err(InputError::UnknownApproval { .. })
+    ));
+
+    resumed.handle.input(approval("apr_1", true, None)).unwrap();
+    let mut second = Client::new(resumed.events);
+    assert_eq!(second.until_end().await, RunStatus::Completed);
+    assert_eq!(
+        second.seen[0].seq,
+        last_seq + 1,
+        "numbered on: {:?}",
+        second.seen[0]
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the approved call ran once"
+    );
+    let output = resumed.handle.output();
+    assert_eq!(output.len(), 2);
+    assert_eq!(
+        part_types(&output[1]),
+        ["approval_response", "tool_result", "step_start", "text"]
+    );
+    // The model's second call saw the question, the first message and the result.
+    let seen = &brain.requests()[1].messages;
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[1], output[0]);
+    assert_eq!(resumed.handle.messages().len(), 3);
+    assert!(resumed.handle.checkpoint().is_none(), "it no longer waits");
+}
+
+/// A checkpointed run canceled before it is answered closes its calls as a run canceled in its
+/// wait does.
+#[tokio::test]
+async fn a_checkpointed_run_can_be_canceled() {
+    let brain = Recording::new(delete_script());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = deleting_agent(&brain, Arc::clone(&calls));
+    let run = agent
+        .start(RunStart::new(vec![Message::user("Delete old.log")]))
+        .unwrap();
+    let mut first = Client::new(run.events);
+    first.until_settled().await;
+    let resumed = agent
+        .resume(RunResume {
+            run_id: run.handle.id().clone(),
+            session_id: None,
+            conversation: run.handle.messages()[..1].to_vec(),
+            checkpoint: run.handle.checkpoint().unwrap(),
+            next_seq: first.seen.last().unwrap().seq + 1,
+        })
+        .unwrap();
+    resumed.handle.cancel();
+    let mut second = Client::new(resumed.events);
+    assert_eq!(second.until_end().await, RunStatus::Canceled);
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    let last = resumed.handle.output().pop().unwrap();
+    assert_eq!(part_types(&last), ["tool_error"]);
 }

@@ -86,6 +86,7 @@ impl From<RunsError> for ApiError {
             RunsError::RunNotHere => (StatusCode::CONFLICT, "run_not_here"),
             RunsError::RefusedElsewhere { code, .. } => (refusal_status(code), code),
             RunsError::NoAnswer => (StatusCode::GATEWAY_TIMEOUT, "no_answer"),
+            RunsError::Unresumable(_) => (StatusCode::INTERNAL_SERVER_ERROR, "run_unresumable"),
         };
         Self::new(status, code, error.to_string())
     }

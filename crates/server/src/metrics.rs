@@ -246,6 +246,21 @@ impl Metrics {
         }
     }
 
+    /// A run taken over from the store goes on here: in progress again, not started again.
+    pub(crate) fn run_resumed(&self, agent: &str) -> RunMetrics {
+        let agent = self.agents.get(agent).cloned();
+        if let Some(agent) = &agent {
+            agent.in_progress.inc();
+        }
+        RunMetrics {
+            agent,
+            events: self.events.clone(),
+            started: Instant::now(),
+            delta_seen: true,
+            ended: false,
+        }
+    }
+
     /// The OpenMetrics text, with the runs and sessions held now.
     pub(crate) fn encode(&self, (runs, sessions): (usize, usize)) -> String {
         self.held_runs.set(i64::try_from(runs).unwrap_or(i64::MAX));

@@ -2,17 +2,19 @@
 //! gracefully.
 //!
 //! Shutdown, decided: on the signal the server stops accepting connections; running runs get
-//! [`Settings::shutdown_grace`] to settle, then every run that has not ended (including those
-//! awaiting the client, which could wait for ever) is interrupted, which ends it `incomplete`
-//! (code `shutdown`, which its clients see as the stream's last event) with everything
-//! complete kept: the run did not finish, and nobody canceled it. Once their streams have
-//! ended the server exits. Nothing is cut
-//! mid-event: a stream ends on its run's terminal status, and the server waits for every run's
-//! last events to be committed before it closes the store.
+//! [`Settings::shutdown_grace`] to settle. A run that then waits for the client with its
+//! checkpoint stored is left waiting in the store: it goes on wherever its answer arrives,
+//! after the restart or on another node. Every other run that has not ended is interrupted,
+//! which ends it `incomplete` (code `shutdown`, which its clients see as the stream's last
+//! event) with everything complete kept: the run did not finish, and nobody canceled it. Once
+//! their streams have ended the server exits. Nothing is cut mid-event: a stream ends on its
+//! run's terminal status (or its wait), and the server waits for every run's last events to be
+//! committed before it closes the store.
 //!
 //! After a crash (`kill -9`) nothing needs to be shut down: on the next start the node marks its
 //! runs that had not ended `incomplete` (code `interrupted`, see [`Store::mark_interrupted`]),
-//! which ends their logs, so their streams replay to the end.
+//! which ends their logs, so their streams replay to the end; those waiting with a checkpoint
+//! wait on.
 
 use std::future::Future;
 use std::io;
@@ -185,6 +187,11 @@ impl Server {
             let settle = futures::future::join_all(running.iter().map(|live| live.log.settled()));
             let _ = tokio::time::timeout(grace, settle).await;
             for live in state.runs.unfinished() {
+                // It waits in the store, for whichever node its answer reaches.
+                if live.is_parked() {
+                    tracing::info!(run = %live.handle.id(), "left waiting in the store");
+                    continue;
+                }
                 tracing::info!(run = %live.handle.id(), "interrupted by shutdown");
                 live.handle.interrupt(ErrorInfo::new(
                     SHUTDOWN,

@@ -49,6 +49,7 @@ impl AppState {
         };
         let runs = Runs::new(
             store.clone(),
+            agents.clone(),
             node,
             limits,
             settings.heartbeat,

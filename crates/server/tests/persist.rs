@@ -255,3 +255,143 @@ async fn input_through_the_other_node_reaches_the_run_and_its_answer_comes_back(
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// The approval a run waits for, from the stream that ended at its wait.
+fn approval_of(stream: &SseClient) -> String {
+    stream.messages()[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.to_string()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn approve(approval_id: &str) -> Value {
+    json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": approval_id, "approved": true}]})
+}
+
+/// A run waiting for an approval is not ended by a graceful restart: it waits in the store,
+/// holds its session, and goes on when the restarted server gets the answer, its stream
+/// numbered on without a gap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_run_survives_a_restart_and_goes_on_when_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let first = TestServer::start(vec![approver()], settings()).await;
+    let mut body = run_body(None, "remove a.txt");
+    body["session_id"] = json!("ses_wait");
+    let mut waiting = first.post_sse(&body).await;
+    waiting.until_end().await;
+    assert_eq!(
+        waiting.accumulator.status(),
+        Some(RunStatus::Awaiting(Awaiting::Approval))
+    );
+    let id = waiting.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let approval_id = approval_of(&waiting);
+    first.shutdown().await;
+
+    let second = TestServer::start(vec![approver()], settings()).await;
+    let (status, stored) = get_json(&second, &format!("/v1/runs/{id}")).await;
+    assert_eq!(status, 200);
+    assert_eq!(stored["run"]["status"], "awaiting", "{stored}");
+    // The session's turn is not over: a new message is refused as while it waited.
+    let mut next = run_body(None, "and then?");
+    next["session_id"] = json!("ses_wait");
+    let busy = second
+        .http
+        .post(second.url("/v1/runs"))
+        .json(&next)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(busy.status(), 409);
+    let error: Value = busy.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "session_busy", "{error}");
+
+    let accepted = second
+        .http
+        .post(second.url(&format!("/v1/runs/{id}/input")))
+        .json(&approve(&approval_id))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    let mut whole = SseClient::new(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    whole.until_end().await;
+    assert_eq!(whole.accumulator.status(), Some(RunStatus::Completed));
+    assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
+    assert_eq!(whole.events[..waiting.events.len()], waiting.events[..]);
+    let messages = whole.messages();
+    assert_eq!(
+        messages.len(),
+        2,
+        "the wait's message, then the one after it"
+    );
+    assert!(
+        messages[1]
+            .parts
+            .iter()
+            .any(|part| matches!(part, Part::ToolResult(_)))
+    );
+
+    let (_, session) = get_json(&second, "/v1/sessions/ses_wait").await;
+    let history = session["messages"].as_array().unwrap();
+    assert_eq!(history.len(), 3, "{session}");
+    assert_eq!(text_of(&history[2]), "done");
+    second.shutdown().await;
+}
+
+/// A waiting run whose server restarted can be canceled: it ends `canceled`, its call
+/// answered as not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_in_the_store_can_be_canceled() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let first = TestServer::start(vec![approver()], settings()).await;
+    let mut waiting = first.post_sse(&run_body(None, "remove a.txt")).await;
+    waiting.until_end().await;
+    let id = waiting.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    first.shutdown().await;
+
+    let second = TestServer::start(vec![approver()], settings()).await;
+    let canceled = second
+        .http
+        .post(second.url(&format!("/v1/runs/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert!(canceled.status().is_success(), "{}", canceled.status());
+    let mut whole = SseClient::new(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    whole.until_end().await;
+    assert_eq!(whole.accumulator.status(), Some(RunStatus::Canceled));
+    assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
+    second.shutdown().await;
+}

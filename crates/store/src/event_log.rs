@@ -100,6 +100,7 @@ impl BatchBuilder {
             run_id: self.run_id,
             last_status: self.last_status,
             reserved: 0,
+            checkpoint: None,
         })
     }
 }
@@ -116,6 +117,8 @@ pub struct EventBatch {
     pub(crate) last_status: Option<StatusRow>,
     /// The seq through which the run may show events before storing them.
     pub(crate) reserved: i64,
+    /// The run waits for the client from the batch's last event on, written down so.
+    pub(crate) checkpoint: Option<String>,
 }
 
 impl EventBatch {
@@ -148,6 +151,21 @@ impl EventBatch {
     /// The seq this batch reserves through (0: none).
     pub fn reserved(&self) -> u64 {
         u64::try_from(self.reserved).unwrap_or_default()
+    }
+
+    /// Stores with the batch the checkpoint of a run that waits for the client from the
+    /// batch's last event on (an `awaiting` status): the run then outlives its node, and goes
+    /// on wherever its answer arrives ([`Store::take_over`]). The batch reserves no seq past
+    /// its last, and the run's reservation comes down to it: nothing past the wait may be shown
+    /// before it is stored, so the run can go on elsewhere from the seq after the last stored.
+    pub fn park(&mut self, checkpoint: String) {
+        self.checkpoint = Some(checkpoint);
+        self.reserved = self.seqs.1;
+    }
+
+    /// Whether the batch carries a checkpoint ([`EventBatch::park`]).
+    pub fn is_parked(&self) -> bool {
+        self.checkpoint.is_some()
     }
 }
 
@@ -275,7 +293,9 @@ impl Store {
 
     /// After a crash of `node` (call it when that node starts again, before it takes work):
     /// every run of the node that had not ended (created, queued, in progress or awaiting: the
-    /// process that held it is gone) becomes `incomplete` with the error code `interrupted`. The
+    /// process that held it is gone) becomes `incomplete` with the error code `interrupted`,
+    /// except those that wait for the client with a checkpoint ([`EventBatch::park`]): they
+    /// wait on, for whichever node their answer reaches ([`Store::take_over`]). The
     /// `run_status` event that says so is appended to its log, so its streams replay to an end;
     /// every event stored before is kept. Its seq comes after every seq the run had stored or
     /// reserved ([`EventBatch::reserve_through`]): a client that saw deltas that were never
@@ -289,6 +309,7 @@ impl Store {
                 "SELECT id, session_id, CASE WHEN last_seq < seq_reserved THEN seq_reserved \
                  ELSE last_seq END AS last_seq, usage FROM runs
                  WHERE node = $1 AND status IN ('created', 'queued', 'in_progress', 'awaiting')
+                 AND NOT (status = 'awaiting' AND checkpoint IS NOT NULL)
                  ORDER BY created_at, id",
             )
             .bind(node)
@@ -434,6 +455,7 @@ pub(crate) struct BatchRow<'a> {
     pub(crate) seqs: (i64, i64),
     pub(crate) last_status: Option<&'a StatusRow>,
     pub(crate) reserved: i64,
+    pub(crate) checkpoint: Option<&'a str>,
 }
 
 impl BatchRow<'_> {
@@ -460,7 +482,11 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 text.push(',');
                 text.push_str(&batch.events[1..]);
                 last.seqs = (last.seqs.0.min(batch.seqs.0), last.seqs.1.max(batch.seqs.1));
-                last.reserved = last.reserved.max(batch.reserved);
+                last.reserved = match batch.checkpoint {
+                    Some(_) => batch.reserved,
+                    None => last.reserved.max(batch.reserved),
+                };
+                last.checkpoint = batch.checkpoint.as_deref();
                 if let Some(status) = &batch.last_status
                     && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
                 {
@@ -473,6 +499,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 seqs: batch.seqs,
                 last_status: batch.last_status.as_ref(),
                 reserved: batch.reserved,
+                checkpoint: batch.checkpoint.as_deref(),
             }),
         }
     }

@@ -47,6 +47,9 @@ pub struct Group<'a> {
     pub appends: Vec<(&'a SessionId, &'a [Message])>,
     /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
     pub batches: Vec<&'a EventBatch>,
+    /// The node writing, if it writes only the runs it holds: a batch of a run that another
+    /// node has taken over ([`Store::take_over`]) is refused as one of a run that ended.
+    pub node: Option<&'a str>,
 }
 
 /// How a start of a [`Group`] fared.
@@ -366,6 +369,10 @@ impl Store {
                     // and another ended it, so the node's late writes are refused.
                     update.push(") AS v WHERE runs.id = v.column1 AND runs.status IN ");
                     update.push(OPEN_STATUSES);
+                    // Nor one another node has taken over (see `Group::node`).
+                    if let Some(node) = group.node {
+                        update.push(" AND runs.node = ").push_bind(node);
+                    }
                     // The count, not `RETURNING`: each row returned is a hand-off from sqlx's
                     // SQLite thread, and this statement names every streaming run.
                     let updated = update.build().execute(&mut *tx).await?.rows_affected();
@@ -379,9 +386,11 @@ impl Store {
                     for entry in chunk {
                         let exists = sqlx::query(
                             "SELECT 1 FROM runs WHERE id = $1 \
-                             AND status IN ('created', 'queued', 'in_progress', 'awaiting')",
+                             AND status IN ('created', 'queued', 'in_progress', 'awaiting') \
+                             AND (CAST($2 AS TEXT) IS NULL OR node = $2)",
                         )
                         .bind(entry.run_id.as_str())
+                        .bind(group.node)
                         .fetch_optional(&mut *tx)
                         .await?;
                         if exists.is_some() {
@@ -434,7 +443,7 @@ impl Store {
                     let mut update = QueryBuilder::new(
                         "UPDATE runs SET status = v.column3, awaiting = v.column4, \
                          error = v.column5, usage = COALESCE(v.column6, runs.usage), \
-                         status_seq = v.column2 FROM (VALUES ",
+                         status_seq = v.column2, checkpoint = NULL FROM (VALUES ",
                     );
                     let mut values = update.separated(", ");
                     for (run_id, seq, status, awaiting, error, usage) in chunk {
@@ -455,6 +464,21 @@ impl Store {
                     }
                     update.push(") AS v WHERE runs.id = v.column1 AND runs.status_seq < v.column2");
                     update.build().execute(&mut *tx).await?;
+                }
+                // Runs that wait from their batch's last event on keep their checkpoint (one
+                // statement each: a run waits a few times at most, not once per batch).
+                for entry in prepared.iter().filter(|entry| {
+                    entry.checkpoint.is_some() && found_runs.contains(entry.run_id.as_str())
+                }) {
+                    sqlx::query(
+                        "UPDATE runs SET checkpoint = $2, seq_reserved = $3 WHERE id = $1 \
+                         AND status = 'awaiting' AND status_seq = $3",
+                    )
+                    .bind(entry.run_id.as_str())
+                    .bind(entry.checkpoint)
+                    .bind(entry.seqs.1)
+                    .execute(&mut *tx)
+                    .await?;
                 }
                 if self.is_postgres() {
                     // Delivered to listeners when (and only if) the transaction commits.

@@ -96,6 +96,22 @@ impl Store {
         Ok(Some((RunId::from(run_id), serde_json::from_str(&message)?)))
     }
 
+    /// Takes back the input `id` if it is not answered yet (the run's node stopped): it is
+    /// deleted, and its message returned.
+    pub async fn withdraw_input(&self, id: &str) -> Result<Option<Message>, StoreError> {
+        let message: Option<String> = with_pool!(self, |pool, _begin| {
+            sqlx::query_scalar(
+                "DELETE FROM inputs WHERE id = $1 AND answer IS NULL RETURNING message",
+            )
+            .bind(id)
+            .fetch_optional(pool)
+            .await?
+        });
+        Ok(message
+            .map(|text| serde_json::from_str(&text))
+            .transpose()?)
+    }
+
     /// Writes the run's answer to the input `id` and notifies the nodes.
     pub async fn answer_input(&self, id: &str, answer: &InputAnswer) -> Result<(), StoreError> {
         let text = serde_json::to_string(answer)?;

@@ -38,6 +38,7 @@ on_both_backends!(
     the_runs_of_a_node_whose_lease_lapsed_are_ended_once,
     shown_events_are_published_in_notices_that_fit,
     an_input_goes_to_the_run_and_its_answer_comes_back,
+    a_parked_run_outlives_its_node_and_is_taken_over_once,
 );
 
 fn user_message(id: &str, text: &str) -> Message {
@@ -736,6 +737,7 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         starts: vec![(&next, &three), (&new, &hello), (&taken, &nope)],
         appends: vec![(&old, &four), (&missing, &nope)],
         batches: vec![&batches[0], &batches[1], &batches[2]],
+        node: None,
     };
     let written = store.write_group(&group).await.unwrap();
     assert_eq!(
@@ -957,4 +959,89 @@ async fn an_input_goes_to_the_run_and_its_answer_comes_back(db: Db) {
     assert_eq!(store.input_answer("inp_1").await.unwrap(), Some(refused));
     // Read once, then forgotten.
     assert_eq!(store.input_answer("inp_1").await.unwrap(), None);
+}
+
+/// A run that waits with a checkpoint is not ended with its node; another node takes it over
+/// once, from then on the first node's writes of it are refused, and the next status clears
+/// the checkpoint.
+async fn a_parked_run_outlives_its_node_and_is_taken_over_once(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let parked = new_run(&store, "run_parked", None, "node_a").await;
+    let awaiting = RunStatus::Awaiting(Awaiting::Approval);
+    let write = |run: &RunId, events: &[Event], node: Option<&'static str>, park: bool| {
+        let mut batch = EventBatch::encode(run, events).unwrap().unwrap();
+        match park {
+            true => batch.park(r#"{"state":"awaiting_approval"}"#.to_owned()),
+            false => batch.reserve_through(batch.last_seq() + 4096),
+        }
+        let store = store.clone();
+        async move {
+            let group = Group {
+                batches: vec![&batch],
+                node,
+                ..Group::default()
+            };
+            store.write_group(&group).await.unwrap()
+        }
+    };
+    // Deltas shown ahead reserved seqs; the wait's commit brings the reservation down to it.
+    write(
+        &parked,
+        &[status(1, RunStatus::InProgress, None), delta(2)],
+        Some("node_a"),
+        false,
+    )
+    .await;
+    write(&parked, &[status(3, awaiting, None)], Some("node_a"), true).await;
+
+    assert!(store.mark_interrupted("node_a").await.unwrap().is_empty());
+    assert_eq!(store.run(&parked).await.unwrap().unwrap().status, awaiting);
+    // Not from a node that does not hold it.
+    assert_eq!(
+        store.take_over(&parked, "node_c", "node_b").await.unwrap(),
+        None
+    );
+    let (checkpoint, last_seq) = store
+        .take_over(&parked, "node_a", "node_b")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (checkpoint.as_str(), last_seq),
+        (r#"{"state":"awaiting_approval"}"#, 3)
+    );
+    assert_eq!(
+        store.take_over(&parked, "node_a", "node_c").await.unwrap(),
+        None,
+        "once"
+    );
+    assert_eq!(store.run(&parked).await.unwrap().unwrap().node, "node_b");
+
+    // The node that held it is refused; the one that took it writes on from seq 4.
+    let late = write(&parked, &[delta(4)], Some("node_a"), false).await;
+    assert_eq!(late.gone, vec![parked.clone()]);
+    let on = write(
+        &parked,
+        &[status(4, RunStatus::InProgress, None)],
+        Some("node_b"),
+        false,
+    )
+    .await;
+    assert!(on.gone.is_empty());
+    assert_eq!(
+        seqs(&store.events_after(&parked, 0, 100).await.unwrap()),
+        [1, 2, 3, 4]
+    );
+    // Working again, it has no checkpoint: a crash of its new node ends it after its
+    // reservation.
+    assert_eq!(
+        store.take_over(&parked, "node_b", "node_c").await.unwrap(),
+        None
+    );
+    assert_eq!(
+        store.mark_interrupted("node_b").await.unwrap(),
+        std::slice::from_ref(&parked)
+    );
+    let events = store.events_after(&parked, 4, 10).await.unwrap();
+    assert_eq!(seqs(&events), [4 + 4096 + 1]);
 }

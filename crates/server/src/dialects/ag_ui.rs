@@ -7,8 +7,6 @@
 //! output, or `resume` entries answering its approval interrupts) continues that run rather than
 //! starting one, streamed as the new AG-UI run the request names: AG-UI has one run per request.
 
-use std::sync::Arc;
-
 use agentwire_core::{Message, Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
@@ -25,7 +23,7 @@ use super::{
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::LiveRun;
+use crate::runs::Waiting;
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -43,32 +41,35 @@ async fn run(
     let agent = agent(&state, &params)?;
     let encoder = AgUiEncoder::for_input(&input);
     let thread_id = input.thread_id.to_string();
-    if let Some(live) = waiting_run(&state, &caller, &thread_id) {
-        let found = answers(&live.handle.output(), &last_turn(&input.messages));
-        if found.parts.is_empty() {
-            return Err(busy(&thread_id, live.handle.id().as_str()));
+    match state.runs.waiting(&caller, &thread_id).await? {
+        Some(Waiting::Here(live)) => {
+            let found = answers(&live.handle.output(), &last_turn(&input.messages));
+            if found.parts.is_empty() {
+                return Err(busy(&thread_id, live.handle.id().as_str()));
+            }
+            live.log.settled().await;
+            let after = last_seq(&live);
+            state.runs.answer(&live, found)?;
+            return Ok(stream(&state, live, after, Box::new(encoder), &SSE_HEADERS));
         }
-        live.log.settled().await;
-        let after = last_seq(&live);
-        state.runs.answer(&live, found)?;
-        return Ok(stream(&state, live, after, Box::new(encoder), &SSE_HEADERS));
-    }
-    if let Some(record) = state.runs.waiting_elsewhere(&caller, &thread_id).await? {
-        // Another node executes the thread's waiting run: the answer goes there through the
-        // store, and the run streams on from the store and that node's notices.
-        let run_id = record.id.to_string();
-        let (_, output) = state.runs.status(&run_id, &caller).await?;
-        let found = answers(&output, &last_turn(&input.messages));
-        if found.parts.is_empty() {
-            return Err(busy(&thread_id, &run_id));
+        Some(Waiting::Elsewhere(record)) => {
+            // Another node executes the thread's waiting run: the answer goes there through the
+            // store, and the run streams on from the store and that node's notices.
+            let run_id = record.id.to_string();
+            let (_, output) = state.runs.status(&run_id, &caller).await?;
+            let found = answers(&output, &last_turn(&input.messages));
+            if found.parts.is_empty() {
+                return Err(busy(&thread_id, &run_id));
+            }
+            let reader = state.runs.continue_elsewhere(*record, found).await?;
+            return Ok(stream_reader(
+                reader,
+                &run_id,
+                Box::new(encoder),
+                &SSE_HEADERS,
+            ));
         }
-        let reader = state.runs.continue_elsewhere(*record, found).await?;
-        return Ok(stream_reader(
-            reader,
-            &run_id,
-            Box::new(encoder),
-            &SSE_HEADERS,
-        ));
+        None => {}
     }
     let new_from = input
         .messages
@@ -120,10 +121,4 @@ fn busy(thread_id: &str, run_id: &str) -> ApiError {
             "thread '{thread_id}' has run '{run_id}' waiting; answer its tool calls or interrupts first"
         ),
     )
-}
-
-/// The thread's run, if it waits for the client.
-fn waiting_run(state: &AppState, owner: &Caller, thread_id: &str) -> Option<Arc<LiveRun>> {
-    let live = state.runs.current(owner, thread_id)?.live;
-    matches!(live.handle.status(), agentwire_core::RunStatus::Awaiting(_)).then_some(live)
 }

@@ -9,12 +9,9 @@
 //! run's generation settings (`model`, `temperature`, `maxOutputTokens`, …) and `tools` the
 //! client executes itself.
 
-use std::sync::Arc;
-
 use agentwire_core::{MessageId, Role, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
 use agentwire_runtime::RunStart;
-use agentwire_store::RunRecord;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -26,7 +23,7 @@ use super::{
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::LiveRun;
+use crate::runs::Waiting;
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -117,17 +114,9 @@ async fn chat(
     ))
 }
 
-/// A chat's run that waits for the client's answer.
-enum Waiting {
-    /// This node executes it.
-    Here(Arc<LiveRun>),
-    /// Another node does.
-    Elsewhere(Box<RunRecord>),
-}
-
-/// The chat's run, which must be going on (awaiting the client), here or on another node. A
-/// chat whose last run has ended has nothing to answer (409); one the caller does not have is
-/// not found.
+/// The chat's run, which must be going on (awaiting the client), here (taken over from the
+/// store if it waits there) or on another node. A chat whose last run has ended has nothing to
+/// answer (409); one the caller does not have is not found.
 async fn awaiting_run(
     state: &AppState,
     owner: &Caller,
@@ -137,8 +126,8 @@ async fn awaiting_run(
         return Ok(Waiting::Here(current.live));
     }
     state.session(chat_id, owner).await?;
-    if let Some(record) = state.runs.waiting_elsewhere(owner, chat_id).await? {
-        return Ok(Waiting::Elsewhere(record));
+    if let Some(waiting) = state.runs.waiting(owner, chat_id).await? {
+        return Ok(waiting);
     }
     Err(ApiError::new(
         StatusCode::CONFLICT,

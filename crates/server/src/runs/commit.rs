@@ -98,10 +98,10 @@ fn writer_stopped() -> Arc<str> {
 }
 
 impl Committer {
-    /// Starts the writer on the current Tokio runtime.
-    pub(crate) fn start(store: Store) -> Self {
+    /// Starts the writer of `node` on the current Tokio runtime.
+    pub(crate) fn start(store: Store, node: String) -> Self {
         let (queue, pending) = mpsc::unbounded_channel();
-        tokio::spawn(write(store, pending));
+        tokio::spawn(write(store, node, pending));
         Self { queue }
     }
 
@@ -150,8 +150,9 @@ impl Committer {
     }
 }
 
-/// The writer: takes what is waiting, commits it as one group, answers each write.
-async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
+/// The writer: takes what is waiting, commits it as one group, answers each write. It writes
+/// only the runs `node` holds: a run another node took over is gone for it.
+async fn write(store: Store, node: String, mut queue: mpsc::UnboundedReceiver<Pending>) {
     let mut writer = store.group_writer();
     let mut waiting: Vec<Pending> = Vec::new();
     loop {
@@ -175,7 +176,10 @@ async fn write(store: Store, mut queue: mpsc::UnboundedReceiver<Pending>) {
         {
             waiting.push(pending);
         }
-        let mut group = Group::default();
+        let mut group = Group {
+            node: Some(&node),
+            ..Group::default()
+        };
         for pending in &waiting {
             match pending {
                 Pending::Start { run, input, .. } => group.starts.push((run, input)),
@@ -316,6 +320,10 @@ pub(crate) struct RunCommits {
     unstorable: Option<Arc<str>>,
     /// The run's output, to join its session with the next commit.
     output: Option<(SessionId, Vec<Message>)>,
+    /// The checkpoint of the wait the held events end in, to store with them.
+    parking: Option<String>,
+    /// The store holds the run's checkpoint: it waits there, and outlives this process.
+    parked: bool,
 }
 
 impl std::fmt::Debug for RunCommits {
@@ -343,7 +351,31 @@ impl RunCommits {
             flushing: false,
             unstorable: None,
             output: None,
+            parking: None,
+            parked: false,
         }
+    }
+
+    /// The commits of a run taken up from its checkpoint, which the store has through
+    /// `stored_through` (its wait) and reserves nothing past.
+    pub(crate) fn resumed(committer: Committer, run_id: RunId, stored_through: u64) -> Self {
+        Self {
+            stored_through,
+            reserved: stored_through,
+            parked: true,
+            ..Self::new(committer, run_id)
+        }
+    }
+
+    /// Whether the store holds the run's checkpoint (see [`RunCommits::park`]).
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parked
+    }
+
+    /// The events taken next end in a wait for the client: `checkpoint` is stored with them
+    /// ([`EventBatch::park`]), and nothing after them is shown before it is stored.
+    pub(crate) fn park(&mut self, checkpoint: String) {
+        self.parking = Some(checkpoint);
     }
 
     /// The sequence number of the last event the store has (0 before the first commit).
@@ -424,7 +456,11 @@ impl RunCommits {
             (Committed::Stored, write) => {
                 if let Some(write) = write {
                     self.stored_through = self.stored_through.max(write.batch.last_seq());
-                    self.reserved = self.reserved.max(write.batch.reserved());
+                    self.parked = write.batch.is_parked();
+                    self.reserved = match self.parked {
+                        true => write.batch.reserved(),
+                        false => self.reserved.max(write.batch.reserved()),
+                    };
                 }
                 Settled::Show(in_flight.held)
             }
@@ -475,8 +511,12 @@ impl RunCommits {
             },
             None => {
                 // Only heartbeats are no write (an output waits for the run's last events).
+                let parking = self.parking.take();
                 let write = unsent.finish().map(|mut batch| {
-                    batch.reserve_through(batch.last_seq() + RESERVE_AHEAD);
+                    match parking {
+                        Some(checkpoint) => batch.park(checkpoint),
+                        None => batch.reserve_through(batch.last_seq() + RESERVE_AHEAD),
+                    }
                     RunWrite {
                         batch,
                         output: self.output.take(),
@@ -554,7 +594,10 @@ mod tests {
     /// A run's commits after its first event (a held one, as `run_created` is) is stored:
     /// from then on seqs are reserved ahead of it.
     async fn opened(store: &Store, run_id: &RunId) -> RunCommits {
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = RunCommits::new(
+            Committer::start(store.clone(), "local".to_owned()),
+            run_id.clone(),
+        );
         assert_eq!(commits.take(vec![complete(1)]), vec![]);
         assert!(
             matches!(commits.settled().await, Settled::Show(held) if held == vec![complete(1)])
@@ -584,7 +627,10 @@ mod tests {
     async fn nothing_is_shown_past_the_reservation_and_a_cut_run_ends_after_it() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = RunCommits::new(
+            Committer::start(store.clone(), "local".to_owned()),
+            run_id.clone(),
+        );
         // Before any commit nothing is reserved: a delta waits like a completion.
         assert_eq!(commits.take(vec![delta(1)]), vec![]);
         assert!(matches!(commits.settled().await, Settled::Show(held) if held == vec![delta(1)]));
@@ -630,7 +676,10 @@ mod tests {
     async fn what_is_shown_meanwhile_goes_in_the_next_commit_in_order() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = RunCommits::new(
+            Committer::start(store.clone(), "local".to_owned()),
+            run_id.clone(),
+        );
 
         assert_eq!(commits.take(vec![complete(1)]), vec![]);
         assert!(commits.holds(), "the pump takes nothing more meanwhile");
@@ -694,7 +743,10 @@ mod tests {
     async fn a_store_that_never_takes_the_events_gives_the_run_up_without_showing_them() {
         let run_id = RunId::from("run_1");
         let store = store_with_run(&run_id).await;
-        let mut commits = RunCommits::new(Committer::start(store.clone()), run_id.clone());
+        let mut commits = RunCommits::new(
+            Committer::start(store.clone(), "local".to_owned()),
+            run_id.clone(),
+        );
         store.close().await;
 
         // Nothing is reserved yet, so not even the delta is shown ahead of its commit.

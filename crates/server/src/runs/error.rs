@@ -52,6 +52,10 @@ pub(crate) enum RunsError {
     /// [`REFUSALS`], as [`refusal_code`] names a refusal here).
     #[error("{message}")]
     RefusedElsewhere { code: &'static str, message: String },
+    /// A run waiting in the store cannot go on here: its agent is gone, or its checkpoint no
+    /// longer fits it (the agent's schema changed). Says why.
+    #[error("the waiting run cannot go on: {0}")]
+    Unresumable(String),
     /// The node executing the run did not answer the input in time.
     #[error("the server executing the run did not answer the input in time")]
     NoAnswer,

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Message, RunId, RunStatus, SessionId};
+use agentwire_core::{Message, RunId};
 use agentwire_store::{InputAnswer, Notice, Refusal, RunRecord};
 use tokio::sync::broadcast;
 
@@ -18,16 +18,16 @@ use crate::runs::error::{REFUSALS, refusal_code};
 use crate::runs::{Found, LiveRun, Reader, RunView, Runs, RunsError, StoredReader, Until, lock};
 
 /// How long a node waits for the run's node to answer an input.
-const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+pub(super) const ANSWER_WITHIN: Duration = Duration::from_secs(10);
 
 /// How often it reads the store meanwhile (a notice can be missed).
-const READ_EVERY: Duration = Duration::from_millis(500);
+pub(super) const READ_EVERY: Duration = Duration::from_millis(500);
 
 impl Runs {
     /// Gives `message` to the run `id`, wherever it runs; the run as it stands then. The run
     /// checks it against its wait and its schema: a refusal changes nothing.
     pub(crate) async fn give(
-        &self,
+        self: &Arc<Self>,
         id: &str,
         caller: &Caller,
         message: Message,
@@ -40,39 +40,21 @@ impl Runs {
             Found::Stored(record) if record.status.is_terminal() => {
                 Err(RunsError::RunFinished(id.to_owned()))
             }
-            Found::Stored(record) => self.give_elsewhere(&record, &message).await,
+            Found::Stored(record) => match self.adopt(&record).await? {
+                Some(live) => {
+                    self.answer(&live, message)?;
+                    Ok(RunView::live(&live))
+                }
+                None => self.give_elsewhere(&record, &message).await,
+            },
         }
-    }
-
-    /// The caller's session's latest run if another node executes it and it waits for the
-    /// client (what a dialect's answer continues). Only a shared store (PostgreSQL) has such
-    /// runs: on SQLite this asks nothing.
-    pub(crate) async fn waiting_elsewhere(
-        &self,
-        caller: &Caller,
-        session: &str,
-    ) -> Result<Option<Box<RunRecord>>, RunsError> {
-        if !self.store.is_postgres() {
-            return Ok(None);
-        }
-        let last = self
-            .store
-            .last_session_run(&SessionId::from(session))
-            .await?;
-        Ok(last
-            .filter(|run| {
-                run.owner.as_deref() == caller.owner_id()
-                    && run.node != self.node
-                    && matches!(run.status, RunStatus::Awaiting(_))
-            })
-            .map(Box::new))
     }
 
     /// Gives `message` to a run waiting on another node (a dialect's answer to it) and reads
     /// the run on from `record.last_seq`, where it waited. The reader is made first, so it
     /// hears of everything the answer sets off.
     pub(crate) async fn continue_elsewhere(
-        &self,
+        self: &Arc<Self>,
         record: RunRecord,
         message: Message,
     ) -> Result<Reader, RunsError> {
@@ -89,9 +71,11 @@ impl Runs {
         Ok(Reader::Stored(reader))
     }
 
-    /// Writes the input down for the run's node and waits for its answer.
+    /// Writes the input down for the run's node and waits for its answer. If that node stops
+    /// meanwhile, the input is taken back and the run is taken over here, if it waits with a
+    /// checkpoint (else it has ended).
     async fn give_elsewhere(
-        &self,
+        self: &Arc<Self>,
         record: &RunRecord,
         message: &Message,
     ) -> Result<RunView, RunsError> {
@@ -110,22 +94,40 @@ impl Runs {
         let answer = tokio::time::timeout(ANSWER_WITHIN, async {
             loop {
                 if let Some(answer) = self.store.input_answer(&input_id).await? {
-                    return Ok::<_, RunsError>(answer);
+                    return Ok::<_, RunsError>(Given::There(answer));
                 }
                 let _ = tokio::time::timeout(READ_EVERY, answered(&mut notices, &input_id)).await;
                 // A run that ended meanwhile answers nothing more (unless it took the input
                 // and ended right after: its answer is there then).
                 let now = self.store.run(&record.id).await?;
-                if now.is_none_or(|now| now.status.is_terminal()) {
+                let Some(now) = now.filter(|now| !now.status.is_terminal()) else {
                     return match self.store.input_answer(&input_id).await? {
-                        Some(answer) => Ok(answer),
+                        Some(answer) => Ok(Given::There(answer)),
                         None => Err(RunsError::RunFinished(id.to_owned())),
+                    };
+                };
+                if !self.store.node_alive(&now.node, clock::now()).await?
+                    && let Some(message) = self.store.withdraw_input(&input_id).await?
+                {
+                    return match self.adopt(&now).await? {
+                        Some(live) => Ok(Given::Here(live, message)),
+                        None => {
+                            self.store.end_if_dead(&now.node, clock::now()).await?;
+                            Err(RunsError::RunFinished(id.to_owned()))
+                        }
                     };
                 }
             }
         })
         .await
         .map_err(|_| RunsError::NoAnswer)??;
+        let answer = match answer {
+            Given::There(answer) => answer,
+            Given::Here(live, message) => {
+                self.answer(&live, message)?;
+                return Ok(RunView::live(&live));
+            }
+        };
         if let Some(Refusal { code, message }) = answer.refused {
             let code = REFUSALS
                 .into_iter()
@@ -140,16 +142,38 @@ impl Runs {
 
     /// The store says input waits for a run: if this node executes it, the run gets it and
     /// its answer goes back.
+    /// A run of this node that waits in the store with no process holding it (this node
+    /// restarted) is taken over for it.
     pub(super) fn take_input(self: &Arc<Self>, run_id: RunId, input_id: String) {
-        let Some(live) = lock(&self.live).get(&run_id).cloned() else {
-            return;
-        };
+        let live = lock(&self.live).get(&run_id).cloned();
         let runs = Arc::clone(self);
         tokio::spawn(async move {
+            let live = match live {
+                Some(live) => Some(live),
+                None => runs.adopt_own(&run_id).await,
+            };
+            let Some(live) = live else {
+                return;
+            };
             if let Err(error) = runs.answer_input(&live, &input_id).await {
                 tracing::warn!(run = %run_id, input = input_id, "answering an input: {error}");
             }
         });
+    }
+
+    /// The run, taken over from the store if this node holds it there.
+    async fn adopt_own(self: &Arc<Self>, run_id: &RunId) -> Option<Arc<LiveRun>> {
+        let record = match self.store.run(run_id).await {
+            Ok(record) => record?,
+            Err(error) => {
+                tracing::warn!(run = %run_id, "reading a run: {error}");
+                return None;
+            }
+        };
+        if record.node != self.node {
+            return None;
+        }
+        self.adopt(&record).await.ok().flatten()
     }
 
     async fn answer_input(&self, live: &LiveRun, input_id: &str) -> Result<(), RunsError> {
@@ -167,6 +191,14 @@ impl Runs {
         };
         Ok(self.store.answer_input(input_id, &answer).await?)
     }
+}
+
+/// Where an input given through the store ended up.
+enum Given {
+    /// The run's node answered it.
+    There(InputAnswer),
+    /// That node stopped first: the run was taken over here, and takes the input here.
+    Here(Arc<LiveRun>, Message),
 }
 
 /// Waits for the notice that the input was answered (or any sign that notices were missed).

@@ -82,6 +82,21 @@ impl EventLog {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The log of a run taken up from the store, which has its every event through
+    /// `last_seq`, the status it waits in: readers from before it read the store.
+    pub(crate) fn resumed(last_seq: u64, status: RunStatus) -> Self {
+        let log = Self::default();
+        {
+            let mut logged = log.lock();
+            logged.stored = last_seq;
+            logged.last_seq = last_seq;
+            logged.forgotten = last_seq;
+            logged.settled = true;
+            logged.status = Some(status);
+        }
+        log
+    }
+
     /// Appends the run's next events and wakes the readers once.
     pub(crate) fn append_all(&self, events: impl IntoIterator<Item = Event>) {
         {

@@ -17,6 +17,7 @@ mod input;
 mod log;
 mod pump;
 mod read;
+mod resume;
 pub(crate) mod sessions;
 
 use std::collections::HashMap;
@@ -37,10 +38,11 @@ use tracing::Instrument;
 use crate::caller::Caller;
 use crate::clock;
 use crate::metrics::Metrics;
-use commit::Committer;
+use commit::{Committer, RunCommits};
 pub(crate) use error::{RunsError, refusal_code};
 pub(crate) use log::EventLog;
 pub(crate) use read::{LiveReader, Reader, StoredReader, Until, read_all};
+pub(crate) use resume::Waiting;
 use sessions::{Current, SessionKey, Sessions};
 
 /// A run this process executes.
@@ -55,6 +57,16 @@ pub(crate) struct LiveRun {
     input_len: usize,
     /// A node elsewhere streams the run: its events are published as they are shown.
     followed: AtomicBool,
+    /// The store holds the run's checkpoint: it waits, and outlives this process.
+    parked: AtomicBool,
+}
+
+impl LiveRun {
+    /// Whether the run waits for the client and the store holds its checkpoint: stopping this
+    /// process leaves it waiting there.
+    pub(crate) fn is_parked(&self) -> bool {
+        self.parked.load(Ordering::Relaxed)
+    }
 }
 
 /// A run found by id: one this process executes, or one only the store knows.
@@ -142,6 +154,10 @@ pub(crate) struct Runs {
     /// The store's notices, fanned out to this process's readers of stored runs.
     notices: broadcast::Sender<Notice>,
     live: Mutex<HashMap<RunId, Arc<LiveRun>>>,
+    /// The agents runs taken over from the store are rebuilt with.
+    agents: Vec<Agent>,
+    /// Held while a run is taken over from the store ([`Runs::adopt`]).
+    adopting: tokio::sync::Mutex<()>,
     sessions: Sessions,
     metrics: Arc<Metrics>,
 }
@@ -155,14 +171,17 @@ impl Runs {
     /// The registry of `node`, committing to `store`; starts the group commit's writer.
     pub(crate) fn new(
         store: Store,
+        agents: Vec<Agent>,
         node: String,
         limits: RunLimits,
         heartbeat: Duration,
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            committer: Committer::start(store.clone()),
+            committer: Committer::start(store.clone(), node.clone()),
             store,
+            agents,
+            adopting: tokio::sync::Mutex::default(),
             node,
             limits,
             heartbeat,
@@ -254,7 +273,10 @@ impl Runs {
             Some(session) if session.owner.as_deref() != caller.owner_id() => {
                 return Err(RunsError::no_session(session_id.as_str()));
             }
-            Some(_) => self.store.session_messages(session_id).await?,
+            Some(_) => {
+                self.check_free(session_id).await?;
+                self.store.session_messages(session_id).await?
+            }
             None => Vec::new(),
         };
         let input_len = start.input.len();
@@ -281,15 +303,34 @@ impl Runs {
             store: self.store.clone(),
             input_len,
             followed: AtomicBool::new(false),
+            parked: AtomicBool::new(false),
         });
         if let Err(error) = self.record_start(&live, session_id).await {
             live.handle.cancel();
             return Err(error);
         }
         let metrics = self.metrics.run_started(agent.name(), started);
-        let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, metrics);
+        let commits = RunCommits::new(self.committer.clone(), live.handle.id().clone());
+        let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, commits, metrics);
         tokio::spawn(pump.instrument(span));
         Ok(live)
+    }
+
+    /// Refuses a turn on a session whose latest run has not ended though no run of it goes on
+    /// here: it waits in the store for its answer, or another node executes it. (One of this
+    /// node's that is neither is a run whose end could not be stored: it holds nothing.)
+    async fn check_free(&self, session_id: &SessionId) -> Result<(), RunsError> {
+        let busy = |run: &RunRecord| {
+            matches!(run.status, RunStatus::Awaiting(_))
+                || (run.node != self.node && !run.status.is_terminal())
+        };
+        match self.store.last_session_run(session_id).await? {
+            Some(run) if busy(&run) => Err(RunsError::SessionBusy {
+                session: session_id.to_string(),
+                run: Some(run.id),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Commits the session (if new), the run's row and its input, in one transaction (with
@@ -429,7 +470,11 @@ impl Runs {
 
     /// Cancels a run, here or on the node executing it (which hears the store's notice); the
     /// run as it was when asked.
-    pub(crate) async fn cancel(&self, id: &str, caller: &Caller) -> Result<RunView, RunsError> {
+    pub(crate) async fn cancel(
+        self: &Arc<Self>,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<RunView, RunsError> {
         match self.find(id, caller).await? {
             Found::Live(live) => {
                 live.handle.cancel();
@@ -442,10 +487,20 @@ impl Runs {
         }
     }
 
-    /// Asks the node executing a run to cancel it. If that node has stopped (its lease
-    /// lapsed), its runs are ended here and now (`incomplete`), not at the next sweep.
-    pub(crate) async fn cancel_elsewhere(&self, record: &RunRecord) -> Result<(), RunsError> {
+    /// Cancels a run this process does not hold. One that waits in the store with no process
+    /// holding it is taken over and canceled here. Otherwise the node executing it is asked; if
+    /// that node has stopped (its lease lapsed), its runs are ended here and now
+    /// (`incomplete`), not at the next sweep. A waiting run outlives its node, so if the node
+    /// stops before it acts on the request, the run is taken over and canceled here then.
+    pub(crate) async fn cancel_elsewhere(
+        self: &Arc<Self>,
+        record: &RunRecord,
+    ) -> Result<(), RunsError> {
         if record.status.is_terminal() {
+            return Ok(());
+        }
+        if let Some(live) = self.adopt(record).await? {
+            live.handle.cancel();
             return Ok(());
         }
         if !self.store.node_alive(&record.node, clock::now()).await? {
@@ -455,7 +510,27 @@ impl Runs {
         let notice = Notice::Cancel {
             run_id: record.id.clone(),
         };
-        Ok(self.store.notify(&notice).await?)
+        self.store.notify(&notice).await?;
+        if !matches!(record.status, RunStatus::Awaiting(_)) {
+            return Ok(());
+        }
+        let ended_or_taken = async {
+            loop {
+                tokio::time::sleep(input::READ_EVERY).await;
+                let now = self.store.run(&record.id).await?;
+                let Some(now) = now.filter(|now| !now.status.is_terminal()) else {
+                    return Ok::<_, RunsError>(());
+                };
+                if !self.store.node_alive(&now.node, clock::now()).await? {
+                    return Box::pin(self.cancel_elsewhere(&now)).await;
+                }
+            }
+        };
+        // A node that is alive has heard: it cancels the run itself.
+        match tokio::time::timeout(input::ANSWER_WITHIN, ended_or_taken).await {
+            Ok(result) => result,
+            Err(_) => Ok(()),
+        }
     }
 
     /// The caller's session's run going on, with the stream its client last opened of it.

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use agentwire_core::{ErrorInfo, Event, EventKind, Message, SessionId};
+use agentwire_core::{ErrorInfo, Event, EventKind, Message, RunStatus, SessionId};
 use agentwire_runtime::RunEvents;
 
 use crate::metrics::RunMetrics;
@@ -22,9 +22,9 @@ impl Runs {
         self: Arc<Self>,
         live: Arc<LiveRun>,
         mut events: RunEvents,
+        mut commits: RunCommits,
         mut metrics: RunMetrics,
     ) {
-        let mut commits = RunCommits::new(self.committer.clone(), live.handle.id().clone());
         let mut batch = Vec::new();
         let mut open = true;
         while open || !commits.is_idle() {
@@ -39,6 +39,9 @@ impl Runs {
                     // What comes before the end is shown before the output is stored, so the
                     // last deltas do not wait for that commit.
                     let ending = end.map(|end| batch.split_off(end));
+                    if let Some(checkpoint) = waits(&live, &batch) {
+                        commits.park(checkpoint);
+                    }
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
                     let published = live.followed.load(Ordering::Relaxed).then(|| shown.clone());
@@ -60,6 +63,7 @@ impl Runs {
                             self.free_session(&live);
                         }
                         metrics.logged(&held);
+                        live.parked.store(commits.is_parked(), Ordering::Relaxed);
                         live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
                     }
@@ -115,6 +119,25 @@ fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
         .skip(live.input_len)
         .collect();
     Some((session_id, output))
+}
+
+/// The checkpoint to store with `batch` if the run waits for the client from its last event
+/// on (see `resume`).
+fn waits(live: &LiveRun, batch: &[Event]) -> Option<String> {
+    let last = batch.last()?;
+    if !matches!(
+        last.kind,
+        EventKind::RunStatus {
+            status: RunStatus::Awaiting(_),
+            ..
+        }
+    ) {
+        return None;
+    }
+    let checkpoint = live.handle.checkpoint()?;
+    serde_json::to_string(&checkpoint)
+        .inspect_err(|error| tracing::error!(run = %live.handle.id(), "a checkpoint: {error}"))
+        .ok()
 }
 
 /// The error code of a run stopped because the store no longer keeps it.

@@ -103,6 +103,17 @@ impl Sessions {
         }
     }
 
+    /// A run taken over from the store is the session's run going on (unless one is).
+    pub(crate) fn adopted(&self, key: SessionKey, live: &Arc<LiveRun>) {
+        self.lock().entry(key).or_insert_with(|| {
+            Some(Current {
+                live: Arc::clone(live),
+                after: 0,
+                continues: None,
+            })
+        });
+    }
+
     /// The session's run going on, if it has one.
     pub(crate) fn current(&self, key: &SessionKey) -> Option<Current> {
         self.lock().get(key).cloned().flatten()
