@@ -6,6 +6,10 @@
 //   server.dir   // the temporary directory (config, scripts, workspaces, data)
 //   await server.stop();
 //
+// `dir` starts it in the directory of an earlier one instead (its data: a restart; or beside it
+// on one `databaseUrl`: a second node sharing its workspaces), `stop({ keep: true })` leaves the
+// directory, and `kill()` ends it with SIGKILL, leaving the directory.
+//
 // The binary is $AGENTWIRE_BIN, else $CARGO_TARGET_DIR/debug/agentwire, else target/debug/agentwire
 // of the repository; `scripts/test` has built it (cargo test builds the CLI's binary) before the
 // peers run. Nothing here builds it, so several suites cost nothing more; a missing binary, or one
@@ -58,10 +62,10 @@ process.on('exit', () => {
  * Starts `agentwire serve` on `config` (the TOML text) with `files` (name → text, or a value
  * written as JSON) and empty `dirs` beside it. Resolves once it listens.
  */
-export async function startAgentwire({ config, files = {}, dirs = [] }) {
+export async function startAgentwire({ config, files = {}, dirs = [], dir: reused, databaseUrl }) {
   const binary = binaryPath();
   checkFresh(binary);
-  const dir = mkdtempSync(path.join(tmpdir(), 'agentwire-peer-serve-'));
+  const dir = reused ?? mkdtempSync(path.join(tmpdir(), 'agentwire-peer-serve-'));
   for (const [name, content] of Object.entries(files)) {
     writeFileSync(path.join(dir, name), typeof content === 'string' ? content : JSON.stringify(content));
   }
@@ -70,6 +74,7 @@ export async function startAgentwire({ config, files = {}, dirs = [] }) {
   const env = { ...process.env };
   for (const name of ['AGENTWIRE_ADDR', 'AGENTWIRE_DATABASE_URL', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY']) delete env[name];
   const args = ['serve', '--config', path.join(dir, 'agentwire.toml'), '--addr', '127.0.0.1:0', '--data-dir', path.join(dir, 'data')];
+  if (databaseUrl) args.push('--database-url', databaseUrl);
   const child = spawn(binary, args, { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stderr = '';
@@ -77,17 +82,21 @@ export async function startAgentwire({ config, files = {}, dirs = [] }) {
     stderr += chunk;
   });
 
-  const stop = async () => {
+  const end = async (signal) => {
     if (child.exitCode == null && child.signalCode == null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
+      child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
     }
     running.delete(child);
-    rmSync(dir, { recursive: true, force: true });
   };
+  const stop = async ({ keep = false } = {}) => {
+    await end('SIGTERM');
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+  };
+  const kill = () => end('SIGKILL');
 
   try {
     const url = await new Promise((resolve, reject) => {
@@ -109,9 +118,9 @@ export async function startAgentwire({ config, files = {}, dirs = [] }) {
         reject(new Error(`agentwire serve exited (${code ?? signal}) before listening; stderr: ${stderr}`));
       });
     });
-    return { url, dir, stop, stderr: () => stderr };
+    return { url, dir, stop, kill, stderr: () => stderr };
   } catch (error) {
-    await stop();
+    await stop({ keep: reused != null });
     throw error;
   }
 }

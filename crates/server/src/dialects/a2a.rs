@@ -241,7 +241,7 @@ async fn send(
                 Some(sent) if found.parts.is_empty() => sent,
                 _ => found,
             };
-            state.runs.answer(&live, message)?;
+            state.runs.answer(&live, message).await?;
             (live, after)
         }
         None => {

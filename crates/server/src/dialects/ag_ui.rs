@@ -49,7 +49,7 @@ async fn run(
             }
             live.log.settled().await;
             let after = last_seq(&live);
-            state.runs.answer(&live, found)?;
+            state.runs.answer(&live, found).await?;
             return Ok(stream(&state, live, after, Box::new(encoder), &SSE_HEADERS));
         }
         Some(Waiting::Elsewhere(record)) => {

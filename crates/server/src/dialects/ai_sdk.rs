@@ -81,7 +81,8 @@ async fn chat(
             let after = last_seq(&live);
             state
                 .runs
-                .answer(&live, answers(&live.handle.output(), &last.parts))?;
+                .answer(&live, answers(&live.handle.output(), &last.parts))
+                .await?;
             // A reload resumes this stream: the same message, from the same point.
             state
                 .runs

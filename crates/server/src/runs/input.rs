@@ -34,7 +34,7 @@ impl Runs {
     ) -> Result<RunView, RunsError> {
         match self.find(id, caller).await? {
             Found::Live(live) => {
-                self.answer(&live, message)?;
+                self.answer(&live, message).await?;
                 Ok(RunView::live(&live))
             }
             Found::Stored(record) if record.status.is_terminal() => {
@@ -42,7 +42,7 @@ impl Runs {
             }
             Found::Stored(record) => match self.adopt(&record).await? {
                 Some(live) => {
-                    self.answer(&live, message)?;
+                    self.answer(&live, message).await?;
                     Ok(RunView::live(&live))
                 }
                 None => self.give_elsewhere(&record, &message).await,
@@ -124,7 +124,7 @@ impl Runs {
         let answer = match answer {
             Given::There(answer) => answer,
             Given::Here(live, message) => {
-                self.answer(&live, message)?;
+                self.answer(&live, message).await?;
                 return Ok(RunView::live(&live));
             }
         };
@@ -180,14 +180,15 @@ impl Runs {
         let Some((_, message)) = self.store.take_input(input_id).await? else {
             return Ok(());
         };
-        let answer = match live.handle.input(message) {
+        let answer = match self.answer(live, message).await {
             Ok(()) => InputAnswer::default(),
-            Err(error) => InputAnswer {
+            Err(RunsError::Input(error)) => InputAnswer {
                 refused: Some(Refusal {
                     code: refusal_code(&error).to_owned(),
                     message: error.to_string(),
                 }),
             },
+            Err(error) => return Err(error),
         };
         Ok(self.store.answer_input(input_id, &answer).await?)
     }

@@ -215,6 +215,23 @@ impl EventLog {
         }
     }
 
+    /// Waits until the log has an event after `seq`, or the run's stream has ended.
+    pub(crate) async fn past(&self, seq: u64) {
+        let mut changes = self.subscribe();
+        loop {
+            changes.borrow_and_update();
+            {
+                let logged = self.lock();
+                if logged.closed || logged.last_seq > seq {
+                    return;
+                }
+            }
+            if changes.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
     /// Waits until the run is settled (awaiting the client) or its stream has ended.
     pub(crate) async fn settled(&self) {
         let mut changes = self.subscribe();

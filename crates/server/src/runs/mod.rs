@@ -386,9 +386,17 @@ impl Runs {
     }
 
     /// Gives a run the client's input, checked by the runtime against the run's wait and
-    /// schema, so a refusal changes nothing.
-    pub(crate) fn answer(&self, live: &LiveRun, message: Message) -> Result<(), RunsError> {
+    /// schema, so a refusal changes nothing. An answer that sets a run waiting in the store
+    /// going is acknowledged once that is stored too: a crash before it leaves the run waiting
+    /// for the answer, and its client was not told otherwise.
+    pub(crate) async fn answer(&self, live: &LiveRun, message: Message) -> Result<(), RunsError> {
+        let parked = live.is_parked();
+        let before = live.log.last_seq();
         live.handle.input(message)?;
+        if parked && !matches!(live.handle.status(), RunStatus::Awaiting(_)) {
+            // Its next event is held until stored (a status), so the log shows it then.
+            let _ = tokio::time::timeout(input::ANSWER_WITHIN, live.log.past(before)).await;
+        }
         Ok(())
     }
 

@@ -1,0 +1,157 @@
+// The real AI SDK `Chat` answering an approval somewhere other than where it was asked: after
+// the server restarted (the run waited in its SQLite store), and through a second node on one
+// PostgreSQL (AGENTWIRE_TEST_DATABASE_URL; skipped without it) while the first still runs it,
+// and after the first was killed. Each time the SDK sends the answer by itself and the run goes
+// on in the same assistant message: the tool writes its file once, and the model's last words
+// follow.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { startAgentwire } from '../../agentwire-server.mjs';
+
+const FILE = { path: 'notes/durable.txt', content: 'written after approval' };
+const DATABASE_URL = process.env.AGENTWIRE_TEST_DATABASE_URL;
+
+const files = {
+  'writer.json': {
+    turns: [
+      [
+        { type: 'text_delta', text: 'Let me write it.' },
+        { type: 'tool_call_start', id: 'c1', name: 'write_file' },
+        { type: 'tool_call_delta', id: 'c1', args: JSON.stringify(FILE) },
+        { type: 'tool_call_end', id: 'c1' },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      [
+        { type: 'text_delta', text: 'Done.' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ],
+  },
+};
+
+const config = `
+[server]
+lease_seconds = 2
+
+[[agents]]
+name = "writer"
+provider = "scripted"
+script = "writer.json"
+tools = ["write_file"]
+approval = ["write_file"]
+workspace = "ws"
+`;
+
+class PlainChatState {
+  constructor() {
+    this.status = 'ready';
+    this.error = undefined;
+    this.messages = [];
+  }
+  pushMessage = (message) => {
+    this.messages = this.messages.concat(structuredClone(message));
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index, message) => {
+    this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)];
+  };
+  snapshot = (thing) => structuredClone(thing);
+}
+
+/**
+ * A Chat as `useChat` makes one, sending the approval answer by itself, whose requests go to
+ * `chat.server` (a URL the test changes, as a load balancer would pick another node).
+ */
+class Chat extends AbstractChat {
+  constructor({ id, server }) {
+    const transport = new DefaultChatTransport({
+      api: '/api/chat',
+      fetch: (input, init) => fetch(new URL(String(input), this.server), init),
+    });
+    super({
+      id,
+      transport,
+      state: new PlainChatState(),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      onFinish: () => {
+        this.finished++;
+      },
+    });
+    this.server = server;
+    this.finished = 0;
+  }
+
+  async settled(n) {
+    const deadline = Date.now() + 15_000;
+    while (!(this.finished >= n && (this.status === 'ready' || this.status === 'error'))) {
+      if (this.status === 'error') break;
+      assert.ok(Date.now() < deadline, `chat still ${this.status} after ${this.finished} of ${n} requests`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+/** Asks for the note; the approval the run waits for. */
+async function ask(chat) {
+  await chat.sendMessage({ text: 'Write the note' });
+  assert.equal(chat.error, undefined, `chat error: ${chat.error?.message}`);
+  const asked = chat.messages[1].parts.find((part) => part.type === 'tool-write_file');
+  assert.equal(asked?.state, 'approval-requested', JSON.stringify(chat.messages[1].parts));
+  return asked;
+}
+
+/** Approves it; checks the run went on in the same message and wrote the file in `dir`. */
+async function approveAndCheck(chat, asked, dir) {
+  const first = chat.messages[1];
+  await chat.addToolApprovalResponse({ id: asked.approval.id, approved: true });
+  await chat.settled(2);
+  assert.equal(chat.error, undefined, `chat error: ${chat.error?.message}`);
+  assert.equal(chat.messages.length, 2, 'the continuation extends the same assistant message');
+  const message = chat.messages[1];
+  assert.equal(message.id, first.id);
+  const tool = message.parts.find((part) => part.type === 'tool-write_file');
+  assert.equal(tool.state, 'output-available', JSON.stringify(tool));
+  const texts = message.parts.filter((part) => part.type === 'text').map((part) => part.text);
+  assert.deepEqual(texts, ['Let me write it.', 'Done.']);
+  assert.equal(readFileSync(path.join(dir, 'ws', FILE.path), 'utf8'), FILE.content);
+}
+
+describe('AI SDK Chat: an approval answered elsewhere', () => {
+  test('after the server restarted', async () => {
+    const first = await startAgentwire({ config, files, dirs: ['ws'] });
+    const chat = new Chat({ id: 'chat-restart', server: first.url });
+    const asked = await ask(chat);
+    await first.stop({ keep: true });
+    const second = await startAgentwire({ config, dir: first.dir });
+    try {
+      chat.server = second.url;
+      await approveAndCheck(chat, asked, second.dir);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  for (const killed of [false, true]) {
+    const title = killed ? 'through another node, the first killed' : 'through another node';
+    test(title, { skip: !DATABASE_URL && 'AGENTWIRE_TEST_DATABASE_URL is not set' }, async () => {
+      const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl: DATABASE_URL });
+      const b = await startAgentwire({ config, dir: a.dir, databaseUrl: DATABASE_URL });
+      try {
+        const chat = new Chat({ id: `chat-nodes-${killed}-${Date.now()}`, server: a.url });
+        const asked = await ask(chat);
+        if (killed) await a.kill();
+        chat.server = b.url;
+        await approveAndCheck(chat, asked, a.dir);
+      } finally {
+        await b.stop({ keep: true });
+        await a.stop();
+      }
+    });
+  }
+});
