@@ -2,10 +2,14 @@
 //! skipped without it) under steady load, one of them killed with SIGKILL and started again
 //! every few seconds, while clients follow their runs through random nodes and resume on every
 //! cut (a node is down 1 to 4 s: its 2 s lease lapses, or it comes back first and ends its own
-//! runs). Each client checks its own run as it reads; at the end every run is read again whole
-//! through a live node. The report counts what must stay zero: completed parts lost, seqs
-//! reused, gaps, streams that ended without the run's end, runs that did not end within 10 s of
-//! being cut; and measures how far behind the owner's stream a second node streams each delta.
+//! runs). Half the clients' runs wait for an approval of a call with an effect (an MCP tool
+//! that writes each call it runs into a ledger, `peers/mcp/ledger-server.mjs`), which the
+//! client gives through a random node: across kills, the waiting run goes on wherever the
+//! answer lands. Each client checks its own run as it reads; at the end every run is read
+//! again whole through a live node. The report counts what must stay zero: completed parts
+//! lost, seqs reused, gaps, streams that ended without the run's end, runs that did not end
+//! within 10 s of being cut, calls that ran twice (the ledger's lines per run and call); and
+//! measures how far behind the owner's stream a second node streams each delta.
 //!
 //! `scripts/test` runs a short form (20 s); run it longer by hand:
 //! `AGENTWIRE_CHAOS_SECONDS=600 AGENTWIRE_CHAOS_KILL_EVERY=10 cargo test -p agentwire-cli --test
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentwire_core::{Event, EventKind};
+use agentwire_core::{Event, EventKind, Part};
 use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::native::NativeSseDecoder;
 use common::{Server, serve};
@@ -64,14 +68,32 @@ struct Cluster {
 
 impl Cluster {
     fn start(dir: &Path, url: &str) -> Self {
+        let words = |n: usize| (0..n).map(|_| json!({"type": "text_delta", "text": "word "}));
         let turn: Vec<Value> = (0..5)
             .map(|_| json!({"type": "reasoning_delta", "text": "hmm "}))
-            .chain((0..60).map(|_| json!({"type": "text_delta", "text": "word "})))
+            .chain(words(60))
             .chain([json!({"type": "finish", "reason": "stop"})])
             .collect();
         std::fs::write(
             dir.join("script.json"),
             json!({"turns": [turn]}).to_string(),
+        )
+        .unwrap();
+        // Asks to record, then (approved) answers.
+        let ask: Vec<Value> = words(20)
+            .chain([
+                json!({"type": "tool_call_start", "id": "c1", "name": "ledger_record"}),
+                json!({"type": "tool_call_delta", "id": "c1", "args": "{}"}),
+                json!({"type": "tool_call_end", "id": "c1"}),
+                json!({"type": "finish", "reason": "tool_calls"}),
+            ])
+            .collect();
+        let answer: Vec<Value> = words(30)
+            .chain([json!({"type": "finish", "reason": "stop"})])
+            .collect();
+        std::fs::write(
+            dir.join("approve.json"),
+            json!({"turns": [ask, answer]}).to_string(),
         )
         .unwrap();
         let mut cluster = Self {
@@ -95,12 +117,19 @@ impl Cluster {
             .to_string_lossy()
             .replace('.', "_");
         let config = format!("node{node}.toml");
+        let ledger = ledger_server();
+        let ledger_file = self.dir.join(LEDGER);
         std::fs::write(
             self.dir.join(&config),
             format!(
                 "[server]\nnode_id = \"{name}_{node}\"\nlease_seconds = 2\n\n[[agents]]\n\
                  name = \"assistant\"\nprovider = \"scripted\"\nscript = \"script.json\"\n\
-                 tokens_per_second = 20\n"
+                 tokens_per_second = 20\n\n[[agents]]\nname = \"approver\"\n\
+                 provider = \"scripted\"\nscript = \"approve.json\"\ntokens_per_second = 20\n\
+                 tools = []\napproval = [\"ledger_record\"]\n\n[[agents.mcp]]\n\
+                 name = \"ledger\"\ncommand = [\"node\", {ledger:?}, {ledger_file:?}]\n",
+                ledger = ledger.display().to_string(),
+                ledger_file = ledger_file.display().to_string(),
             ),
         )
         .unwrap();
@@ -120,6 +149,19 @@ impl Cluster {
             server.child.wait().unwrap();
         }
     }
+}
+
+/// The ledger the approved calls write, one line per call run: `<run_id> <tool_call_id>`.
+const LEDGER: &str = "ledger.txt";
+
+/// The ledger's MCP server (installed by `scripts/peers.sh`).
+fn ledger_server() -> PathBuf {
+    let peer = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers/mcp");
+    assert!(
+        peer.join("node_modules/@modelcontextprotocol/sdk").exists(),
+        "peers/mcp is not installed: run scripts/peers.sh"
+    );
+    peer.join("ledger-server.mjs")
 }
 
 /// A node that is up, other than `not` if another one is.
@@ -150,6 +192,9 @@ struct Report {
     completed: u64,
     incomplete: u64,
     cuts: u64,
+    /// Runs whose call waited for an approval, and those that got it.
+    asked: u64,
+    approved: u64,
     /// Each cut run: from its cut to its end.
     ends_after_cut: Vec<Duration>,
     completed_parts_lost: u64,
@@ -182,19 +227,70 @@ fn ends(event: &Event) -> bool {
     matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
 }
 
+fn awaits(event: &Event) -> bool {
+    matches!(&event.kind, EventKind::RunStatus { status, .. } if status.name() == "awaiting")
+}
+
+/// Approves the run's call through random nodes until one takes the answer (an answer that is
+/// refused as one the run already had counts: a node that took it went down before it said
+/// so). False when the run has ended.
+async fn approve(
+    http: &reqwest::Client,
+    addresses: &Mutex<Vec<Option<String>>>,
+    rng: &mut Rng,
+    id: &str,
+    seen: &BTreeMap<u64, Event>,
+) -> bool {
+    let Some(approval_id) = seen.values().find_map(|event| match &event.kind {
+        EventKind::PartComplete {
+            part: Part::ApprovalRequest(request),
+            ..
+        } => Some(request.approval_id.to_string()),
+        _ => None,
+    }) else {
+        return false;
+    };
+    let answer = json!({"role": "user", "parts": [
+        {"type": "approval_response", "approval_id": approval_id, "approved": true}
+    ]});
+    for _ in 0..60 {
+        let node = pick(addresses, rng, None);
+        let sent = http
+            .post(format!("{node}/v1/runs/{id}/input"))
+            .json(&answer)
+            .send()
+            .await;
+        match sent {
+            Ok(response) if response.status() == 202 => return true,
+            Ok(response) if response.status() == 409 => {
+                let error: Value = response.json().await.unwrap_or_default();
+                return error["error"]["code"] != "run_finished";
+            }
+            _ => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+    false
+}
+
 /// One client's run: started on a node, followed (and on a second node as well), resumed on
-/// every cut through a node that is up, checked as it goes.
+/// every cut through a node that is up, checked as it goes. An `approving` client's run waits
+/// for its approval, which the client gives through a random node.
 async fn one_run(
     http: &reqwest::Client,
     addresses: &Mutex<Vec<Option<String>>>,
     rng: &mut Rng,
     report: &Mutex<Report>,
+    approving: bool,
 ) {
     let owner = pick(addresses, rng, None);
+    let agent = if approving { "approver" } else { "assistant" };
     let Ok(response) = http
         .post(format!("{owner}/v1/runs"))
         .header("accept", "text/event-stream")
-        .json(&json!({"input": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}))
+        .json(&json!({
+            "agent": agent,
+            "input": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]
+        }))
         .send()
         .await
     else {
@@ -229,7 +325,7 @@ async fn one_run(
     };
     let mut mirror_arrivals: BTreeMap<u64, Instant> = BTreeMap::new();
     let (mut last, mut cut_at, mut ended, mut problems) = (0, None, false, Report::default());
-    let mut resumes = 0;
+    let (mut resumes, mut answered) = (0, false);
     while !ended && resumes < 40 {
         tokio::select! {
             next = stream.next() => match next {
@@ -256,8 +352,14 @@ async fn one_run(
                 }
                 None if ended => {}
                 None => {
-                    // Cut: resume through a node that is up.
-                    cut_at.get_or_insert_with(Instant::now);
+                    let waits = seen.values().last().is_some_and(awaits);
+                    if waits && !answered {
+                        // The stream ended where the run waits: the client answers.
+                        answered = approve(http, addresses, rng, &id, &seen).await;
+                    } else if !waits {
+                        // Cut: resume through a node that is up.
+                        cut_at.get_or_insert_with(Instant::now);
+                    }
                     resumes += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                     let node = pick(addresses, rng, None);
@@ -312,6 +414,17 @@ async fn one_run(
     }
     let mut report = report.lock().unwrap();
     report.runs += 1;
+    let asked = seen.values().any(|event| {
+        matches!(
+            &event.kind,
+            EventKind::PartComplete {
+                part: Part::ApprovalRequest(_),
+                ..
+            }
+        )
+    });
+    report.asked += u64::from(asked);
+    report.approved += u64::from(answered);
     match seen.values().last().map(|event| &event.kind) {
         Some(EventKind::RunStatus { status, .. }) if status.name() == "completed" => {
             report.completed += 1;
@@ -377,7 +490,7 @@ async fn nodes_killed_under_load_break_no_promise() {
             tokio::spawn(async move {
                 let http = reqwest::Client::new();
                 while Instant::now() < deadline {
-                    one_run(&http, &addresses, &mut rng, &report).await;
+                    one_run(&http, &addresses, &mut rng, &report, client % 2 == 0).await;
                 }
             })
         })
@@ -397,18 +510,31 @@ async fn nodes_killed_under_load_break_no_promise() {
     }
 
     let report = report.lock().unwrap();
+    // Each call the ledger's server ran, by run and call: none may have run twice.
+    let ledger = std::fs::read_to_string(dir.path().join(LEDGER)).unwrap_or_default();
+    let mut runs_of_call: BTreeMap<&str, u64> = BTreeMap::new();
+    for line in ledger.lines() {
+        *runs_of_call.entry(line).or_default() += 1;
+    }
+    let calls_run = runs_of_call.len();
+    let ran_twice: u64 = runs_of_call.values().map(|runs| runs - 1).sum();
     let mut ends = report.ends_after_cut.clone();
     ends.sort();
     let mut lags = report.cross_node_lags.clone();
     lags.sort();
     eprintln!(
-        "chaos: {} runs ({} completed, {} incomplete), {} cut; completed parts lost {}, seqs \
-         reused {}, gaps {}, streams without their end {}; cut runs ended within {:?} of the cut \
-         (max); cross-node delta lag p50 {:?}, p99 {:?} over {} deltas",
+        "chaos: {} runs ({} completed, {} incomplete), {} cut; {} asked for an approval, {} \
+         approved through a random node, {} calls run, {} run twice; completed parts lost {}, \
+         seqs reused {}, gaps {}, streams without their end {}; cut runs ended within {:?} of \
+         the cut (max); cross-node delta lag p50 {:?}, p99 {:?} over {} deltas",
         report.runs,
         report.completed,
         report.incomplete,
         report.cuts,
+        report.asked,
+        report.approved,
+        calls_run,
+        ran_twice,
         report.completed_parts_lost,
         report.seqs_reused,
         report.gaps,
@@ -419,6 +545,8 @@ async fn nodes_killed_under_load_break_no_promise() {
         lags.len()
     );
     assert!(report.runs > 0 && report.cuts > 0, "{report:?}");
+    assert!(report.approved > 0, "{report:?}");
+    assert_eq!(ran_twice, 0, "calls that ran twice:\n{ledger}");
     assert_eq!(report.completed_parts_lost, 0);
     assert_eq!(report.seqs_reused, 0);
     assert_eq!(report.gaps, 0);

@@ -407,13 +407,18 @@ impl Orchestrator {
         }
         let agent = Arc::clone(&self.shared.agent.inner);
         let cancel = self.shared.cancel.clone();
+        let run_id = self.shared.run_id.clone();
+        let run_id = &run_id;
         let mut running: FuturesUnordered<_> = calls
             .iter()
             .enumerate()
             .map(|(idx, call)| {
                 let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
                 let limits = self.tool_limits;
-                async move { (idx, toolbox.run_within(call, cancel, limits).await) }
+                async move {
+                    let part = toolbox.run_within(call, Some(run_id), cancel, limits).await;
+                    (idx, part)
+                }
             })
             .collect();
         let mut answered = vec![false; calls.len()];

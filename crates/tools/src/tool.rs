@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use agentwire_core::{ToolCallId, ToolErrorKind, ToolSpec};
+use agentwire_core::{RunId, ToolCallId, ToolErrorKind, ToolSpec};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +28,10 @@ pub trait Tool: Send + Sync {
 pub struct ToolContext {
     /// The call being run.
     pub tool_call_id: ToolCallId,
+    /// The run it is part of, when a run makes it. With `tool_call_id` it names the call once
+    /// and for all: a call is never made twice under them, so a tool with effects can take
+    /// them as an idempotency key.
+    pub run_id: Option<RunId>,
     /// Fires when the run is canceled.
     pub cancel: CancellationToken,
 }

@@ -5,7 +5,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Part, ToolCall, ToolError, ToolErrorKind, ToolResult, ToolSpec};
+use agentwire_core::{Part, RunId, ToolCall, ToolError, ToolErrorKind, ToolResult, ToolSpec};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::task::JoinError;
@@ -168,18 +168,20 @@ impl Toolbox {
     /// what went wrong (see the type's docs). `cancel` stops the call at once: the answer is
     /// then a `tool_error` `EXECUTION` saying the call was canceled.
     pub async fn run(&self, call: &ToolCall, cancel: CancellationToken) -> Part {
-        self.run_within(call, cancel, self.limits).await
+        self.run_within(call, None, cancel, self.limits).await
     }
 
-    /// [`run`](Self::run) under other limits than the toolbox's own (a run whose server caps
-    /// its tools' output tighter).
+    /// [`run`](Self::run) for the run `run_id` (the tool is told, [`ToolContext::run_id`]),
+    /// under other limits than the toolbox's own (a run whose server caps its tools' output
+    /// tighter).
     pub async fn run_within(
         &self,
         call: &ToolCall,
+        run_id: Option<&RunId>,
         cancel: CancellationToken,
         limits: ToolLimits,
     ) -> Part {
-        match self.outcome(call, cancel, limits).await {
+        match self.outcome(call, run_id, cancel, limits).await {
             Ok(result) => Part::ToolResult(ToolResult {
                 tool_call_id: call.tool_call_id.clone(),
                 tool_name: Some(call.tool_name.clone()),
@@ -221,6 +223,7 @@ impl Toolbox {
     async fn outcome(
         &self,
         call: &ToolCall,
+        run_id: Option<&RunId>,
         cancel: CancellationToken,
         limits: ToolLimits,
     ) -> Result<Value, ToolFailure> {
@@ -234,6 +237,7 @@ impl Toolbox {
         let _cancel_on_exit = call_cancel.clone().drop_guard();
         let context = ToolContext {
             tool_call_id: call.tool_call_id.clone(),
+            run_id: run_id.cloned(),
             cancel: call_cancel,
         };
         let tool = Arc::clone(&entry.tool);

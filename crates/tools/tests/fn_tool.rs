@@ -253,6 +253,7 @@ async fn what_serde_refuses_after_the_schema_passed_is_a_validation_error() {
     // schemars bounds u8 with "maximum": 255, so build a call past the toolbox to reach serde.
     let context = agentwire_tools::ToolContext {
         tool_call_id: "tc_1".into(),
+        run_id: None,
         cancel: CancellationToken::new(),
     };
     let failure = tool.call(json!({"n": "x"}), context).await.unwrap_err();

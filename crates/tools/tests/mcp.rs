@@ -53,6 +53,7 @@ fn paged(mode: &str) -> McpServerConfig {
 fn context() -> ToolContext {
     ToolContext {
         tool_call_id: "call_1".into(),
+        run_id: None,
         cancel: CancellationToken::new(),
     }
 }
@@ -226,6 +227,7 @@ async fn a_canceled_call_returns_at_once_and_the_server_is_told() {
             json!({}),
             ToolContext {
                 tool_call_id: "call_slow".into(),
+                run_id: None,
                 cancel,
             },
         )
@@ -259,6 +261,7 @@ async fn a_canceled_long_running_operation_returns_promptly() {
     let cancel = CancellationToken::new();
     let context = ToolContext {
         tool_call_id: "call_long".into(),
+        run_id: None,
         cancel: cancel.clone(),
     };
     let call = tokio::spawn(async move {
@@ -520,6 +523,7 @@ async fn streamable_http_lists_and_calls() {
     let cancel = CancellationToken::new();
     let context = ToolContext {
         tool_call_id: "call_long".into(),
+        run_id: None,
         cancel: cancel.clone(),
     };
     let pending = tokio::spawn(async move {
@@ -752,4 +756,40 @@ fn configs_deserialize_from_the_design_shape() {
     );
     assert!(refused(json!({"name": "x y", "command": ["a"]})).contains("the name must be"));
     assert!(refused(json!({"name": "x", "command": []})).contains("`command` must name a program"));
+}
+
+/// Each call names its run and tool call in `_meta`, so a server with effects can tie them to
+/// the call (`peers/mcp/ledger-server.mjs` writes them down).
+#[tokio::test]
+async fn a_call_names_its_run_and_tool_call_in_meta() {
+    installed("node_modules/@modelcontextprotocol/sdk/package.json");
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = dir.path().join("ledger.txt");
+    let config = McpServerConfig::stdio(
+        "ledger",
+        [
+            "node".to_owned(),
+            peer_dir()
+                .join("ledger-server.mjs")
+                .to_string_lossy()
+                .into_owned(),
+            ledger.to_string_lossy().into_owned(),
+        ],
+    )
+    .with_startup_timeout(Duration::from_secs(30));
+    let server = McpServer::connect(config).await.unwrap();
+    let record = tool(&server, "ledger_record");
+    let in_run = ToolContext {
+        tool_call_id: "call_7".into(),
+        run_id: Some("run_3".into()),
+        cancel: CancellationToken::new(),
+    };
+    let answer = record.call(json!({}), in_run).await.unwrap();
+    assert_eq!(answer, json!("{\"recorded\":1}"));
+    // Outside a run, only the call.
+    record.call(json!({}), context()).await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&ledger).unwrap(),
+        "run_3 call_7\n- call_1\n"
+    );
 }

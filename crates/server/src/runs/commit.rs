@@ -31,6 +31,11 @@
 //! a crash loses at most those seconds of an unfinished part's deltas (which the interrupted
 //! run drops anyway). A reader on another node (PostgreSQL) gets them as they are shown all
 //! the same: the pump publishes a followed run's shown events (`Notice::Live`).
+//!
+//! A run that starts to wait for the client is parked ([`RunCommits::park`]): its checkpoint
+//! goes in the commit of the status it waits in, and that commit reserves nothing past it, so
+//! whatever comes after the wait is held until stored, and the run can go on elsewhere from the
+//! next seq (see `resume`).
 
 use std::collections::HashSet;
 use std::future::Future;

@@ -1,7 +1,8 @@
 //! Run hosting: the registry of the runs this node executes, the task that moves each run's
 //! events into its in-memory log and the store ([`pump`]), the group commit behind it
 //! ([`commit`]), the log's window ([`log`]), the readers that stream a run from any point
-//! ([`read`]), and each session's current run ([`sessions`]). No HTTP here: callers get
+//! ([`read`]), input through any node ([`input`]), runs taken over from the store where they
+//! wait ([`resume`]), and each session's current run ([`sessions`]). No HTTP here: callers get
 //! [`RunsError`]s, which the edge maps to answers in one place.
 //!
 //! Decided: a run is held in memory only while it is live work. When its last event is

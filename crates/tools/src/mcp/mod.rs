@@ -16,6 +16,9 @@
 //!   string; else the content list, text items as strings and images, audio and resources as
 //!   their MCP JSON objects. `isError: true` is a [`ToolFailure`](crate::ToolFailure) carrying
 //!   the tool's text, as is a JSON-RPC error or a server that has gone away: never a panic.
+//! - **Identity.** A call's `_meta` names the agentwire run and tool call it is
+//!   (`agentwire/run_id`, `agentwire/tool_call_id`): never repeated, so a server with effects
+//!   can key its work by them.
 //! - **Cancellation.** When the call's token fires (or its future is dropped) the request is
 //!   abandoned at once and `notifications/cancelled` tells the server.
 //! - **Lifetime.** The connection lives while the `McpServer` or any of its tools does; when the

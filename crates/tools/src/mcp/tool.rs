@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use agentwire_core::ToolSpec;
 use rmcp::ServiceError;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, RequestMetaObject,
+};
 use serde_json::Value;
 
 use super::server::Connection;
@@ -58,6 +60,7 @@ impl Tool for McpTool {
     fn call(&self, args: Value, context: ToolContext) -> ToolFuture<'_> {
         Box::pin(async move {
             let mut params = CallToolRequestParams::new(self.mcp_name.clone());
+            params.meta = Some(call_meta(&context));
             params.arguments = match args {
                 Value::Object(arguments) => Some(arguments),
                 Value::Null => None,
@@ -186,6 +189,23 @@ fn error_text(result: &CallToolResult) -> String {
         return serde_json::to_string(&result.content).unwrap_or_default();
     }
     "the tool reported an error without saying what it was".to_owned()
+}
+
+/// The `_meta` of a `tools/call`: the agentwire run and tool call it is (see
+/// [`ToolContext::run_id`]), so the server can tie its work to them.
+fn call_meta(context: &ToolContext) -> RequestMetaObject {
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        "agentwire/tool_call_id".to_owned(),
+        Value::String(context.tool_call_id.to_string()),
+    );
+    if let Some(run_id) = &context.run_id {
+        meta.insert(
+            "agentwire/run_id".to_owned(),
+            Value::String(run_id.to_string()),
+        );
+    }
+    RequestMetaObject::from(meta)
 }
 
 #[cfg(test)]
