@@ -133,6 +133,11 @@ impl Checkpoint {
     pub fn input_len(&self) -> usize {
         self.input_len
     }
+
+    /// How many of the calls it waits on have their answer.
+    pub fn answered(&self) -> usize {
+        self.wait.answered()
+    }
 }
 
 impl RunHandle {

@@ -73,6 +73,14 @@ impl Wait {
         });
     }
 
+    /// How many of the calls have their answer.
+    pub(crate) fn answered(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|item| item.answer.is_some())
+            .count()
+    }
+
     /// Whether there is nothing to wait for.
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()

@@ -6,7 +6,7 @@ mod common;
 
 use agentwire_core::{Awaiting, EventKind, Part, RunStatus};
 use agentwire_server::Settings;
-use common::{SseClient, TestServer, approver, run_body, talker, text_of};
+use common::{SseClient, TestServer, approver, approver_of, run_body, talker, text_of};
 use serde_json::{Value, json};
 
 const WORDS: &[&str] = &["kept ", "on ", "disk"];
@@ -393,5 +393,72 @@ async fn a_run_waiting_in_the_store_can_be_canceled() {
     whole.until_end().await;
     assert_eq!(whole.accumulator.status(), Some(RunStatus::Canceled));
     assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
+    second.shutdown().await;
+}
+
+/// The approvals a run waits for, in order, from the stream that ended at its wait.
+fn approvals_of(stream: &SseClient) -> Vec<String> {
+    stream.messages()[0]
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Of two approvals, the one given before a restart is kept: after it, the run waits for the
+/// other only, and goes on with both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_given_before_a_restart_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let agent = || vec![approver_of(&["a.txt", "b.txt"])];
+    let first = TestServer::start(agent(), settings()).await;
+    let mut waiting = first.post_sse(&run_body(None, "remove both")).await;
+    waiting.until_end().await;
+    let id = waiting.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let [one, other] = &approvals_of(&waiting)[..] else {
+        panic!("two approvals");
+    };
+    let input = |server: &TestServer, approval_id: &str| {
+        server
+            .http
+            .post(server.url(&format!("/v1/runs/{id}/input")))
+            .json(&approve(approval_id))
+            .send()
+    };
+    assert_eq!(input(&first, one).await.unwrap().status(), 202);
+    first.shutdown().await;
+
+    let second = TestServer::start(agent(), settings()).await;
+    let again = input(&second, one).await.unwrap();
+    assert_eq!(again.status(), 409, "it was answered before the restart");
+    let error: Value = again.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unknown_approval", "{error}");
+    assert_eq!(input(&second, other).await.unwrap().status(), 202);
+    let mut whole = SseClient::new(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    whole.until_end().await;
+    assert_eq!(whole.accumulator.status(), Some(RunStatus::Completed));
+    let results = whole.messages()[1]
+        .parts
+        .iter()
+        .filter(|part| matches!(part, Part::ToolResult(_)))
+        .count();
+    assert_eq!(results, 2, "both calls ran: {:?}", whole.messages()[1]);
     second.shutdown().await;
 }

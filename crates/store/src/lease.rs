@@ -14,7 +14,7 @@
 use agentwire_core::{RunId, Timestamp};
 
 use crate::error::StoreError;
-use crate::store::{Backend, Store, with_pool};
+use crate::store::{Backend, Store};
 
 /// The first key of the advisory locks of nodes (the second is the hash of the node's name).
 const LOCK_SPACE: i32 = 0x6177;
@@ -95,34 +95,6 @@ impl Store {
         .fetch_all(pool)
         .await?;
         self.end_lapsed(unleased, now).await
-    }
-
-    /// Takes a run that waits for the client with a checkpoint ([`EventBatch::park`]) from
-    /// `from`, the node that held it, for `to`: its checkpoint and the seq of its last stored
-    /// event, or `None` when it is not such a run any more (answered, ended, or taken by another
-    /// node first). From then on `from`'s writes of the run are refused (see
-    /// [`Group::node`](crate::Group::node)). The caller makes sure `from` no longer holds it
-    /// (`from` stopped, or is the caller itself, restarted).
-    pub async fn take_over(
-        &self,
-        run_id: &RunId,
-        from: &str,
-        to: &str,
-    ) -> Result<Option<(String, u64)>, StoreError> {
-        let taken: Option<(String, i64)> = with_pool!(self, |pool, _begin| {
-            sqlx::query_as(
-                "UPDATE runs SET node = $3 WHERE id = $1 AND node = $2 AND status = 'awaiting' \
-                 AND checkpoint IS NOT NULL RETURNING checkpoint, last_seq",
-            )
-            .bind(run_id.as_str())
-            .bind(from)
-            .bind(to)
-            .fetch_optional(pool)
-            .await?
-        });
-        Ok(taken.map(|(checkpoint, last_seq)| {
-            (checkpoint, u64::try_from(last_seq).unwrap_or_default())
-        }))
     }
 
     /// Ends `node`'s open runs if it holds no lease at `now` (it stopped): what a node does

@@ -17,6 +17,7 @@
 //! ```
 
 mod batch;
+mod checkpoint;
 mod compact;
 mod error;
 mod event_log;

@@ -60,6 +60,8 @@ pub(crate) struct LiveRun {
     followed: AtomicBool,
     /// The store holds the run's checkpoint: it waits, and outlives this process.
     parked: AtomicBool,
+    /// Held while the run's checkpoint is rewritten, so the last write has the latest answers.
+    checkpointing: tokio::sync::Mutex<()>,
 }
 
 impl LiveRun {
@@ -305,6 +307,7 @@ impl Runs {
             input_len,
             followed: AtomicBool::new(false),
             parked: AtomicBool::new(false),
+            checkpointing: tokio::sync::Mutex::default(),
         });
         if let Err(error) = self.record_start(&live, session_id).await {
             live.handle.cancel();
@@ -387,18 +390,45 @@ impl Runs {
     }
 
     /// Gives a run the client's input, checked by the runtime against the run's wait and
-    /// schema, so a refusal changes nothing. An answer that sets a run waiting in the store
-    /// going is acknowledged once that is stored too: a crash before it leaves the run waiting
-    /// for the answer, and its client was not told otherwise.
+    /// schema, so a refusal changes nothing. An answer to a run waiting in the store is
+    /// acknowledged once it is stored too: with the checkpoint while the run still waits for
+    /// more, or as the run's next status when it sets the run going. (A crash before leaves the
+    /// run waiting for it, and its client was not told otherwise.)
     pub(crate) async fn answer(&self, live: &LiveRun, message: Message) -> Result<(), RunsError> {
         let parked = live.is_parked();
         let before = live.log.last_seq();
         live.handle.input(message)?;
-        if parked && !matches!(live.handle.status(), RunStatus::Awaiting(_)) {
+        if !parked {
+            return Ok(());
+        }
+        match live.handle.status() {
+            RunStatus::Awaiting(_) => self.save_checkpoint(live).await,
             // Its next event is held until stored (a status), so the log shows it then.
-            let _ = tokio::time::timeout(input::ANSWER_WITHIN, live.log.past(before)).await;
+            _ => {
+                let _ = tokio::time::timeout(input::ANSWER_WITHIN, live.log.past(before)).await;
+            }
         }
         Ok(())
+    }
+
+    /// Stores the waiting run's checkpoint anew, with the answers it has now.
+    pub(super) async fn save_checkpoint(&self, live: &LiveRun) {
+        let _one_at_a_time = live.checkpointing.lock().await;
+        let Some(checkpoint) = live.handle.checkpoint() else {
+            return;
+        };
+        let saved = match serde_json::to_string(&checkpoint) {
+            Ok(text) => self
+                .store
+                .update_checkpoint(live.handle.id(), &self.node, &text)
+                .await
+                .map(drop)
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(error) = saved {
+            tracing::warn!(run = %live.handle.id(), "storing a checkpoint: {error}");
+        }
     }
 
     /// The run as it stands and its output so far: from memory, or rebuilt from the store.

@@ -27,6 +27,8 @@ impl Runs {
     ) {
         let mut batch = Vec::new();
         let mut open = true;
+        // The answers the checkpoint being stored has.
+        let mut parked_answers = 0;
         while open || !commits.is_idle() {
             tokio::select! {
                 received = events.recv_many(&mut batch), if open && !commits.holds() => {
@@ -39,8 +41,9 @@ impl Runs {
                     // What comes before the end is shown before the output is stored, so the
                     // last deltas do not wait for that commit.
                     let ending = end.map(|end| batch.split_off(end));
-                    if let Some(checkpoint) = waits(&live, &batch) {
+                    if let Some((checkpoint, answered)) = waits(&live, &batch) {
                         commits.park(checkpoint);
+                        parked_answers = answered;
                     }
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
@@ -63,7 +66,14 @@ impl Runs {
                             self.free_session(&live);
                         }
                         metrics.logged(&held);
-                        live.parked.store(commits.is_parked(), Ordering::Relaxed);
+                        let was_parked = live.parked.swap(commits.is_parked(), Ordering::Relaxed);
+                        // Answers given while the checkpoint was on its way are stored too.
+                        if commits.is_parked() && !was_parked {
+                            let answered = live.handle.checkpoint().map(|now| now.answered());
+                            if answered.is_some_and(|answered| answered != parked_answers) {
+                                self.save_checkpoint(&live).await;
+                            }
+                        }
                         live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
                     }
@@ -123,7 +133,7 @@ fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
 
 /// The checkpoint to store with `batch` if the run waits for the client from its last event
 /// on (see `resume`).
-fn waits(live: &LiveRun, batch: &[Event]) -> Option<String> {
+fn waits(live: &LiveRun, batch: &[Event]) -> Option<(String, usize)> {
     let last = batch.last()?;
     if !matches!(
         last.kind,
@@ -135,9 +145,10 @@ fn waits(live: &LiveRun, batch: &[Event]) -> Option<String> {
         return None;
     }
     let checkpoint = live.handle.checkpoint()?;
-    serde_json::to_string(&checkpoint)
+    let text = serde_json::to_string(&checkpoint)
         .inspect_err(|error| tracing::error!(run = %live.handle.id(), "a checkpoint: {error}"))
-        .ok()
+        .ok()?;
+    Some((text, checkpoint.answered()))
 }
 
 /// The error code of a run stopped because the store no longer keeps it.

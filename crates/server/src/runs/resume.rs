@@ -155,6 +155,7 @@ impl Runs {
             input_len,
             followed: AtomicBool::new(false),
             parked: AtomicBool::new(true),
+            checkpointing: tokio::sync::Mutex::default(),
         });
         let commits = RunCommits::resumed(self.committer.clone(), record.id.clone(), last_seq);
         let metrics = self.metrics.run_resumed(agent.name());

@@ -243,11 +243,23 @@ struct Rm {
 
 /// An agent that calls `rm` (which needs approval), then says `done`.
 pub fn approver() -> Agent {
+    approver_of(&["a.txt"])
+}
+
+/// The approver removing each of `paths`, all asked in one step.
+pub fn approver_of(paths: &[&str]) -> Agent {
+    let mut ask = Vec::new();
+    for (n, path) in paths.iter().enumerate() {
+        let id = format!("c{}", n + 1);
+        ask.extend([
+            json!({"type": "tool_call_start", "id": id, "name": "rm"}),
+            json!({"type": "tool_call_delta", "id": id, "args": json!({"path": path}).to_string()}),
+            json!({"type": "tool_call_end", "id": id}),
+        ]);
+    }
+    ask.push(json!({"type": "finish", "reason": "tool_calls"}));
     let script = json!({"turns": [
-        [{"type": "tool_call_start", "id": "c1", "name": "rm"},
-         {"type": "tool_call_delta", "id": "c1", "args": "{\"path\": \"a.txt\"}"},
-         {"type": "tool_call_end", "id": "c1"},
-         {"type": "finish", "reason": "tool_calls"}],
+        ask,
         [{"type": "text_delta", "text": "done"}, {"type": "finish", "reason": "stop"}]
     ]});
     let rm = FnTool::new("rm", "Removes a file", |args: Rm, _| async move {
