@@ -59,7 +59,12 @@ async fn run(store: Store, runs: Arc<Runs>, lease: Duration) {
             Err(error) => {
                 tracing::warn!("renewing this node's lease: {error}");
                 if renewed.elapsed() >= lease {
-                    for live in runs.unfinished() {
+                    // Runs waiting in the store wait on, for whichever node holds them next.
+                    for live in runs
+                        .unfinished()
+                        .into_iter()
+                        .filter(|live| !live.is_parked())
+                    {
                         live.handle.interrupt(ErrorInfo::new(
                             LEASE_LOST,
                             "the server lost its hold on the run (it could not reach the store)",

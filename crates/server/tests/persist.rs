@@ -462,3 +462,67 @@ async fn an_answer_given_before_a_restart_is_kept() {
     assert_eq!(results, 2, "both calls ran: {:?}", whole.messages()[1]);
     second.shutdown().await;
 }
+
+/// A node that could not renew its lease may find, when it gets an answer, that another took
+/// its waiting run over meanwhile: it lets the run go rather than run its calls a second time,
+/// and the answer reaches the run where it is held now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_run_another_node_took_over_is_let_go() {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let node = format!("node_slow_{nanos}");
+    let a = TestServer::start(
+        vec![approver()],
+        Settings {
+            database_url: Some(postgres_url()),
+            node_id: Some(node.clone()),
+            ..Settings::default()
+        },
+    )
+    .await;
+    let mut waiting = a.post_sse(&run_body(None, "remove a.txt")).await;
+    waiting.until_end().await;
+    let id = waiting.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    // Another node takes it over (as one would once this node's lease looked lapsed).
+    let store = agentwire_store::Store::open(&postgres_url()).await.unwrap();
+    let taken = store
+        .take_over(&id.as_str().into(), &node, &format!("node_other_{nanos}"))
+        .await
+        .unwrap();
+    assert!(taken.is_some());
+
+    let accepted = a
+        .http
+        .post(a.url(&format!("/v1/runs/{id}/input")))
+        .json(&approve(&approval_of(&waiting)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    // The other node holds no lease (it is gone too): this one took the run back from the
+    // store, and ran the call once.
+    let run = a.completed_run(&id).await;
+    let results = run["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["parts"].as_array().unwrap())
+        .filter(|part| part["type"] == "tool_result")
+        .count();
+    assert_eq!(results, 1, "{run}");
+    let mut whole = SseClient::new(
+        a.http
+            .get(a.url(&format!("/v1/runs/{id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    whole.until_end().await;
+    assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
+    a.shutdown().await;
+}

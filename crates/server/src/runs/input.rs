@@ -33,10 +33,12 @@ impl Runs {
         message: Message,
     ) -> Result<RunView, RunsError> {
         match self.find(id, caller).await? {
-            Found::Live(live) => {
-                self.answer(&live, message).await?;
-                Ok(RunView::live(&live))
-            }
+            Found::Live(live) => match self.answer(&live, message.clone()).await {
+                Ok(()) => Ok(RunView::live(&live)),
+                // Another node took the waiting run over: it is let go here, and found there.
+                Err(RunsError::RunNotHere) => Box::pin(self.give(id, caller, message)).await,
+                Err(error) => Err(error),
+            },
             Found::Stored(record) if record.status.is_terminal() => {
                 Err(RunsError::RunFinished(id.to_owned()))
             }

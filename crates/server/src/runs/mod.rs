@@ -396,6 +396,9 @@ impl Runs {
     /// run waiting for it, and its client was not told otherwise.)
     pub(crate) async fn answer(&self, live: &LiveRun, message: Message) -> Result<(), RunsError> {
         let parked = live.is_parked();
+        if parked {
+            self.check_held(live).await?;
+        }
         let before = live.log.last_seq();
         live.handle.input(message)?;
         if !parked {
@@ -409,6 +412,24 @@ impl Runs {
             }
         }
         Ok(())
+    }
+
+    /// Makes sure this node still holds a run that waits in the store before it acts on an
+    /// answer: while it could not renew its lease another node may have taken the run over
+    /// (and would run the same calls). If so the run is let go here: it stops (its writes are
+    /// refused) and the answer goes through the store.
+    async fn check_held(&self, live: &LiveRun) -> Result<(), RunsError> {
+        let id = live.handle.id();
+        let record = self.store.run(id).await?;
+        if record.is_some_and(|record| record.node == self.node) {
+            return Ok(());
+        }
+        lock(&self.live).remove(id);
+        live.handle.interrupt(ErrorInfo::new(
+            pump::RUN_GONE,
+            "another server took the waiting run over",
+        ));
+        Err(RunsError::RunNotHere)
     }
 
     /// Stores the waiting run's checkpoint anew, with the answers it has now.
