@@ -159,7 +159,8 @@ impl RunHandle {
 impl Agent {
     /// Takes up a checkpointed run where it waited: the run is `awaiting` again, with the same
     /// calls, answers and budget, and goes on when [`RunHandle::input`] answers the rest. Its
-    /// events are numbered from `next_seq`; it emits none until it is answered or canceled.
+    /// events are numbered from `next_seq`; it emits none until it is answered or canceled. The
+    /// host stores its events as the first did ([`RunStart::stored`]).
     pub fn resume(&self, resume: RunResume) -> Result<Run, ResumeError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| ResumeError::NoRuntime)?;
         if self.inner.handler.is_some() {
@@ -217,6 +218,7 @@ impl Agent {
                 interrupted: None,
             }),
             answered: Notify::new(),
+            stored: Some(watch::Sender::new(next_seq - 1)),
             cancel: CancellationToken::new(),
         });
         let queue = Arc::new(EventQueue::default());

@@ -513,7 +513,31 @@ impl Orchestrator {
         };
         self.resume_clock();
         self.set_status(RunStatus::InProgress, None);
-        Ok(wait.resolve(""))
+        let resolution = wait.resolve("");
+        if let Err(halt) = self.until_stored().await {
+            self.close_resolution(resolution, halt.why());
+            return Err(halt);
+        }
+        Ok(resolution)
+    }
+
+    /// Waits until the host has stored every event so far, if it stores them: what the run
+    /// does next (the calls a person allowed) must not be done again by a copy of it taken up
+    /// from its checkpoint, and the stored status says it has gone on.
+    async fn until_stored(&mut self) -> Result<(), Halt> {
+        let Some(stored) = &self.shared.stored else {
+            return Ok(());
+        };
+        let seq = self.out.last_seq();
+        let mut stored = stored.subscribe();
+        tokio::select! {
+            () = self.shared.cancel.cancelled() => Err(Halt::Canceled),
+            // `shared` holds the sender, so waiting cannot fail.
+            through = stored.wait_for(|through| *through >= seq) => match through {
+                Ok(_) => Ok(()),
+                Err(_) => Err(Halt::Canceled),
+            },
+        }
     }
 
     /// Answers a stopped wait's calls in a message of their own, so that none is left without

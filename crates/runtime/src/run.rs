@@ -56,6 +56,11 @@ pub struct RunStart {
     pub client_tools: Vec<ToolSpec>,
     /// Ceilings over the agent's own limits for this run (a server's limits).
     pub limits: RunLimits,
+    /// The host stores the run's events and says how far ([`RunHandle::stored_through`]).
+    /// After a wait the run then runs the calls it was allowed only once its going on is
+    /// stored, so that a copy of it taken up from its checkpoint ([`Agent::resume`]) after a
+    /// crash cannot run them a second time.
+    pub stored: bool,
     /// The run's generation settings, overriding the agent's configured defaults for every
     /// model call of the run. Checked before the run starts ([`Agent::check_settings`]).
     pub settings: GenerationSettings,
@@ -126,6 +131,12 @@ impl RunStart {
     /// Sets the tools the client runs itself.
     pub fn with_client_tools(mut self, client_tools: Vec<ToolSpec>) -> Self {
         self.client_tools = client_tools;
+        self
+    }
+
+    /// Says the host stores the run's events (see [`RunStart::stored`]).
+    pub fn with_stored_events(mut self) -> Self {
+        self.stored = true;
         self
     }
 
@@ -243,6 +254,8 @@ pub(crate) struct Shared {
     pub(crate) state: Mutex<RunState>,
     /// Fires when an input answered something the run waits for.
     pub(crate) answered: Notify,
+    /// How far the host has stored the run's events, if it does ([`RunStart::stored`]).
+    pub(crate) stored: Option<watch::Sender<u64>>,
     pub(crate) cancel: CancellationToken,
 }
 
@@ -352,6 +365,7 @@ impl Agent {
                 interrupted: None,
             }),
             answered: Notify::new(),
+            stored: start.stored.then(|| watch::Sender::new(0)),
             cancel: CancellationToken::new(),
         });
         let queue = Arc::new(EventQueue::default());
@@ -531,6 +545,18 @@ impl RunHandle {
         // The orchestrator reports the new status, or goes on when nothing is left to wait for.
         self.shared.answered.notify_one();
         Ok(())
+    }
+
+    /// The host has stored the run's events through `seq` (for a run started
+    /// [`with_stored_events`](RunStart::with_stored_events); otherwise this does nothing).
+    pub fn stored_through(&self, seq: u64) {
+        if let Some(stored) = &self.shared.stored {
+            stored.send_if_modified(|through| {
+                let later = seq > *through;
+                *through = (*through).max(seq);
+                later
+            });
+        }
     }
 
     /// Cancels the run: the model's stream and running tools stop at once, open parts are

@@ -585,6 +585,8 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
         Err(InputError::UnknownApproval { .. })
     ));
 
+    // The host stores what it is given at once.
+    resumed.handle.stored_through(u64::MAX);
     resumed.handle.input(approval("apr_1", true, None)).unwrap();
     let mut second = Client::new(resumed.events);
     assert_eq!(second.until_end().await, RunStatus::Completed);
@@ -640,4 +642,37 @@ async fn a_checkpointed_run_can_be_canceled() {
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     let last = resumed.handle.output().pop().unwrap();
     assert_eq!(part_types(&last), ["tool_error"]);
+}
+
+/// A run whose host stores its events runs an allowed call only once the host has stored that
+/// the run went on: a copy taken up from its checkpoint after a crash then cannot run it again.
+#[tokio::test]
+async fn with_stored_events_an_allowed_call_waits_until_the_run_going_on_is_stored() {
+    let brain = Recording::new(delete_script());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let agent = deleting_agent(&brain, Arc::clone(&calls));
+    let run = agent
+        .start(RunStart::new(vec![Message::user("Delete old.log")]).with_stored_events())
+        .unwrap();
+    let mut client = Client::new(run.events);
+    client.until_settled().await;
+    run.handle.input(approval("apr_1", true, None)).unwrap();
+    // The run reports it goes on, then waits for that to be stored.
+    let going_on = tokio::time::timeout(std::time::Duration::from_secs(5), client.events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(going_on.name(), "run_status");
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "not before it is stored");
+    run.handle.stored_through(going_on.seq - 1);
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "not before that event is");
+    run.handle.stored_through(going_on.seq);
+    let mut rest = Vec::new();
+    while let Some(event) = client.events.recv().await {
+        rest.push(event);
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(run.handle.status(), RunStatus::Completed);
 }

@@ -62,6 +62,8 @@ pub(crate) struct LiveRun {
     parked: AtomicBool,
     /// Held while the run's checkpoint is rewritten, so the last write has the latest answers.
     checkpointing: tokio::sync::Mutex<()>,
+    /// Another node holds the run now: nothing more of it is stored from here.
+    let_go: AtomicBool,
 }
 
 impl LiveRun {
@@ -297,7 +299,8 @@ impl Runs {
             .with_run_id(run_id)
             .with_session(session_id.clone())
             .with_history(history)
-            .with_limits(self.limits);
+            .with_limits(self.limits)
+            .with_stored_events();
         let run = span.in_scope(|| agent.start(start))?;
         let live = Arc::new(LiveRun {
             handle: run.handle,
@@ -308,6 +311,7 @@ impl Runs {
             followed: AtomicBool::new(false),
             parked: AtomicBool::new(false),
             checkpointing: tokio::sync::Mutex::default(),
+            let_go: AtomicBool::new(false),
         });
         if let Err(error) = self.record_start(&live, session_id).await {
             live.handle.cancel();
@@ -424,12 +428,23 @@ impl Runs {
         if record.is_some_and(|record| record.node == self.node) {
             return Ok(());
         }
-        lock(&self.live).remove(id);
-        live.handle.interrupt(ErrorInfo::new(
-            pump::RUN_GONE,
-            "another server took the waiting run over",
-        ));
+        // Its task stores nothing more (the run may come back here, taken over from the store
+        // again, while this copy closes), and the copy stops.
+        live.let_go.store(true, Ordering::Relaxed);
+        self.forget(live);
+        live.handle.cancel();
         Err(RunsError::RunNotHere)
+    }
+
+    /// Takes `live` out of the registry (not another copy of the run that took its place).
+    fn forget(&self, live: &LiveRun) {
+        let mut runs = lock(&self.live);
+        if runs
+            .get(live.handle.id())
+            .is_some_and(|held| std::ptr::eq(Arc::as_ptr(held), live))
+        {
+            runs.remove(live.handle.id());
+        }
     }
 
     /// Stores the waiting run's checkpoint anew, with the answers it has now.

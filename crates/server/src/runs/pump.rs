@@ -15,7 +15,7 @@ use agentwire_runtime::RunEvents;
 
 use crate::metrics::RunMetrics;
 use crate::runs::commit::{RunCommits, Settled};
-use crate::runs::{LiveRun, Runs, lock};
+use crate::runs::{LiveRun, Runs};
 
 impl Runs {
     pub(super) async fn pump(
@@ -32,6 +32,9 @@ impl Runs {
         while open || !commits.is_idle() {
             tokio::select! {
                 received = events.recv_many(&mut batch), if open && !commits.holds() => {
+                    if live.let_go.load(Ordering::Relaxed) {
+                        break;
+                    }
                     if received == 0 {
                         open = false;
                         commits.flush();
@@ -76,6 +79,7 @@ impl Runs {
                         }
                         live.log.append_all(held);
                         live.log.stored_through(commits.stored_through());
+                        live.handle.stored_through(commits.stored_through());
                     }
                     Settled::Gone(held) => {
                         metrics.logged(&held);
@@ -93,7 +97,7 @@ impl Runs {
             }
         }
         live.log.close();
-        lock(&self.live).remove(live.handle.id());
+        self.forget(&live);
         // A run given up before its end: its session is free again all the same.
         self.free_session(&live);
     }

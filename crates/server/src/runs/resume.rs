@@ -156,6 +156,7 @@ impl Runs {
             followed: AtomicBool::new(false),
             parked: AtomicBool::new(true),
             checkpointing: tokio::sync::Mutex::default(),
+            let_go: AtomicBool::new(false),
         });
         let commits = RunCommits::resumed(self.committer.clone(), record.id.clone(), last_seq);
         let metrics = self.metrics.run_resumed(agent.name());
