@@ -39,9 +39,6 @@ pub(crate) enum RunsError {
     /// The run has ended: it takes no input and has no live stream.
     #[error("run '{0}' has ended")]
     RunFinished(String),
-    /// Another node executes the run.
-    #[error("this server does not execute the run; send its input to the one that does")]
-    RunNotHere,
     /// The runtime refused to start the run.
     #[error(transparent)]
     Start(#[from] StartError),
