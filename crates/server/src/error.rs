@@ -83,8 +83,8 @@ impl From<RunsError> for ApiError {
             RunsError::SessionBusy { .. } => (StatusCode::CONFLICT, "session_busy"),
             RunsError::RunExists(_) => (StatusCode::CONFLICT, "run_exists"),
             RunsError::RunFinished(_) => (StatusCode::CONFLICT, "run_finished"),
-            RunsError::RunNotHere => (StatusCode::CONFLICT, "run_not_here"),
             RunsError::RefusedElsewhere { code, .. } => (refusal_status(code), code),
+            RunsError::RunMoved => (StatusCode::CONFLICT, "run_moved"),
             RunsError::NoAnswer => (StatusCode::GATEWAY_TIMEOUT, "no_answer"),
             RunsError::Unresumable(_) => (StatusCode::INTERNAL_SERVER_ERROR, "run_unresumable"),
         };

@@ -177,7 +177,8 @@ async fn ai_sdk_approval_round_trip() {
     assert_eq!(again.status(), 409);
 }
 
-/// Two servers of the approver on one PostgreSQL (`AGENTWIRE_TEST_DATABASE_URL`).
+/// Two servers of the approver (the default agent) and a slow talker on one PostgreSQL
+/// (`AGENTWIRE_TEST_DATABASE_URL`).
 async fn two_nodes() -> (TestServer, TestServer) {
     let url = std::env::var("AGENTWIRE_TEST_DATABASE_URL")
         .expect("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`");
@@ -185,10 +186,14 @@ async fn two_nodes() -> (TestServer, TestServer) {
         database_url: Some(url.clone()),
         ..Settings::default()
     };
-    let a = TestServer::start(vec![approver()], settings()).await;
-    let b = TestServer::start(vec![approver()], settings()).await;
+    let agents = || vec![approver(), talker("slow", &SLOW_WORDS, 40.0)];
+    let a = TestServer::start(agents(), settings()).await;
+    let b = TestServer::start(agents(), settings()).await;
     (a, b)
 }
+
+/// What the slow talker says, a word every 25 ms.
+const SLOW_WORDS: [&str; 40] = ["word "; 40];
 
 /// An id no earlier test used: the database outlives the test.
 fn unique(prefix: &str) -> String {
@@ -612,12 +617,8 @@ async fn a2a_waiting_task(server: &TestServer, context: &str) -> String {
     task["id"].as_str().unwrap().to_owned()
 }
 
-#[tokio::test]
-async fn a2a_a_streamed_answer_begins_with_the_task() {
-    // Regression (the a2a-sdk peer): a follow-up's stream began with a status update, but an
-    // A2A task stream begins with the task.
-    let server = server().await;
-    let task_id = a2a_waiting_task(&server, "ctx_follow").await;
+/// The approval a waiting task asks for, read with `GetTask`.
+async fn a2a_approval(server: &TestServer, task_id: &str) -> String {
     let call = a2a_task_call("GetTask", json!(1), json!({"id": task_id}));
     let waiting: Value = server
         .post_json("/agents/approver/a2a", &call)
@@ -633,14 +634,42 @@ async fn a2a_a_streamed_answer_begins_with_the_task() {
         )
         .as_bytes(),
     );
-    let approval = approval_id(&accumulate(&events));
+    approval_id(&accumulate(&events))
+}
+
+/// A follow-up approving `approval` on `task_id`.
+fn a2a_approve(method: &str, id: Value, task_id: &str, context: &str, approval: &str) -> Value {
     let answer =
         json!([{"data": {"type": "approval_response", "approval_id": approval, "approved": true}}]);
-    let body = a2a_send(
+    a2a_send(
+        method,
+        id,
+        answer,
+        json!({"taskId": task_id, "contextId": context}),
+    )
+}
+
+/// The JSON-RPC responses of an SSE answer.
+fn sse_items(wire: &str) -> Vec<Value> {
+    wire.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn a2a_a_streamed_answer_begins_with_the_task() {
+    // Regression (the a2a-sdk peer): a follow-up's stream began with a status update, but an
+    // A2A task stream begins with the task.
+    let server = server().await;
+    let task_id = a2a_waiting_task(&server, "ctx_follow").await;
+    let approval = a2a_approval(&server, &task_id).await;
+    let body = a2a_approve(
         "SendStreamingMessage",
         json!("f"),
-        answer,
-        json!({"taskId": task_id, "contextId": "ctx_follow"}),
+        &task_id,
+        "ctx_follow",
+        &approval,
     );
     let wire = server
         .post_json("/agents/approver/a2a", &body)
@@ -648,11 +677,7 @@ async fn a2a_a_streamed_answer_begins_with_the_task() {
         .text()
         .await
         .unwrap();
-    let items: Vec<Value> = wire
-        .lines()
-        .filter_map(|line| line.strip_prefix("data: "))
-        .map(|data| serde_json::from_str(data).unwrap())
-        .collect();
+    let items = sse_items(&wire);
     let first = &items[0]["result"]["task"];
     assert_eq!(first["id"], task_id.as_str(), "{wire}");
     assert_eq!(
@@ -818,6 +843,238 @@ async fn a2a_get_task_reads_a_run_from_the_store_after_a_restart() {
     let call = a2a_task_call("CancelTask", json!(2), json!({"id": task_id}));
     let again: Value = second.post_json("/a2a", &call).await.json().await.unwrap();
     assert_eq!(again["error"]["code"], -32002, "{again}");
+}
+
+/// What an A2A stream shows, ids and times aside: each item's kind, the task's state, and its
+/// artifacts' parts (a text's text, a data part's type).
+fn a2a_shape(wire: &str) -> Vec<Value> {
+    let parts = |artifact: &Value| -> Vec<Value> {
+        let parts = artifact["parts"].as_array().into_iter().flatten();
+        parts
+            .map(|part| match &part["text"] {
+                Value::Null => part["data"]["type"].clone(),
+                text => text.clone(),
+            })
+            .collect()
+    };
+    sse_items(wire)
+        .into_iter()
+        .map(|item| {
+            let result = &item["result"];
+            if let Value::Object(task) = &result["task"] {
+                let artifacts = task["artifacts"].as_array().into_iter().flatten();
+                let artifacts: Vec<Value> = artifacts.map(parts).map(Value::from).collect();
+                json!({"task": task["status"]["state"], "artifacts": artifacts})
+            } else if let Value::Object(update) = &result["statusUpdate"] {
+                json!({"status": update["status"]["state"]})
+            } else {
+                json!({"artifact": parts(&result["artifactUpdate"]["artifact"])})
+            }
+        })
+        .collect()
+}
+
+/// An approval answered by a follow-up through a node that does not execute the task: the
+/// stream is the one the task's own node sends (the task as it waited, then the run on to its
+/// end, the tool's result included), and `SendMessage` answers the completed task as there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_approval_answered_through_another_node() {
+    let (a, b) = two_nodes().await;
+    // The same answer on the task's node, then through the other.
+    let mut wires = Vec::new();
+    for through in [&a, &b] {
+        let context = unique("ctx");
+        let task_id = a2a_waiting_task(&a, &context).await;
+        let approval = a2a_approval(through, &task_id).await;
+        let body = a2a_approve(
+            "SendStreamingMessage",
+            json!("f"),
+            &task_id,
+            &context,
+            &approval,
+        );
+        let response = through.post_json("/a2a", &body).await;
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        assert_eq!(response.headers()["x-agentwire-run-id"], task_id.as_str());
+        let wire = response.text().await.unwrap();
+        let items = sse_items(&wire);
+        assert_eq!(items[0]["result"]["task"]["id"], task_id.as_str(), "{wire}");
+        assert!(items.iter().all(|item| item["id"] == "f"), "{wire}");
+        wires.push(wire);
+    }
+    let (here, elsewhere) = (&wires[0], &wires[1]);
+    assert_eq!(a2a_shape(elsewhere), a2a_shape(here), "{elsewhere}");
+    let events = decode(Dialect::A2a, elsewhere.as_bytes());
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Completed),
+        "{elsewhere}"
+    );
+    let messages = accumulate(&events);
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+
+    let mut tasks = Vec::new();
+    for through in [&a, &b] {
+        let context = unique("ctx");
+        let task_id = a2a_waiting_task(&a, &context).await;
+        let approval = a2a_approval(through, &task_id).await;
+        let body = a2a_approve("SendMessage", json!(2), &task_id, &context, &approval);
+        let reply: Value = through.post_json("/a2a", &body).await.json().await.unwrap();
+        assert_eq!(reply["result"]["task"]["id"], task_id.as_str(), "{reply}");
+        // Answering again: the task is over, wherever it ran.
+        let again: Value = through.post_json("/a2a", &body).await.json().await.unwrap();
+        assert_eq!(again["error"]["code"], -32004, "{again}");
+        tasks.push(reply["result"]["task"].clone());
+    }
+    let (here, elsewhere) = (&tasks[0], &tasks[1]);
+    assert_eq!(
+        elsewhere["status"]["state"], "TASK_STATE_COMPLETED",
+        "{elsewhere}"
+    );
+    let frame = |task: &Value| format!("data: {}\n\n", json!({"result": {"task": task}}));
+    assert_eq!(
+        a2a_shape(&frame(elsewhere)),
+        a2a_shape(&frame(here)),
+        "{elsewhere}"
+    );
+    let events = decode(Dialect::A2a, frame(elsewhere).as_bytes());
+    let messages = accumulate(&events);
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+/// Starts the slow talker's task on `server` and returns its id as soon as its stream has
+/// shown the task, while it works.
+async fn a2a_working_task(server: &TestServer) -> String {
+    let body = a2a_send(
+        "SendStreamingMessage",
+        json!(1),
+        json!([{"text": "Talk"}]),
+        json!({"contextId": unique("ctx")}),
+    );
+    let mut response = server.post_json("/agents/slow/a2a", &body).await;
+    let mut wire = String::new();
+    loop {
+        let chunk = response
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the task's first item");
+        wire.push_str(std::str::from_utf8(&chunk).unwrap());
+        if let Some((first, _)) = wire.split_once("\n\n") {
+            let first = &sse_items(first)[0];
+            let task = &first["result"]["task"];
+            assert_eq!(task["status"]["state"], "TASK_STATE_SUBMITTED", "{wire}");
+            return task["id"].as_str().unwrap().to_owned();
+        }
+    }
+}
+
+/// `SubscribeToTask` through a node that does not execute the task streams it from its `task`
+/// item, from the store and its node's live notices, and ends as on its node: a working task's
+/// stream at its end, a waiting one's where it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_subscribe_to_task_through_another_node() {
+    let (a, b) = two_nodes().await;
+    let task_id = a2a_working_task(&a).await;
+    let call = a2a_task_call("SubscribeToTask", json!("s1"), json!({"id": task_id}));
+    let response = b.post_json("/agents/slow/a2a", &call).await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let wire = response.text().await.unwrap();
+    let items = sse_items(&wire);
+    assert_eq!(items[0]["result"]["task"]["id"], task_id.as_str(), "{wire}");
+    assert!(items.iter().all(|item| item["id"] == "s1"), "{wire}");
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    assert_eq!(
+        text(accumulate(&events).last().unwrap()),
+        SLOW_WORDS.concat()
+    );
+
+    let task_id = a2a_waiting_task(&a, &unique("ctx")).await;
+    let call = a2a_task_call("SubscribeToTask", json!("s2"), json!({"id": task_id}));
+    let wire = b
+        .post_json("/agents/approver/a2a", &call)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let items = sse_items(&wire);
+    assert_eq!(items[0]["result"]["task"]["id"], task_id.as_str(), "{wire}");
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(
+        last_status(&events),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval)),
+        "{wire}"
+    );
+    assert!(!approval_id(&accumulate(&events)).is_empty());
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+/// `CancelTask` through a node that does not execute the task answers it canceled, as its own
+/// node does: a working task once its node has canceled it, a waiting one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_cancel_task_through_another_node() {
+    let (a, b) = two_nodes().await;
+    let working = a2a_working_task(&a).await;
+    let waiting = a2a_waiting_task(&a, &unique("ctx")).await;
+    for (agent, task_id) in [("slow", working), ("approver", waiting)] {
+        let call = a2a_task_call("CancelTask", json!(9), json!({"id": task_id}));
+        let path = format!("/agents/{agent}/a2a");
+        let canceled: Value = b.post_json(&path, &call).await.json().await.unwrap();
+        let task = &canceled["result"];
+        assert_eq!(task["id"], task_id.as_str(), "{canceled}");
+        assert_eq!(task["status"]["state"], "TASK_STATE_CANCELED", "{canceled}");
+    }
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+/// A task waiting for its approval outlives its server: after a restart its subscription
+/// replays it to where it waits, and the answer takes it over from the store and streams on.
+#[tokio::test]
+async fn a2a_approval_answered_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let first = TestServer::start(vec![approver()], settings()).await;
+    let task_id = a2a_waiting_task(&first, "ctx_restart").await;
+    first.shutdown().await;
+
+    let second = TestServer::start(vec![approver()], settings()).await;
+    let call = a2a_task_call("SubscribeToTask", json!("s"), json!({"id": task_id}));
+    let wire = second.post_json("/a2a", &call).await.text().await.unwrap();
+    assert_eq!(
+        last_status(&decode(Dialect::A2a, wire.as_bytes())),
+        Some(RunStatus::Awaiting(agentwire_core::Awaiting::Approval)),
+        "{wire}"
+    );
+    let approval = a2a_approval(&second, &task_id).await;
+    let body = a2a_approve(
+        "SendStreamingMessage",
+        json!("r"),
+        &task_id,
+        "ctx_restart",
+        &approval,
+    );
+    let wire = second.post_json("/a2a", &body).await.text().await.unwrap();
+    let first_item = &sse_items(&wire)[0]["result"]["task"];
+    assert_eq!(
+        first_item["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{wire}"
+    );
+    let events = decode(Dialect::A2a, wire.as_bytes());
+    assert_eq!(last_status(&events), Some(RunStatus::Completed), "{wire}");
+    let messages = accumulate(&events);
+    assert!(has_tool_result(&messages, "c1"), "{messages:#?}");
+    assert_eq!(text(messages.last().unwrap()), "done");
+    second.shutdown().await;
 }
 
 /// An agent that asks the client's `confirm` tool, then says what it answered.

@@ -4,18 +4,27 @@
 //! A task is a run and its `contextId` the session. A message naming a `taskId` answers that
 //! task while it is `INPUT_REQUIRED` (approval responses, tool outputs), so the waiting run goes
 //! on. `GetTask` answers the run as a task (its status and artifacts folded from its event log,
-//! in memory or in the store; its history is the run's input),
-//! `CancelTask` cancels it (a run another node executes is asked to, and answered as it stands:
-//! A2A has no "canceling" state), `SubscribeToTask` streams it again from its `task` item. Every
-//! JSON-RPC failure is an error object with the standard code (A2A's own for a task that is not
-//! there, not cancelable, or over), in an HTTP 200 answer, as JSON-RPC clients expect.
+//! in memory or in the store; its history is the run's input), `CancelTask` cancels it and
+//! answers it once it has ended (A2A has no "canceling" state), `SubscribeToTask` streams it
+//! again from its `task` item. Every JSON-RPC failure is an error object with the standard code
+//! (A2A's own for a task that is not there, not cancelable, or over), in an HTTP 200 answer, as
+//! JSON-RPC clients expect.
+//!
+//! Every method works through any node, and the client cannot tell which one executes its task.
+//! An answer to a task waiting on another node goes there through the store, and the task
+//! streams on from the store and that node's live notices, as the other dialects' answers do
+//! (a task waiting in the store with no process holding it is taken over here); a subscription
+//! reads a task elsewhere the same way, and a cancel waits for the store to show the task's end.
 
-use agentwire_core::{Event, EventKind, Message, Role, SessionId};
+use std::time::Duration;
+
+use agentwire_core::{Event, EventKind, Message, Role, RunStatus, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
     self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentSkill,
 };
 use agentwire_runtime::RunStart;
+use agentwire_store::RunRecord;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -23,11 +32,13 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
-use super::{Params, SSE_HEADERS, Shared, agent, answers, last_seq, settled, stream};
+use super::{
+    Params, SSE_HEADERS, Shared, agent, answers, last_seq, settled, stream, stream_reader,
+};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::{Found, LiveRun};
+use crate::runs::{Found, LiveRun, Reader, RunsError, Until, Waiting};
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -217,30 +228,21 @@ async fn send(
     let agent = agent(state, params)?;
     state.check_message_count(request.input.len())?;
     let mut snapshot = None;
-    let (live, after) = match &request.task_id {
+    let (live, after) = match request.task_id.clone() {
         Some(task_id) => {
-            let live = state.runs.live(task_id, owner).await?;
-            if let Some(context_id) = &request.context_id
-                && live.handle.session_id().map(SessionId::as_str) != Some(context_id.as_str())
-            {
-                return Err(ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "context_mismatch",
-                    format!("task '{task_id}' is not in context '{context_id}'"),
-                ));
-            }
-            live.log.settled().await;
+            let context_id = request.context_id.as_deref();
+            let live = match settled_task(state, owner, &task_id).await? {
+                Waiting::Here(live) => live,
+                Waiting::Elsewhere(record) => {
+                    check_context(&task_id, record.session_id.as_ref(), context_id)?;
+                    return answer_elsewhere(state, owner, *record, request).await;
+                }
+            };
+            check_context(&task_id, live.handle.session_id(), context_id)?;
             let after = last_seq(&live);
             // A2A task streams begin with the task, a follow-up's too: the task as it waits.
             snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)).await);
-            // The answers the run waits for; anything else (a reply to a question) goes as
-            // sent, and the runtime says whether the run takes it.
-            let parts: Vec<_> = request.input.iter().flat_map(|m| m.parts.clone()).collect();
-            let found = answers(&live.handle.output(), &parts);
-            let message = match request.input.into_iter().next() {
-                Some(sent) if found.parts.is_empty() => sent,
-                _ => found,
-            };
+            let message = answer_of(&live.handle.output(), request.input);
             state.runs.answer(&live, message).await?;
             (live, after)
         }
@@ -252,20 +254,123 @@ async fn send(
     };
     let encoder = encoder_for(&live, request.id.clone());
     if request.method == A2aMethod::SendStreamingMessage {
-        let encoder = TaskFirst {
-            task: snapshot.map(|task| {
-                let item = json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}});
-                format!("data: {item}\n\n").into_bytes()
-            }),
-            encoder,
-        };
+        let encoder = TaskFirst::new(&request.id, snapshot, encoder);
         return Ok(stream(state, live, after, Box::new(encoder), &SSE_HEADERS));
     }
     if !request.return_immediately {
         settled_after(&live, after).await;
     }
     let task = task_of(&live, encoder).await;
-    Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": {"task": task}})).into_response())
+    Ok(task_result(request.id, task))
+}
+
+/// The task a follow-up names, once it is settled, as its answer must find it (a task still
+/// working is waited for): here (taken over from the store if it waits there with no process
+/// holding it), or waiting on another node. A task that has ended takes no answer.
+async fn settled_task(
+    state: &AppState,
+    owner: &Caller,
+    task_id: &str,
+) -> Result<Waiting, RunsError> {
+    loop {
+        let record = match state.runs.find(task_id, owner).await? {
+            Found::Live(live) => {
+                live.log.settled().await;
+                return Ok(Waiting::Here(live));
+            }
+            Found::Stored(record) => record,
+        };
+        if record.status.is_terminal() {
+            return Err(RunsError::RunFinished(task_id.to_owned()));
+        }
+        if let Some(live) = state.runs.adopt(&record).await? {
+            return Ok(Waiting::Here(live));
+        }
+        if matches!(record.status, RunStatus::Awaiting(_)) {
+            return Ok(Waiting::Elsewhere(record));
+        }
+        // Still working on another node: read on from the store until it settles.
+        let after = record.last_seq;
+        let reader = state
+            .runs
+            .follow_found(Found::Stored(record), after, Until::Settled);
+        read_through(reader).await;
+    }
+}
+
+/// 400 unless the follow-up's `contextId`, if it names one, is the task's (its run's session).
+fn check_context(
+    task_id: &str,
+    session: Option<&SessionId>,
+    context_id: Option<&str>,
+) -> Result<(), ApiError> {
+    match context_id {
+        Some(context_id) if session.map(SessionId::as_str) != Some(context_id) => {
+            Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "context_mismatch",
+                format!("task '{task_id}' is not in context '{context_id}'"),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What a follow-up gives a task whose run has `output`: the answers the run waits for;
+/// anything else (a reply to a question) goes as sent, and the runtime says whether the run
+/// takes it.
+fn answer_of(output: &[Message], input: Vec<Message>) -> Message {
+    let parts: Vec<_> = input.iter().flat_map(|m| m.parts.clone()).collect();
+    let found = answers(output, &parts);
+    match input.into_iter().next() {
+        Some(sent) if found.parts.is_empty() => sent,
+        _ => found,
+    }
+}
+
+/// Answers a task that waits on another node as one here is answered: the answer goes to that
+/// node through the store, and the response (the stream from where the task waited, beginning
+/// with the task as it waited; or the task once settled again) is read from the store and that
+/// node's live notices.
+async fn answer_elsewhere(
+    state: &AppState,
+    owner: &Caller,
+    record: RunRecord,
+    request: a2a::A2aRequest,
+) -> Result<Response, ApiError> {
+    let task_id = record.id.to_string();
+    let (_, output) = state.runs.status(&task_id, owner).await?;
+    let snapshot = stored_task(state, &record).await?;
+    let message = answer_of(&output, request.input);
+    let reader = state
+        .runs
+        .continue_elsewhere(record.clone(), message)
+        .await?;
+    if request.method == A2aMethod::SendStreamingMessage {
+        let encoder = task_encoder(&task_id, record.session_id.as_ref(), request.id.clone());
+        let encoder = TaskFirst::new(&request.id, Some(snapshot), encoder);
+        return Ok(stream_reader(
+            reader,
+            &task_id,
+            Box::new(encoder),
+            &SSE_HEADERS,
+        ));
+    }
+    if !request.return_immediately {
+        read_through(reader).await;
+    }
+    let task = stored_task(state, &record).await?;
+    Ok(task_result(request.id, task))
+}
+
+/// Reads `reader` to where its stream would end.
+async fn read_through(mut reader: Reader) {
+    while reader.next(|_| {}).await {}
+}
+
+/// The answer to JSON-RPC request `id` that is `task`.
+fn task_result(id: Value, task: Value) -> Response {
+    Json(json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}})).into_response()
 }
 
 /// An A2A encoder whose stream begins with `task`, when set: the snapshot a follow-up's
@@ -273,6 +378,17 @@ async fn send(
 struct TaskFirst {
     task: Option<Vec<u8>>,
     encoder: A2aEncoder,
+}
+
+impl TaskFirst {
+    /// `encoder`'s stream for JSON-RPC request `request_id`, beginning with `task` if set.
+    fn new(request_id: &Value, task: Option<Value>, encoder: A2aEncoder) -> Self {
+        let task = task.map(|task| {
+            let item = json!({"jsonrpc": "2.0", "id": request_id, "result": {"task": task}});
+            format!("data: {item}\n\n").into_bytes()
+        });
+        Self { task, encoder }
+    }
 }
 
 impl Encoder for TaskFirst {
@@ -351,13 +467,23 @@ fn items(out: &[u8]) -> impl Iterator<Item = Value> + '_ {
 
 /// The encoder answering JSON-RPC request `request_id` about `live`'s task.
 fn encoder_for(live: &LiveRun, request_id: Value) -> A2aEncoder {
-    let task_id = live.handle.id().to_string();
-    let context_id = live
-        .handle
-        .session_id()
-        .map_or_else(|| task_id.clone(), ToString::to_string);
+    task_encoder(
+        live.handle.id().as_str(),
+        live.handle.session_id(),
+        request_id,
+    )
+}
+
+/// The encoder answering JSON-RPC request `request_id` about task `task_id`, whose context is
+/// its run's session (the task itself when it has none).
+fn task_encoder(task_id: &str, session: Option<&SessionId>, request_id: Value) -> A2aEncoder {
+    let context_id = session.map_or(task_id, SessionId::as_str);
     A2aEncoder::new(request_id, task_id, context_id)
 }
+
+/// How long a cancel of a task another node executes waits for the task to end there before
+/// it answers the task as it stands.
+const CANCELED_WITHIN: Duration = Duration::from_secs(10);
 
 /// The `code` of a cancel refused because the task is over (→ `TaskNotCancelableError`).
 const TASK_NOT_CANCELABLE_CODE: &str = "task_not_cancelable";
@@ -396,6 +522,13 @@ async fn on_task(
             }
             Found::Stored(record) => {
                 state.runs.cancel_elsewhere(record).await?;
+                // Answered once it has ended, as here: its node heard the cancel (or it was
+                // taken over and canceled here), and the store shows the end.
+                let ended = state
+                    .runs
+                    .follow(task_id, owner, record.last_seq, Until::Ended)
+                    .await?;
+                let _ = tokio::time::timeout(CANCELED_WITHIN, read_through(ended)).await;
             }
         },
         A2aMethod::SubscribeToTask => {
@@ -406,10 +539,16 @@ async fn on_task(
                     format!("task '{task_id}' is over; GetTask reads it"),
                 ));
             }
-            let live = state.runs.live(task_id, owner).await?;
-            let encoder = encoder_for(&live, request.id);
-            // From the start: the stream begins with the `task`, as A2A wants.
-            return Ok(stream(state, live, 0, Box::new(encoder), &SSE_HEADERS));
+            // From the start: the stream begins with the `task`, as A2A wants. A task another
+            // node executes streams from the store and that node's live notices.
+            let encoder = task_encoder(task_id, found.session_id(), request.id);
+            let reader = state.runs.follow_found(found, 0, Until::Settled);
+            return Ok(stream_reader(
+                reader,
+                task_id,
+                Box::new(encoder),
+                &SSE_HEADERS,
+            ));
         }
         _ => {}
     }
@@ -449,16 +588,8 @@ async fn on_task(
 }
 
 /// The task of a run only the store knows, folded from its event log.
-async fn stored_task(
-    state: &AppState,
-    record: &agentwire_store::RunRecord,
-) -> Result<Value, ApiError> {
-    let task_id = record.id.to_string();
-    let context_id = record
-        .session_id
-        .as_ref()
-        .map_or_else(|| task_id.clone(), ToString::to_string);
-    let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
+async fn stored_task(state: &AppState, record: &RunRecord) -> Result<Value, ApiError> {
+    let mut encoder = task_encoder(record.id.as_str(), record.session_id.as_ref(), Value::Null);
     let mut out = Vec::new();
     state
         .runs

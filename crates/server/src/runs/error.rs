@@ -39,9 +39,6 @@ pub(crate) enum RunsError {
     /// The run has ended: it takes no input and has no live stream.
     #[error("run '{0}' has ended")]
     RunFinished(String),
-    /// Another node executes the run.
-    #[error("this server does not execute the run; send its input to the one that does")]
-    RunNotHere,
     /// The runtime refused to start the run.
     #[error(transparent)]
     Start(#[from] StartError),
@@ -56,6 +53,10 @@ pub(crate) enum RunsError {
     /// longer fits it (the agent's schema changed). Says why.
     #[error("the waiting run cannot go on: {0}")]
     Unresumable(String),
+    /// Another node took the waiting run over (while this one could not renew its lease):
+    /// this one let it go; the input is to be sent again, and finds it there.
+    #[error("the run moved to another server; send the input again")]
+    RunMoved,
     /// The node executing the run did not answer the input in time.
     #[error("the server executing the run did not answer the input in time")]
     NoAnswer,

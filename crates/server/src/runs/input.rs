@@ -36,7 +36,7 @@ impl Runs {
             Found::Live(live) => match self.answer(&live, message.clone()).await {
                 Ok(()) => Ok(RunView::live(&live)),
                 // Another node took the waiting run over: it is let go here, and found there.
-                Err(RunsError::RunNotHere) => Box::pin(self.give(id, caller, message)).await,
+                Err(RunsError::RunMoved) => Box::pin(self.give(id, caller, message)).await,
                 Err(error) => Err(error),
             },
             Found::Stored(record) if record.status.is_terminal() => {

@@ -97,6 +97,14 @@ impl Found {
             Found::Stored(record) => record.status,
         }
     }
+
+    /// The session it runs in.
+    pub(crate) fn session_id(&self) -> Option<&SessionId> {
+        match self {
+            Found::Live(live) => live.handle.session_id(),
+            Found::Stored(record) => record.session_id.as_ref(),
+        }
+    }
 }
 
 /// A run as the API shows it.
@@ -380,19 +388,6 @@ impl Runs {
         }
     }
 
-    /// The run if this process executes it: what continuing a run (its input, its live stream)
-    /// needs. A run that has ended is [`RunsError::RunFinished`]; one known only from the
-    /// store while it goes on (another node executes it) is [`RunsError::RunNotHere`].
-    pub(crate) async fn live(&self, id: &str, caller: &Caller) -> Result<Arc<LiveRun>, RunsError> {
-        match self.find(id, caller).await? {
-            Found::Live(live) => Ok(live),
-            Found::Stored(record) if record.status.is_terminal() => {
-                Err(RunsError::RunFinished(id.to_owned()))
-            }
-            Found::Stored(_) => Err(RunsError::RunNotHere),
-        }
-    }
-
     /// Gives a run the client's input, checked by the runtime against the run's wait and
     /// schema, so a refusal changes nothing. An answer to a run waiting in the store is
     /// acknowledged once it is stored too: with the checkpoint while the run still waits for
@@ -433,7 +428,7 @@ impl Runs {
         live.let_go.store(true, Ordering::Relaxed);
         self.forget(live);
         live.handle.cancel();
-        Err(RunsError::RunNotHere)
+        Err(RunsError::RunMoved)
     }
 
     /// Takes `live` out of the registry (not another copy of the run that took its place).
@@ -512,7 +507,12 @@ impl Runs {
         after: u64,
         until: Until,
     ) -> Result<Reader, RunsError> {
-        Ok(match self.find(id, caller).await? {
+        Ok(self.follow_found(self.find(id, caller).await?, after, until))
+    }
+
+    /// A reader of a run already found, after `after`.
+    pub(crate) fn follow_found(&self, found: Found, after: u64, until: Until) -> Reader {
+        match found {
             Found::Live(live) => self.follow_live(live, after, until, false),
             Found::Stored(record) => Reader::Stored(StoredReader::new(
                 self.store.clone(),
@@ -522,7 +522,7 @@ impl Runs {
                 self.heartbeat,
                 until,
             )),
-        })
+        }
     }
 
     /// A reader of a live run's events after `after`. `continues` says the stream picks up a
