@@ -256,6 +256,35 @@ async fn input_through_the_other_node_reaches_the_run_and_its_answer_comes_back(
     b.shutdown().await;
 }
 
+/// The settings of a server on the SQLite file in `dir`.
+fn on_sqlite(dir: &tempfile::TempDir) -> Settings {
+    Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    }
+}
+
+/// The id of the run a `POST /v1/runs` stream is of.
+fn run_id(stream: &SseClient) -> String {
+    stream.response.headers()["x-agentwire-run-id"]
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// The run's whole stream through `server`, read to its end.
+async fn whole_run(server: &TestServer, id: &str) -> SseClient {
+    let response = server
+        .http
+        .get(server.url(&format!("/v1/runs/{id}/events")))
+        .send()
+        .await
+        .unwrap();
+    let mut whole = SseClient::new(response);
+    whole.until_end().await;
+    whole
+}
+
 /// The approval a run waits for, from the stream that ended at its wait.
 fn approval_of(stream: &SseClient) -> String {
     stream.messages()[0]
@@ -278,10 +307,7 @@ fn approve(approval_id: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_waiting_run_survives_a_restart_and_goes_on_when_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = || Settings {
-        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
-        ..Settings::default()
-    };
+    let settings = || on_sqlite(&dir);
     let first = TestServer::start(vec![approver()], settings()).await;
     let mut body = run_body(None, "remove a.txt");
     body["session_id"] = json!("ses_wait");
@@ -291,10 +317,7 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_when_answered() {
         waiting.accumulator.status(),
         Some(RunStatus::Awaiting(Awaiting::Approval))
     );
-    let id = waiting.response.headers()["x-agentwire-run-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = run_id(&waiting);
     let approval_id = approval_of(&waiting);
     first.shutdown().await;
 
@@ -324,15 +347,7 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_when_answered() {
         .await
         .unwrap();
     assert_eq!(accepted.status(), 202);
-    let mut whole = SseClient::new(
-        second
-            .http
-            .get(second.url(&format!("/v1/runs/{id}/events")))
-            .send()
-            .await
-            .unwrap(),
-    );
-    whole.until_end().await;
+    let whole = whole_run(&second, &id).await;
     assert_eq!(whole.accumulator.status(), Some(RunStatus::Completed));
     assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
     assert_eq!(whole.events[..waiting.events.len()], waiting.events[..]);
@@ -361,17 +376,11 @@ async fn a_waiting_run_survives_a_restart_and_goes_on_when_answered() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_waiting_in_the_store_can_be_canceled() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = || Settings {
-        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
-        ..Settings::default()
-    };
+    let settings = || on_sqlite(&dir);
     let first = TestServer::start(vec![approver()], settings()).await;
     let mut waiting = first.post_sse(&run_body(None, "remove a.txt")).await;
     waiting.until_end().await;
-    let id = waiting.response.headers()["x-agentwire-run-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = run_id(&waiting);
     first.shutdown().await;
 
     let second = TestServer::start(vec![approver()], settings()).await;
@@ -382,15 +391,7 @@ async fn a_run_waiting_in_the_store_can_be_canceled() {
         .await
         .unwrap();
     assert!(canceled.status().is_success(), "{}", canceled.status());
-    let mut whole = SseClient::new(
-        second
-            .http
-            .get(second.url(&format!("/v1/runs/{id}/events")))
-            .send()
-            .await
-            .unwrap(),
-    );
-    whole.until_end().await;
+    let whole = whole_run(&second, &id).await;
     assert_eq!(whole.accumulator.status(), Some(RunStatus::Canceled));
     assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
     second.shutdown().await;
@@ -413,18 +414,12 @@ fn approvals_of(stream: &SseClient) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_given_before_a_restart_is_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let settings = || Settings {
-        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
-        ..Settings::default()
-    };
+    let settings = || on_sqlite(&dir);
     let agent = || vec![approver_of(&["a.txt", "b.txt"])];
     let first = TestServer::start(agent(), settings()).await;
     let mut waiting = first.post_sse(&run_body(None, "remove both")).await;
     waiting.until_end().await;
-    let id = waiting.response.headers()["x-agentwire-run-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = run_id(&waiting);
     let [one, other] = &approvals_of(&waiting)[..] else {
         panic!("two approvals");
     };
@@ -444,15 +439,7 @@ async fn an_answer_given_before_a_restart_is_kept() {
     let error: Value = again.json().await.unwrap();
     assert_eq!(error["error"]["code"], "unknown_approval", "{error}");
     assert_eq!(input(&second, other).await.unwrap().status(), 202);
-    let mut whole = SseClient::new(
-        second
-            .http
-            .get(second.url(&format!("/v1/runs/{id}/events")))
-            .send()
-            .await
-            .unwrap(),
-    );
-    whole.until_end().await;
+    let whole = whole_run(&second, &id).await;
     assert_eq!(whole.accumulator.status(), Some(RunStatus::Completed));
     let results = whole.messages()[1]
         .parts
@@ -484,10 +471,7 @@ async fn a_waiting_run_another_node_took_over_is_let_go() {
     .await;
     let mut waiting = a.post_sse(&run_body(None, "remove a.txt")).await;
     waiting.until_end().await;
-    let id = waiting.response.headers()["x-agentwire-run-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let id = run_id(&waiting);
     // Another node takes it over (as one would once this node's lease looked lapsed).
     let store = agentwire_store::Store::open(&postgres_url()).await.unwrap();
     let taken = store
@@ -515,14 +499,7 @@ async fn a_waiting_run_another_node_took_over_is_let_go() {
         .filter(|part| part["type"] == "tool_result")
         .count();
     assert_eq!(results, 1, "{run}");
-    let mut whole = SseClient::new(
-        a.http
-            .get(a.url(&format!("/v1/runs/{id}/events")))
-            .send()
-            .await
-            .unwrap(),
-    );
-    whole.until_end().await;
+    let whole = whole_run(&a, &id).await;
     assert_eq!(whole.numbered(), one_to(whole.numbered().len()));
     a.shutdown().await;
 }

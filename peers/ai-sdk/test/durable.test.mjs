@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { Chat } from '../chat.mjs';
 import { startAgentwire } from '../../agentwire-server.mjs';
 
 const FILE = { path: 'notes/durable.txt', content: 'written after approval' };
@@ -46,55 +47,14 @@ approval = ["write_file"]
 workspace = "ws"
 `;
 
-class PlainChatState {
-  constructor() {
-    this.status = 'ready';
-    this.error = undefined;
-    this.messages = [];
-  }
-  pushMessage = (message) => {
-    this.messages = this.messages.concat(structuredClone(message));
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index, message) => {
-    this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)];
-  };
-  snapshot = (thing) => structuredClone(thing);
-}
-
-/**
- * A Chat as `useChat` makes one, sending the approval answer by itself, whose requests go to
- * `chat.server` (a URL the test changes, as a load balancer would pick another node).
- */
-class Chat extends AbstractChat {
-  constructor({ id, server }) {
-    const transport = new DefaultChatTransport({
-      api: '/api/chat',
-      fetch: (input, init) => fetch(new URL(String(input), this.server), init),
-    });
-    super({
-      id,
-      transport,
-      state: new PlainChatState(),
-      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-      onFinish: () => {
-        this.finished++;
-      },
-    });
-    this.server = server;
-    this.finished = 0;
-  }
-
-  async settled(n) {
-    const deadline = Date.now() + 15_000;
-    while (!(this.finished >= n && (this.status === 'ready' || this.status === 'error'))) {
-      if (this.status === 'error') break;
-      assert.ok(Date.now() < deadline, `chat still ${this.status} after ${this.finished} of ${n} requests`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+/** A Chat whose requests go to `server` (an object whose `url` the test changes, as a load
+ * balancer would pick another node), sending the approval answer by itself. */
+function chatOn(id, server) {
+  const transport = new DefaultChatTransport({
+    api: '/api/chat',
+    fetch: (input, init) => fetch(new URL(String(input), server.url), init),
+  });
+  return new Chat({ id, transport, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
 }
 
 /** Asks for the note; the approval the run waits for. */
@@ -125,12 +85,13 @@ async function approveAndCheck(chat, asked, dir) {
 describe('AI SDK Chat: an approval answered elsewhere', () => {
   test('after the server restarted', async () => {
     const first = await startAgentwire({ config, files, dirs: ['ws'] });
-    const chat = new Chat({ id: 'chat-restart', server: first.url });
+    const target = { url: first.url };
+    const chat = chatOn('chat-restart', target);
     const asked = await ask(chat);
     await first.stop({ keep: true });
     const second = await startAgentwire({ config, dir: first.dir });
     try {
-      chat.server = second.url;
+      target.url = second.url;
       await approveAndCheck(chat, asked, second.dir);
     } finally {
       await second.stop();
@@ -143,10 +104,11 @@ describe('AI SDK Chat: an approval answered elsewhere', () => {
       const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl: DATABASE_URL });
       const b = await startAgentwire({ config, dir: a.dir, databaseUrl: DATABASE_URL });
       try {
-        const chat = new Chat({ id: `chat-nodes-${killed}-${Date.now()}`, server: a.url });
+        const target = { url: a.url };
+        const chat = chatOn(`chat-nodes-${killed}-${Date.now()}`, target);
         const asked = await ask(chat);
         if (killed) await a.kill();
-        chat.server = b.url;
+        target.url = b.url;
         await approveAndCheck(chat, asked, a.dir);
       } finally {
         await b.stop({ keep: true });

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
+import { Chat } from '../chat.mjs';
 import { startAgentwire } from '../../agentwire-server.mjs';
 
 const ANSWER = ['Hello ', 'from ', 'agentwire.'];
@@ -78,55 +79,11 @@ before(async () => {
 });
 after(() => server?.stop());
 
-/** The framework-free store a Chat needs (`ai` exports only AbstractChat). */
-class PlainChatState {
-  constructor() {
-    this.status = 'ready';
-    this.error = undefined;
-    this.messages = [];
-  }
-  pushMessage = (message) => {
-    this.messages = this.messages.concat(structuredClone(message));
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index, message) => {
-    this.messages = [...this.messages.slice(0, index), structuredClone(message), ...this.messages.slice(index + 1)];
-  };
-  snapshot = (thing) => structuredClone(thing);
-}
-
-/** A Chat as `useChat` makes one, counting the requests it finished. */
-class Chat extends AbstractChat {
-  constructor({ api, ...init }) {
-    super({
-      ...init,
-      transport: new DefaultChatTransport({ api }),
-      state: new PlainChatState(),
-      onFinish: () => {
-        this.finished++;
-      },
-    });
-    this.finished = 0;
-  }
-
-  /** Waits until `n` requests have finished and the chat is idle again. */
-  async settled(n) {
-    const deadline = Date.now() + 10_000;
-    while (!(this.finished >= n && (this.status === 'ready' || this.status === 'error'))) {
-      if (this.status === 'error') break;
-      assert.ok(Date.now() < deadline, `chat still ${this.status} after ${this.finished} of ${n} requests`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
-
 const withoutProviderMetadata = (parts) => parts.map(({ providerMetadata, callProviderMetadata, ...part }) => part);
 
 describe('AI SDK Chat against agentwire serve', () => {
   test('sendMessage at the root /api/chat: the scripted answer as a step and a text', async () => {
-    const chat = new Chat({ id: 'chat-plain', api: `${url}/api/chat` });
+    const chat = new Chat({ id: 'chat-plain', transport: new DefaultChatTransport({ api: `${url}/api/chat` }) });
     await chat.sendMessage({ text: 'hello' });
     assert.equal(chat.error, undefined);
     assert.equal(chat.status, 'ready');
@@ -150,7 +107,7 @@ describe('AI SDK Chat against agentwire serve', () => {
     test(`approval round trip, ${approved ? 'approved' : 'denied'}: /agents/${agent}/api/chat`, async () => {
       const chat = new Chat({
         id: `chat-${agent}`,
-        api: `${url}/agents/${agent}/api/chat`,
+        transport: new DefaultChatTransport({ api: `${url}/agents/${agent}/api/chat` }),
         sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
       });
       await chat.sendMessage({ text: 'Write the note' });
