@@ -112,19 +112,20 @@ impl MessageBuilder {
         &mut self.message.metadata
     }
 
-    /// Appends answer text. An empty delta is ignored.
-    pub fn text_delta(&mut self, out: &mut Emitter, text: &str) {
-        self.sequential_delta(out, StreamedPart::Text, text);
+    /// Appends answer text. An empty delta is ignored. A `String` becomes the event's delta
+    /// as it is (no copy).
+    pub fn text_delta(&mut self, out: &mut Emitter, text: impl Into<String>) {
+        self.sequential_delta(out, StreamedPart::Text, text.into());
     }
 
     /// Appends reasoning text. An empty delta is ignored.
-    pub fn reasoning_delta(&mut self, out: &mut Emitter, text: &str) {
-        self.sequential_delta(out, StreamedPart::Reasoning, text);
+    pub fn reasoning_delta(&mut self, out: &mut Emitter, text: impl Into<String>) {
+        self.sequential_delta(out, StreamedPart::Reasoning, text.into());
     }
 
     /// Appends refusal text. An empty delta is ignored.
-    pub fn refusal_delta(&mut self, out: &mut Emitter, text: &str) {
-        self.sequential_delta(out, StreamedPart::Refusal, text);
+    pub fn refusal_delta(&mut self, out: &mut Emitter, text: impl Into<String>) {
+        self.sequential_delta(out, StreamedPart::Refusal, text.into());
     }
 
     /// Completes the open text, reasoning or refusal part, if any, so that the next delta starts a
@@ -268,7 +269,7 @@ impl MessageBuilder {
         index
     }
 
-    fn sequential_delta(&mut self, out: &mut Emitter, kind: StreamedPart, text: &str) {
+    fn sequential_delta(&mut self, out: &mut Emitter, kind: StreamedPart, text: String) {
         if text.is_empty() {
             return;
         }
@@ -280,12 +281,12 @@ impl MessageBuilder {
         | Part::Reasoning(ReasoningPart { text: buffer })
         | Part::Refusal(RefusalPart { text: buffer }) = &mut self.message.parts[index]
         {
-            buffer.push_str(text);
+            buffer.push_str(&text);
         }
         out.emit(EventKind::PartDelta {
             message_id: self.message_id().clone(),
             index: wire_index(index),
-            delta: text.to_owned(),
+            delta: text,
         });
     }
 

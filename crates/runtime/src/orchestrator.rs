@@ -341,15 +341,15 @@ impl Orchestrator {
             };
             let built = match event {
                 BrainEvent::TextDelta { text } => {
-                    builder.text_delta(&mut self.out, &text);
+                    builder.text_delta(&mut self.out, text);
                     Ok(())
                 }
                 BrainEvent::ReasoningDelta { text } => {
-                    builder.reasoning_delta(&mut self.out, &text);
+                    builder.reasoning_delta(&mut self.out, text);
                     Ok(())
                 }
                 BrainEvent::RefusalDelta { text } => {
-                    builder.refusal_delta(&mut self.out, &text);
+                    builder.refusal_delta(&mut self.out, text);
                     Ok(())
                 }
                 BrainEvent::ToolCallStart { id, name } => builder

@@ -32,10 +32,12 @@ type StatusUpdate<'a> = (
 
 /// The sizes a statement's rows are cut into, one statement each (at most fourteen parameters
 /// a row: 2,048 rows stay below SQLite's 32,766-parameter limit; every statement is a round
-/// trip to the database, so a group takes as few as it can). Few fixed sizes mean few
-/// distinct statements, which the connection prepares once and keeps; a statement sized to
-/// each group would be prepared anew every time, and preparing costs more than running it.
-const CHUNK_SIZES: [usize; 6] = [2048, 512, 128, 32, 8, 1];
+/// trip to the database, on SQLite a hand-off to its thread and back, so a group takes as few
+/// as it can: the powers of two, at most one of each). Fixed sizes mean a bounded set of
+/// distinct statements, which the connection prepares once and keeps (the store's statement
+/// cache holds them all); a statement sized to each group would be prepared anew every time,
+/// and preparing costs more than running it.
+const CHUNK_SIZES: [usize; 12] = [2048, 1024, 512, 256, 128, 64, 32, 16, 8, 4, 2, 1];
 
 /// The writes of one transaction. Each part may be empty.
 #[derive(Debug, Default)]
@@ -565,7 +567,8 @@ mod tests {
         let items: Vec<usize> = (0..1234).collect();
         let chunks = fixed_chunks(&items);
         let sizes: Vec<usize> = chunks.iter().map(|chunk| chunk.len()).collect();
-        assert_eq!(sizes, [512, 512, 128, 32, 32, 8, 8, 1, 1]);
+        // 1234 = 1024 + 128 + 64 + 16 + 2: its binary digits.
+        assert_eq!(sizes, [1024, 128, 64, 16, 2]);
         assert_eq!(chunks.concat(), items);
         assert!(fixed_chunks::<u8>(&[]).is_empty());
     }

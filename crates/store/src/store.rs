@@ -255,7 +255,8 @@ async fn open_sqlite(url: &str) -> Result<(SqlitePool, Option<SqliteConnection>)
             "journal_size_limit",
             sqlite_file::WAL_KEEP_BYTES.to_string(),
         )
-        .auto_vacuum(SqliteAutoVacuum::Incremental);
+        .auto_vacuum(SqliteAutoVacuum::Incremental)
+        .statement_cache_capacity(STATEMENT_CACHE);
     // A shared in-memory database locks whole tables: one connection at a time uses it.
     let max_connections = if in_memory { 1 } else { 8 };
     let keeper = match in_memory {
@@ -270,8 +271,9 @@ async fn open_sqlite(url: &str) -> Result<(SqlitePool, Option<SqliteConnection>)
 }
 
 async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
-    let options =
-        PgConnectOptions::from_str(url).map_err(|error| bad_url(url, &error.to_string()))?;
+    let options = PgConnectOptions::from_str(url)
+        .map_err(|error| bad_url(url, &error.to_string()))?
+        .statement_cache_capacity(STATEMENT_CACHE);
     // One connection first: the pool retries a refused connection until its acquire timeout,
     // and a wrong URL should fail at once with the server's own reason.
     PgConnection::connect_with(&options).await?.close().await?;
@@ -281,6 +283,10 @@ async fn open_postgres(url: &str) -> Result<PgPool, StoreError> {
         .connect_with(options)
         .await?)
 }
+
+/// Prepared statements a connection keeps: every size a group's statements are cut into, of
+/// each statement, with room for the rest (sqlx keeps 100 by default).
+const STATEMENT_CACHE: usize = 256;
 
 /// A [`StoreError::BadUrl`] naming the URL without its password.
 fn bad_url(url: &str, reason: &str) -> StoreError {

@@ -331,9 +331,9 @@ impl AiSdkDecoder {
                 }
                 message.texts[text].opened = true;
                 match text_kind {
-                    TextKind::Text => message.builder.text_delta(out, &delta),
-                    TextKind::Refusal => message.builder.refusal_delta(out, &delta),
-                    TextKind::Reasoning => message.builder.reasoning_delta(out, &delta),
+                    TextKind::Text => message.builder.text_delta(out, delta),
+                    TextKind::Refusal => message.builder.refusal_delta(out, delta),
+                    TextKind::Reasoning => message.builder.reasoning_delta(out, delta),
                 }
             }
             "text-end" | "reasoning-end" => {
