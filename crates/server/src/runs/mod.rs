@@ -413,24 +413,6 @@ impl Runs {
         Ok(())
     }
 
-    /// Makes sure this node still holds a run that waits in the store before it acts on an
-    /// answer: while it could not renew its lease another node may have taken the run over
-    /// (and would run the same calls). If so the run is let go here: it stops (its writes are
-    /// refused) and the answer goes through the store.
-    async fn check_held(&self, live: &LiveRun) -> Result<(), RunsError> {
-        let id = live.handle.id();
-        let record = self.store.run(id).await?;
-        if record.is_some_and(|record| record.node == self.node) {
-            return Ok(());
-        }
-        // Its task stores nothing more (the run may come back here, taken over from the store
-        // again, while this copy closes), and the copy stops.
-        live.let_go.store(true, Ordering::Relaxed);
-        self.forget(live);
-        live.handle.cancel();
-        Err(RunsError::RunMoved)
-    }
-
     /// Takes `live` out of the registry (not another copy of the run that took its place).
     fn forget(&self, live: &LiveRun) {
         let mut runs = lock(&self.live);
@@ -439,26 +421,6 @@ impl Runs {
             .is_some_and(|held| std::ptr::eq(Arc::as_ptr(held), live))
         {
             runs.remove(live.handle.id());
-        }
-    }
-
-    /// Stores the waiting run's checkpoint anew, with the answers it has now.
-    pub(super) async fn save_checkpoint(&self, live: &LiveRun) {
-        let _one_at_a_time = live.checkpointing.lock().await;
-        let Some(checkpoint) = live.handle.checkpoint() else {
-            return;
-        };
-        let saved = match serde_json::to_string(&checkpoint) {
-            Ok(text) => self
-                .store
-                .update_checkpoint(live.handle.id(), &self.node, &text)
-                .await
-                .map(drop)
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(error.to_string()),
-        };
-        if let Err(error) = saved {
-            tracing::warn!(run = %live.handle.id(), "storing a checkpoint: {error}");
         }
     }
 

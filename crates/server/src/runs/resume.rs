@@ -9,12 +9,14 @@
 //!
 //! Nothing past the wait is shown before it is stored (the wait's commit reserves no seq
 //! ahead), so the run goes on from the seq after its last stored event, and a client sees one
-//! unbroken stream.
+//! unbroken stream. Answers that leave the run waiting for more are stored with its checkpoint
+//! ([`Runs::save_checkpoint`]); before a node acts on an answer it checks that it still holds
+//! the run ([`Runs::check_held`]), so that no call runs on two nodes.
 //!
 //! [`RunCommits::park`]: crate::runs::commit::RunCommits::park
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use agentwire_core::{RunStatus, SessionId};
 use agentwire_runtime::{Checkpoint, RunResume};
@@ -163,5 +165,43 @@ impl Runs {
         let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, commits, metrics);
         tokio::spawn(pump.instrument(span));
         Ok(live)
+    }
+
+    /// Makes sure this node still holds a run that waits in the store before it acts on an
+    /// answer: while it could not renew its lease another node may have taken the run over
+    /// (and would run the same calls). If so the run is let go here: it stops (its writes are
+    /// refused) and the answer goes through the store.
+    pub(super) async fn check_held(&self, live: &LiveRun) -> Result<(), RunsError> {
+        let id = live.handle.id();
+        let record = self.store.run(id).await?;
+        if record.is_some_and(|record| record.node == self.node) {
+            return Ok(());
+        }
+        // Its task stores nothing more (the run may come back here, taken over from the store
+        // again, while this copy closes), and the copy stops.
+        live.let_go.store(true, Ordering::Relaxed);
+        self.forget(live);
+        live.handle.cancel();
+        Err(RunsError::RunMoved)
+    }
+
+    /// Stores the waiting run's checkpoint anew, with the answers it has now.
+    pub(super) async fn save_checkpoint(&self, live: &LiveRun) {
+        let _one_at_a_time = live.checkpointing.lock().await;
+        let Some(checkpoint) = live.handle.checkpoint() else {
+            return;
+        };
+        let saved = match serde_json::to_string(&checkpoint) {
+            Ok(text) => self
+                .store
+                .update_checkpoint(live.handle.id(), &self.node, &text)
+                .await
+                .map(drop)
+                .map_err(|error| error.to_string()),
+            Err(error) => Err(error.to_string()),
+        };
+        if let Err(error) = saved {
+            tracing::warn!(run = %live.handle.id(), "storing a checkpoint: {error}");
+        }
     }
 }
