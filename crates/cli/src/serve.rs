@@ -13,11 +13,12 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::logs::{self, LogFormat};
-use crate::out::outln;
 use agentwire_runtime::{AgentConfig, Provider};
 use agentwire_server::{ConfigFile, Server, Settings, shutdown_signal};
 use anyhow::Context;
+
+use crate::logs::{self, LogFormat};
+use crate::out::outln;
 
 /// The demo brain, as the start summary names it: whoever expected a model learns why the
 /// answers are canned.
@@ -94,7 +95,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
         tracing::warn!("cannot raise the open-file limit: {error}");
     }
-    // The configuration's agents, as `Server::open` takes the built ones away.
+    // What each agent runs on, for the start summary: read now, as `Server::open` takes them.
     let served: Vec<(String, String)> = file
         .agents
         .agents
