@@ -3,10 +3,11 @@
 use std::process::ExitCode;
 
 use agentwire_dialects::Dialect;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use tokio::io::AsyncWriteExt;
 
 use crate::SourceArgs;
+use crate::out;
 use crate::source::open_stream;
 
 pub(crate) async fn run(args: &SourceArgs, from: Option<Dialect>, to: Dialect) -> Result<ExitCode> {
@@ -22,8 +23,8 @@ pub(crate) async fn run(args: &SourceArgs, from: Option<Dialect>, to: Dialect) -
         for event in events.drain(..) {
             encoder.encode(&event, &mut wire);
         }
-        stdout.write_all(&wire).await.context("write failed")?;
-        stdout.flush().await.context("write failed")?;
+        out::checked(stdout.write_all(&wire).await)?;
+        out::checked(stdout.flush().await)?;
         wire.clear();
         if let Err(error) = decoded {
             eprintln!("agentwire: the {from} stream is malformed: {error}");
@@ -38,8 +39,8 @@ pub(crate) async fn run(args: &SourceArgs, from: Option<Dialect>, to: Dialect) -
         encoder.encode(&event, &mut wire);
     }
     encoder.finish(&mut wire);
-    stdout.write_all(&wire).await.context("write failed")?;
-    stdout.flush().await.context("write failed")?;
+    out::checked(stdout.write_all(&wire).await)?;
+    out::checked(stdout.flush().await)?;
     if let Err(error) = ended {
         eprintln!("agentwire: the {from} stream is malformed: {error}");
         return Ok(ExitCode::FAILURE);

@@ -10,6 +10,7 @@ use anyhow::Result;
 use serde_json::json;
 
 use crate::SourceArgs;
+use crate::out::outln;
 use crate::source::open_stream;
 
 /// How to show what was read.
@@ -38,18 +39,18 @@ pub(crate) async fn run(
     let mut events = Vec::new();
     let mut piece = start;
     if !report.json {
-        println!("dialect: {dialect}");
+        outln!("dialect: {dialect}")?;
     }
     loop {
         let decoded = decoder.decode(&piece, &mut events);
-        inspection.take(decoded, &mut events);
+        inspection.take(decoded, &mut events)?;
         if inspection.problem.is_some() || !source.next(&mut piece).await? {
             break;
         }
     }
     if inspection.problem.is_none() {
         let ended = decoder.finish(&mut events);
-        inspection.take(ended, &mut events);
+        inspection.take(ended, &mut events)?;
     }
     inspection.print()
 }
@@ -68,13 +69,13 @@ struct Inspection {
 impl Inspection {
     /// Takes what a decoder call produced: its events go to the accumulator, printed as they go;
     /// the first event it refuses, or the decoder's error, is the stream's problem.
-    fn take(&mut self, decoded: Result<(), DecodeError>, events: &mut Vec<Event>) {
+    fn take(&mut self, decoded: Result<(), DecodeError>, events: &mut Vec<Event>) -> Result<()> {
         for event in events.drain(..) {
             if self.problem.is_some() {
                 break;
             }
             if !self.report.json && !self.report.no_events {
-                println!("{:>5} {:<16} {}", event.seq, event.name(), summary(&event));
+                outln!("{:>5} {:<16} {}", event.seq, event.name(), summary(&event))?;
             }
             if let Err(error) = self.accumulator.push(&event) {
                 self.problem = Some(format!(
@@ -92,6 +93,7 @@ impl Inspection {
             self.problem
                 .get_or_insert_with(|| format!("the {dialect} stream is malformed: {error}"));
         }
+        Ok(())
     }
 
     /// Prints the report; the exit code says whether the stream was sound.
@@ -108,11 +110,11 @@ impl Inspection {
                 "errors": accumulator.errors(),
                 "problem": self.problem,
             });
-            println!("{}", serde_json::to_string_pretty(&document)?);
+            outln!("{}", serde_json::to_string_pretty(&document)?)?;
         } else {
-            println!("messages:");
-            println!("{}", serde_json::to_string_pretty(accumulator.messages())?);
-            println!("{}", run_line(status, accumulator));
+            outln!("messages:")?;
+            outln!("{}", serde_json::to_string_pretty(accumulator.messages())?)?;
+            outln!("{}", run_line(status, accumulator))?;
             if let Some(problem) = &self.problem {
                 eprintln!("agentwire: {problem}");
             }

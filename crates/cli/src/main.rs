@@ -6,6 +6,8 @@
 mod chat;
 mod convert;
 mod inspect;
+mod logs;
+mod out;
 mod remote;
 mod serve;
 mod source;
@@ -15,6 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use agentwire_dialects::Dialect;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
 /// agentwire: streaming conversations with AI agents, in every client's wire format.
@@ -59,9 +62,10 @@ enum Command {
         session: Option<String>,
         #[command(flatten)]
         server: ServerArgs,
-        /// `[URL] MESSAGE`: the server's base URL (default http://127.0.0.1:8080, or
-        /// `AGENTWIRE_URL`), then the message.
-        #[arg(num_args = 1..=2, required = true, value_names = ["URL", "MESSAGE"])]
+        /// `[URL] MESSAGE...`: the server's base URL (http:// or https://; default
+        /// http://127.0.0.1:8080, or `AGENTWIRE_URL`), then the message, whose words are joined
+        /// with spaces.
+        #[arg(required = true, value_names = ["URL", "MESSAGE"])]
         args: Vec<String>,
     },
     /// List a server's agents.
@@ -79,7 +83,7 @@ enum Command {
     /// for when a stream looks wrong. Exits 1 when the stream is malformed.
     Inspect {
         /// The stream's dialect; sniffed from its first frames when left out.
-        #[arg(long, short)]
+        #[arg(long, short, value_parser = dialects())]
         dialect: Option<Dialect>,
         /// Print one JSON document (`events`, `messages`, `status`, `usage`, `errors`, `problem`)
         /// instead of the readable report.
@@ -94,17 +98,18 @@ enum Command {
     /// Re-encode a stream in another dialect, writing it to stdout as it arrives.
     Convert {
         /// The input's dialect; sniffed from its first frames when left out.
-        #[arg(long)]
+        #[arg(long, value_parser = dialects())]
         from: Option<Dialect>,
         /// The dialect to write.
-        #[arg(long)]
+        #[arg(long, value_parser = dialects())]
         to: Dialect,
         #[command(flatten)]
         source: SourceArgs,
     },
     /// Serve agents over HTTP: the default assistant with no arguments, or the agents and
     /// `[server]` settings of a configuration file. Stops on Ctrl-C or SIGTERM. Logs go to
-    /// stderr, filtered by `RUST_LOG` (default `info`).
+    /// stderr, filtered by `RUST_LOG` (default `info`: what it serves, each request, each run
+    /// that fails).
     Serve {
         /// The configuration file (`[server]` and `[[agents]]`).
         #[arg(long)]
@@ -125,6 +130,10 @@ enum Command {
         /// only behind a proxy that authenticates.
         #[arg(long)]
         allow_unauthenticated: bool,
+        /// How logs are written to stderr: `text` for people, `json` (one object a line) for
+        /// machines.
+        #[arg(long, value_enum, default_value_t)]
+        log_format: logs::LogFormat,
     },
 }
 
@@ -148,6 +157,25 @@ struct SourceArgs {
     /// For a URL: an extra request header, `Name: value` (repeatable).
     #[arg(long = "header", short = 'H')]
     headers: Vec<String>,
+}
+
+/// The dialects by name, so that `--help` lists them and a wrong name is told the choices.
+fn dialects() -> impl TypedValueParser<Value = Dialect> {
+    PossibleValuesParser::new(Dialect::ALL.iter().map(|dialect| dialect.name()))
+        .try_map(|name| name.parse::<Dialect>())
+}
+
+/// `run`'s words: the first is the server's URL when it is one (only http and https are
+/// spoken) and more follow; the rest is the message, as a shell split it.
+fn url_and_message(mut words: Vec<String>) -> (String, String) {
+    let url = if words.len() > 1
+        && (words[0].starts_with("http://") || words[0].starts_with("https://"))
+    {
+        words.remove(0)
+    } else {
+        std::env::var("AGENTWIRE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
+    };
+    (url, words.join(" "))
 }
 
 fn main() -> ExitCode {
@@ -192,12 +220,9 @@ fn main() -> ExitCode {
                 agent,
                 session,
                 server,
-                mut args,
+                args,
             } => {
-                let message = args.pop().unwrap_or_default();
-                let url = args.pop().unwrap_or_else(|| {
-                    std::env::var("AGENTWIRE_URL").unwrap_or_else(|_| DEFAULT_URL.to_owned())
-                });
+                let (url, message) = url_and_message(args);
                 remote::run(remote::RunArgs {
                     url,
                     key: server.key,
@@ -216,6 +241,7 @@ fn main() -> ExitCode {
                 data_dir,
                 database_url,
                 allow_unauthenticated,
+                log_format,
             } => {
                 serve::run(serve::ServeArgs {
                     config,
@@ -223,6 +249,7 @@ fn main() -> ExitCode {
                     data_dir,
                     database_url,
                     allow_unauthenticated,
+                    log_format,
                 })
                 .await
             }
@@ -233,6 +260,9 @@ fn main() -> ExitCode {
     runtime.shutdown_background();
     match result {
         Ok(code) => code,
+        // The reader had what it wanted (`| head`): a success, as for a pipeline that pipefail
+        // checks, rather than SIGPIPE's 141.
+        Err(error) if out::closed(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("agentwire: {error:#}");
             ExitCode::from(2)

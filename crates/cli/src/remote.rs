@@ -8,6 +8,8 @@ use agentwire_core::{Message, RunStatus};
 use anyhow::Result;
 use serde_json::json;
 
+use crate::out::outln;
+
 /// `run`'s exit code for each way a run can settle (README "Clients"): 0 completed, 1 failed or
 /// rejected, 3 awaiting the client (approval, tool output, input), 4 canceled, 5 incomplete.
 /// 2 is every error before the run settled (bad arguments, no server, a refusal).
@@ -39,10 +41,10 @@ pub(crate) async fn agents(url: &str, key: Option<&str>, as_json: bool) -> Resul
             .iter()
             .map(|agent| json!({"name": agent.name, "description": agent.description}))
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({"agents": list}))?
-        );
+        )?;
     } else {
         let width = agents
             .iter()
@@ -50,7 +52,7 @@ pub(crate) async fn agents(url: &str, key: Option<&str>, as_json: bool) -> Resul
             .max()
             .unwrap_or(0);
         for agent in &agents {
-            println!("{:width$}  {}", agent.name, agent.description);
+            outln!("{:width$}  {}", agent.name, agent.description)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -97,7 +99,7 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
             report[key] = value;
         }
     }
-    println!("{}", serde_json::to_string_pretty(&report)?);
+    outln!("{}", serde_json::to_string_pretty(&report)?)?;
     Ok(ExitCode::from(exit_code(status)))
 }
 

@@ -5,18 +5,25 @@
 //! Precedence: the environment (`AGENTWIRE_ADDR`, `AGENTWIRE_DATABASE_URL`) over
 //! the flags (`--addr`, `--database-url`) over the file's `[server]`; the store defaults to
 //! `sqlite://<data-dir>/agentwire.db`. Logs go to stderr (stdout carries the address line),
-//! filtered by `RUST_LOG` (default `info`; e.g. `RUST_LOG=agentwire_server=debug,tower_http=debug`
-//! shows every request).
+//! filtered by `RUST_LOG` (default `info`: what it serves, each request, each run that fails or
+//! ends unfinished; e.g. `RUST_LOG=agentwire_server=debug,tower_http=debug` shows more), as text
+//! or, with `--log-format json`, one JSON object a line.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use agentwire_runtime::AgentConfig;
-use agentwire_server::{ConfigFile, Server, shutdown_signal};
+use agentwire_runtime::{AgentConfig, Provider};
+use agentwire_server::{ConfigFile, Server, Settings, shutdown_signal};
 use anyhow::Context;
-use tracing_subscriber::EnvFilter;
+
+use crate::logs::{self, LogFormat};
+use crate::out::outln;
+
+/// The demo brain, as the start summary names it: whoever expected a model learns why the
+/// answers are canned.
+const DEMO: &str = "the demo brain, offline and scripted";
+const NO_KEY: &str = " (no OPENAI_API_KEY or ANTHROPIC_API_KEY is set)";
 
 /// What `serve` was asked for.
 #[derive(Debug)]
@@ -26,24 +33,7 @@ pub(crate) struct ServeArgs {
     pub(crate) data_dir: PathBuf,
     pub(crate) database_url: Option<String>,
     pub(crate) allow_unauthenticated: bool,
-}
-
-/// Installs the log subscriber: stderr, filtered by `RUST_LOG`.
-fn init_logs() {
-    let filter = match EnvFilter::try_from_default_env() {
-        Ok(filter) => filter,
-        Err(error) => {
-            if std::env::var_os(EnvFilter::DEFAULT_ENV).is_some() {
-                eprintln!("agentwire: RUST_LOG is not a filter ({error}); logging at info");
-            }
-            EnvFilter::new("info")
-        }
-    };
-    // Fails only if a subscriber is already installed, which then keeps logging.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    pub(crate) log_format: LogFormat,
 }
 
 /// A setting from the environment, which wins over flag and file; unset or empty is `None`.
@@ -61,7 +51,7 @@ where
 }
 
 pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    init_logs();
+    logs::init(args.log_format);
     let env = |name: &str| std::env::var(name).ok();
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("cannot create the data dir {}", args.data_dir.display()))?;
@@ -105,6 +95,22 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if let Err(error) = rlimit::increase_nofile_limit(u64::MAX) {
         tracing::warn!("cannot raise the open-file limit: {error}");
     }
+    // What each agent runs on, for the start summary: read now, as `Server::open` takes them.
+    let served: Vec<(String, String)> = file
+        .agents
+        .agents
+        .iter()
+        .zip(&agents)
+        .map(|(entry, agent)| {
+            let brain = match entry.provider {
+                // The default assistant is on it for want of a key.
+                Provider::Demo if args.config.is_none() => format!("{DEMO}{NO_KEY}"),
+                Provider::Demo => DEMO.to_owned(),
+                _ => agent.describe(),
+            };
+            (entry.name.clone(), brain)
+        })
+        .collect();
     let server = Server::open(agents, settings)
         .await
         .context("cannot open the store")?;
@@ -113,11 +119,44 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("cannot listen on {}", server.settings().addr))?;
     let local = listener.local_addr()?;
+    for (agent, brain) in &served {
+        tracing::info!(agent, "serving agent {agent} on {brain}");
+    }
+    summarize(server.settings(), local, &args.data_dir);
     // Before the address is printed: whoever reads it may signal at once.
     let shutdown = shutdown_signal();
-    let mut stdout = std::io::stdout();
-    writeln!(stdout, "agentwire listening on http://{local}")?;
-    stdout.flush()?;
+    outln!("agentwire listening on http://{local}")?;
     server.serve(listener, shutdown).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Logs where the server listens, what it keeps where, and who may call it.
+fn summarize(settings: &Settings, local: SocketAddr, data_dir: &Path) {
+    let database = settings
+        .database_url
+        .as_deref()
+        .map_or_else(|| "in memory".to_owned(), without_password);
+    tracing::info!(
+        "listening on http://{local}; data in {}, database {database}",
+        data_dir.display()
+    );
+    let keys = settings.api_keys.len();
+    if keys > 0 {
+        tracing::info!("API keys required ({keys} configured)");
+    } else if local.ip().is_loopback() {
+        tracing::info!("no API keys required: only this machine can reach {local}");
+    } else {
+        tracing::warn!("no API keys required on {local}: the proxy in front must authenticate");
+    }
+}
+
+/// A database URL fit for the logs: its password starred out.
+fn without_password(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
 }

@@ -205,6 +205,27 @@ fn run_prints_the_messages_as_json_and_exits_by_status() {
     );
 }
 
+#[tokio::test]
+async fn run_joins_the_words_of_the_message() {
+    let (_dir, server) = start();
+    let url = server.url.as_str();
+    let out = agentwire(&["run", "--agent", "talker", url, "hello", "world"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let session = run["session_id"].as_str().unwrap();
+    let history: Value = reqwest::get(format!("{url}/v1/sessions/{session}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(history["messages"][0]["role"], "user", "{history}");
+    assert_eq!(
+        history["messages"][0]["parts"][0]["text"], "hello world",
+        "{history}"
+    );
+}
+
 #[test]
 fn chat_asks_approvals_on_the_terminal_no_denies_and_yes_runs_the_tool() {
     let (dir, server) = start();
@@ -248,6 +269,16 @@ fn ctrl_c_cancels_the_run_and_a_second_ctrl_c_quits() {
     chat.expect("> ").unwrap();
 
     chat.send_line("count again").unwrap();
+    chat.expect("w3 ").unwrap();
+    chat.send(ControlCode::EndOfText).unwrap();
+    chat.expect("stopping").unwrap();
+    // The words the server sent before it canceled the run are not printed after "stopping".
+    let stopped = chat.expect("■ canceled").unwrap();
+    let after = text(stopped.before());
+    assert!(!after.contains(" w"), "{after:?}");
+    chat.expect("> ").unwrap();
+
+    chat.send_line("count once more").unwrap();
     chat.expect("w3 ").unwrap();
     chat.send(ControlCode::EndOfText).unwrap();
     chat.expect("stopping").unwrap();

@@ -6,8 +6,9 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use agentwire_dialects::Dialect;
 use agentwire_testkit::scenarios;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn agentwire(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
@@ -108,7 +109,72 @@ fn a_malformed_or_out_of_order_stream_fails_naming_the_place() {
 
     let output = agentwire(&["inspect", "--dialect", "klingon", "-"], None);
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("known: native"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("possible values: native"), "{stderr}");
+}
+
+#[test]
+fn help_lists_every_dialect() {
+    for command in ["inspect", "convert"] {
+        let output = agentwire(&[command, "--help"], None);
+        assert!(output.status.success());
+        let help = String::from_utf8_lossy(&output.stdout);
+        for dialect in Dialect::ALL {
+            assert!(
+                help.contains(dialect.name()),
+                "{command}: {dialect}: {help}"
+            );
+        }
+    }
+}
+
+/// A native stream of `deltas` text deltas, far more output than a pipe holds.
+fn long_stream(deltas: usize) -> String {
+    let mut events = vec![
+        json!({"event": "run_created", "run_id": "run_1"}),
+        json!({"event": "run_status", "status": "in_progress"}),
+        json!({"event": "message_start", "message_id": "m", "role": "assistant"}),
+        json!({"event": "part_start", "message_id": "m", "index": 0, "type": "text"}),
+    ];
+    events.extend(
+        (0..deltas)
+            .map(|_| json!({"event": "part_delta", "message_id": "m", "index": 0, "delta": "x"})),
+    );
+    let mut wire = String::new();
+    for (index, mut event) in events.into_iter().enumerate() {
+        event["seq"] = json!(index + 1);
+        wire += &format!("{event}\n");
+    }
+    wire
+}
+
+#[test]
+fn a_reader_that_closes_early_ends_the_program_quietly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("long.ndjson");
+    std::fs::write(&path, long_stream(20_000)).expect("write");
+    let path = path.to_str().expect("utf-8");
+    for args in [
+        &["inspect", path][..],
+        &["inspect", "--json", path],
+        &["convert", "--to", "ai-sdk", path],
+    ] {
+        // `agentwire … | head -c 100`: the reader takes a little and goes.
+        let mut child = Command::new(env!("CARGO_BIN_EXE_agentwire"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("agentwire starts");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut start = [0; 100];
+        stdout.read_exact(&mut start).expect("the first bytes");
+        drop(stdout);
+        let output = child.wait_with_output().expect("agentwire ends");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?}");
+    }
 }
 
 /// Serves one response on port 0: `body` in small chunks, after checking the request line and

@@ -5,7 +5,7 @@
 mod conversation;
 mod render;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use self::conversation::{Conversation, Turn};
 use self::render::Renderer;
+use crate::out;
 
 /// The wire the chat speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -90,17 +91,17 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
             }
         ),
         false,
-    ));
+    ))?;
     loop {
         if typing {
-            write(&renderer.prompt());
+            write(&renderer.prompt())?;
         }
         let line = tokio::select! {
             line = lines.recv() => line,
             () = interrupts.next() => None,
         };
         let Some(line) = line else {
-            write("\n");
+            write("\n")?;
             return Ok(ExitCode::SUCCESS);
         };
         let text = line.trim();
@@ -110,13 +111,13 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
         let mut turn = match conversation.send(text).await {
             Ok(turn) => turn,
             Err(error) => {
-                write(&renderer.notice(&format!("✗ {error}"), true));
+                write(&renderer.notice(&format!("✗ {error}"), true))?;
                 continue;
             }
         };
         loop {
-            if let Outcome::Quit = drive(&mut turn, &mut renderer, &mut interrupts).await {
-                write(&renderer.end_turn());
+            if let Outcome::Quit = drive(&mut turn, &mut renderer, &mut interrupts).await? {
+                write(&renderer.end_turn())?;
                 return Ok(ExitCode::SUCCESS);
             }
             let pending = conversation.settle(turn);
@@ -126,13 +127,13 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
             let mut answers = Vec::new();
             for approval in &pending {
                 let approved = loop {
-                    write(&renderer.approval_prompt(approval));
+                    write(&renderer.approval_prompt(approval))?;
                     let answer = tokio::select! {
                         line = lines.recv() => line,
                         () = interrupts.next() => None,
                     };
                     let Some(answer) = answer else {
-                        write("\n");
+                        write("\n")?;
                         return Ok(ExitCode::SUCCESS);
                     };
                     match answer.trim().to_ascii_lowercase().as_str() {
@@ -146,7 +147,7 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
             turn = match conversation.answer(&answers).await {
                 Ok(turn) => turn,
                 Err(error) => {
-                    write(&renderer.notice(&format!("✗ {error}"), true));
+                    write(&renderer.notice(&format!("✗ {error}"), true))?;
                     break;
                 }
             };
@@ -155,35 +156,39 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
 }
 
 /// Streams one turn to the terminal until it settles, or the user quits.
-async fn drive(turn: &mut Turn, renderer: &mut Renderer, interrupts: &mut Interrupts) -> Outcome {
+async fn drive(
+    turn: &mut Turn,
+    renderer: &mut Renderer,
+    interrupts: &mut Interrupts,
+) -> Result<Outcome> {
     let mut canceling = false;
     let mut ticker = tokio::time::interval(Duration::from_millis(80));
     loop {
         tokio::select! {
             event = turn.next() => match event {
-                Ok(Some(event)) => write(&renderer.event(&event)),
+                Ok(Some(event)) => write(&renderer.event(&event))?,
                 Ok(None) => {
-                    write(&renderer.end_turn());
-                    return Outcome::Settled;
+                    write(&renderer.end_turn())?;
+                    return Ok(Outcome::Settled);
                 }
                 Err(error) => {
-                    write(&renderer.notice(&format!("✗ {error}"), true));
-                    return Outcome::Settled;
+                    write(&renderer.notice(&format!("✗ {error}"), true))?;
+                    return Ok(Outcome::Settled);
                 }
             },
             () = interrupts.next() => {
                 if canceling {
-                    return Outcome::Quit;
+                    return Ok(Outcome::Quit);
                 }
                 canceling = true;
-                write(&renderer.notice("stopping… (Ctrl-C again quits)", false));
+                write(&renderer.stop("stopping… (Ctrl-C again quits)"))?;
                 match turn.cancel().await {
                     Ok(true) => {}
-                    Ok(false) => write(&renderer.notice("■ stopped", false)),
-                    Err(error) => write(&renderer.notice(&format!("✗ {error}"), true)),
+                    Ok(false) => write(&renderer.notice("■ stopped", false))?,
+                    Err(error) => write(&renderer.notice(&format!("✗ {error}"), true))?,
                 }
             },
-            _ = ticker.tick(), if renderer.spinning() => write(&renderer.tick()),
+            _ = ticker.tick(), if renderer.spinning() => write(&renderer.tick())?,
         }
     }
 }
@@ -226,12 +231,9 @@ fn stdin_lines() -> mpsc::Receiver<String> {
     receiver
 }
 
-fn write(text: &str) {
+fn write(text: &str) -> Result<()> {
     if text.is_empty() {
-        return;
+        return Ok(());
     }
-    let mut stdout = std::io::stdout().lock();
-    // A closed terminal leaves nothing to tell.
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
+    out::write(text)
 }

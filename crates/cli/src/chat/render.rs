@@ -48,6 +48,8 @@ pub(crate) struct Renderer {
     /// The spinner line is on screen (the cursor is at its end).
     spinner_shown: bool,
     frame: usize,
+    /// The user asked the answer to stop: of what still comes, only how the run ends shows.
+    stopping: bool,
 }
 
 impl Renderer {
@@ -64,11 +66,20 @@ impl Renderer {
             names: HashMap::new(),
             spinner_shown: false,
             frame: 0,
+            stopping: false,
         }
     }
 
     /// The output for one event.
     pub(crate) fn event(&mut self, event: &Event) -> String {
+        if self.stopping
+            && !matches!(
+                event.kind,
+                EventKind::RunStatus { .. } | EventKind::Error(_)
+            )
+        {
+            return String::new();
+        }
         let mut out = self.hide_spinner();
         match &event.kind {
             EventKind::PartStart {
@@ -209,7 +220,18 @@ impl Renderer {
         let mut out = self.hide_spinner();
         self.running.clear();
         self.current = None;
+        self.stopping = false;
         self.end_line(&mut out);
+        out
+    }
+
+    /// The user asked the answer to stop: `text` says so, last. The run's text still on its way
+    /// (until the server has canceled it) would print after it, so only the run's end and
+    /// errors show until the turn ends.
+    pub(crate) fn stop(&mut self, text: &str) -> String {
+        let mut out = self.end_turn();
+        self.stopping = true;
+        out += &self.notice(text, false);
         out
     }
 

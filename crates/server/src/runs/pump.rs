@@ -56,6 +56,7 @@ impl Runs {
                         self.publish(&live, &events).await;
                     }
                     if let Some(ending) = ending {
+                        warn_if_unsuccessful(&ending[0]);
                         let shown = commits.take_end(ending, output(&live));
                         metrics.logged(&shown);
                         live.log.append_all(shown);
@@ -161,4 +162,22 @@ pub(crate) const RUN_GONE: &str = "run_gone";
 /// Whether the event is the run's terminal status.
 fn ends_run(event: &Event) -> bool {
     matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
+}
+
+/// A run that failed, or ended before its work was done, is worth an operator's look (the
+/// pump's span, `run`, names the run and its agent).
+fn warn_if_unsuccessful(end: &Event) {
+    if let EventKind::RunStatus {
+        status: status @ (RunStatus::Failed | RunStatus::Incomplete),
+        error,
+        ..
+    } = &end.kind
+    {
+        tracing::warn!(
+            code = error.as_ref().map_or("", |error| error.code.as_str()),
+            "run {}: {}",
+            status.name(),
+            error.as_ref().map_or("", |error| error.message.as_str()),
+        );
+    }
 }

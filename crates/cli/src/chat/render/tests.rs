@@ -196,3 +196,28 @@ fn parallel_calls_do_not_interleave_their_arguments() {
         "▸ list_files {\"path\":\"/demo\"}\n▸ read_file {\"path\":\"/demo/note.txt\"}\n"
     );
 }
+
+#[test]
+fn once_stopping_only_the_end_of_the_run_shows() {
+    let mut renderer = Renderer::new(false, false);
+    let before: String = events(vec![
+        json!({"event": "part_start", "message_id": "m", "index": 0, "type": "text"}),
+        delta(0, "one "),
+    ])
+    .iter()
+    .map(|event| renderer.event(event))
+    .collect();
+    let stop = renderer.stop("stopping…");
+    let after = render(
+        &mut renderer,
+        vec![
+            delta(0, "two "),
+            json!({"event": "part_complete", "message_id": "m", "index": 0, "part": {"type": "text", "text": "one two "}}),
+            json!({"event": "run_status", "status": "canceled"}),
+        ],
+    );
+    assert_eq!(before + &stop + &after, "one \nstopping…\n■ canceled\n");
+    // The next answer shows in full.
+    let next = render(&mut renderer, vec![delta(1, "three")]);
+    assert_eq!(next, "three\n");
+}
