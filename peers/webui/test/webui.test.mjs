@@ -54,6 +54,18 @@ const scripts = {
       [{ type: 'data', name: 'demo.stats', data: { files: 1 } }, { type: 'text_delta', text: 'Fixed and written.' }, finish('stop')],
     ],
   },
+  // Arguments streamed slowly, a piece at a time, so their streaming state can be seen.
+  'slow-args.json': {
+    turns: [
+      [
+        { type: 'tool_call_start', id: 'c1', name: 'everything_trigger-long-running-operation' },
+        ...['{"dura', 'tion": ', '1, ', '"ste', 'ps": ', '2}'].map((args) => ({ type: 'tool_call_delta', id: 'c1', args })),
+        { type: 'tool_call_end', id: 'c1' },
+        finish('tool_calls'),
+      ],
+      [{ type: 'text_delta', text: 'The job is done.' }, finish('stop')],
+    ],
+  },
   'chatty.json': { turns: [[...words(CHATTY).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
   'long-writer.json': {
     turns: [
@@ -84,6 +96,7 @@ const config = [
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-write"'),
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-deny"').replace('name = "writer"', 'name = "denied"'),
   agent('chatty', 'tokens_per_second = 60'),
+  agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
   // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
   `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
@@ -116,8 +129,8 @@ after(async () => {
 });
 
 /** A fresh page at the UI, failing the test on any script error. */
-async function open(t, { url = server.url, width = 1100, height = 800 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
+async function open(t, { url = server.url, width = 1100, height = 800, permissions = [] } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, permissions });
   t.after(() => context.close());
   const page = await context.newPage();
   const errors = [];
@@ -500,6 +513,19 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     await shot(page, '14-every-part');
   });
 
+  test('Copy puts an answer’s text on the clipboard', async (t) => {
+    const page = await open(t, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await say(page, 'talker', 'copy this');
+    const copy = page.getByRole('button', { name: 'Copy the answer' });
+    // Only once there is complete text to copy.
+    await page.locator('.part.text.streaming').waitFor();
+    assert.equal(await copy.isVisible(), false);
+    await waitStatus(page, 'completed');
+    await copy.click();
+    assert.equal(await copy.innerText(), 'Copied');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), ANSWER);
+  });
+
   for (const { name, width, height } of VIEWPORTS) {
     test(`the view follows the tour to its final answer, and a session opens at its end (${width}×${height})`, async (t) => {
       const page = await open(t, { width, height });
@@ -600,11 +626,14 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       const page = await open(t, { width, height });
       const seen = await watchToolStates(page);
       const title = `the long job ${name}`;
-      await say(page, 'slow-tool', title);
+      await say(page, 'slow-args', title);
       // Listed while its run still goes on, as the current session.
       const listed = page.locator('.session[aria-current]', { hasText: title });
       await listed.waitFor({ state: 'attached', timeout: 5_000 });
       assert.notEqual(await status(page), 'completed');
+      // State and label read together: the arguments stream for under a second.
+      await page.waitForFunction(() => document.querySelector('.part.tool[data-state="preparing"] .status')?.textContent === 'streaming arguments', null, { timeout: 15_000 });
+      await shot(page, `21-tool-streaming-arguments-${name}`);
       await waitStatus(page, 'completed');
       const { states, labels, unlabeled } = await seen();
       assert.equal(unlabeled, 0, 'a tool card was shown without a label');
