@@ -22,6 +22,8 @@ const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 const ui = {
   messages: $('messages'),
+  scroller: /** @type {HTMLElement} */ ($('messages').parentElement),
+  jump: /** @type {HTMLButtonElement} */ ($('jump')),
   empty: $('empty'),
   form: /** @type {HTMLFormElement} */ ($('composer')),
   input: /** @type {HTMLTextAreaElement} */ ($('input')),
@@ -53,6 +55,8 @@ const state = {
   run: undefined,
   /** @type {string | null} where the next page of sessions starts */
   nextSessions: null,
+  /** Whether the view keeps the newest content in sight: true until the reader scrolls up. */
+  following: true,
 };
 
 const conversation = new Conversation(ui.messages, answerApproval);
@@ -134,7 +138,11 @@ function apply(run, event) {
   const change = run.acc.push(event);
   switch (change.kind) {
     case 'run':
-      if (change.sessionId && change.sessionId !== state.sessionId) setSession(change.sessionId);
+      if (change.sessionId && change.sessionId !== state.sessionId) {
+        setSession(change.sessionId);
+        // A new chat is listed at once, not only when its run ends.
+        void loadSessions();
+      }
       break;
     case 'status':
       conversation.setRunStatus(change.status);
@@ -167,7 +175,6 @@ function apply(run, event) {
       break;
   }
   refreshControls();
-  scrollToEnd();
 }
 
 /**
@@ -227,7 +234,8 @@ async function send() {
   autosize();
   const sent = conversation.add(message);
   refreshControls();
-  scrollToEnd();
+  // Whoever sends wants to see the answer.
+  setFollowing(true);
   try {
     if (waiting) {
       await request('POST', `/v1/runs/${encodeURIComponent(waiting.id)}/input`, message);
@@ -331,7 +339,8 @@ async function openSession(id) {
     if (last?.agent && [...ui.agent.options].some((option) => option.value === last.agent)) ui.agent.value = last.agent;
     conversation.setRunStatus(last ? { status: last.status, awaiting: last.awaiting } : undefined);
     refreshControls();
-    scrollToEnd();
+    // A session opens at its end, where it goes on.
+    setFollowing(true);
     if (last && !TERMINAL.has(last.status)) await resume(last.id);
   } catch (error) {
     showError(error);
@@ -348,6 +357,7 @@ function newChat() {
   setSession(undefined);
   closeSidebar();
   refreshControls();
+  setFollowing(true);
   ui.input.focus();
 }
 
@@ -383,12 +393,44 @@ async function loadSessions(more = false) {
 
 // ---- layout and keys ----
 
-function scrollToEnd() {
-  const scroller = ui.messages.parentElement;
-  if (!scroller) return;
-  // Follow the stream only when the reader is at the end already.
-  if (scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120) scroller.scrollTop = scroller.scrollHeight;
+// The view follows the newest content while the reader is at the end, whatever grows it (a
+// delta, a tall card, an image loading, a folded part): a resize observer, not each event, puts
+// it back at the end. Scrolling up stops following; scrolling back to the end, or the "Jump to
+// latest" button, starts again.
+
+const scroller = ui.scroller;
+let lastTop = 0;
+
+/** How far the end is below what is shown, in pixels. */
+const belowEnd = () => scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+
+/** Starts or stops following; starting goes to the end. @param {boolean} on @param {ScrollBehavior} [behavior] */
+function setFollowing(on, behavior = 'instant') {
+  state.following = on;
+  if (on) scroller.scrollTo({ top: scroller.scrollHeight, behavior });
+  ui.jump.hidden = on || belowEnd() < 2;
 }
+
+const follower = new ResizeObserver(() => {
+  if (state.following) scroller.scrollTop = scroller.scrollHeight;
+  else ui.jump.hidden = belowEnd() < 2;
+});
+follower.observe(ui.messages);
+// The composer growing shrinks the view: that too keeps the end in sight.
+follower.observe(scroller);
+scroller.addEventListener('scroll', () => {
+  // Content growing never moves scrollTop up; only the reader (or content shrinking, which
+  // leaves the view at the end) does.
+  if (belowEnd() < 8) state.following = true;
+  else if (scroller.scrollTop < lastTop) state.following = false;
+  lastTop = scroller.scrollTop;
+  ui.jump.hidden = state.following;
+}, { passive: true });
+// A wheel turned up means "stop" at once, before the next resize could pull the view back.
+scroller.addEventListener('wheel', (event) => {
+  if (event.deltaY < 0) state.following = false;
+}, { passive: true });
+ui.jump.addEventListener('click', () => setFollowing(true, 'smooth'));
 
 function autosize() {
   ui.input.style.height = 'auto';

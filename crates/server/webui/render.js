@@ -129,10 +129,11 @@ class TextView extends PartView {
   }
 }
 
+// Every state has words, streaming ones included: a bare spinner says nothing.
 const TOOL_STATES = {
-  preparing: 'preparing',
+  preparing: 'streaming arguments',
   running: 'running',
-  approval: 'needs approval',
+  approval: 'awaiting approval',
   waiting: 'waiting for the client',
   done: 'done',
   error: 'error',
@@ -165,8 +166,14 @@ class ToolView extends PartView {
     this.approved = null;
     /** @type {HTMLElement | null} */
     this.approvalEl = null;
-    if (streaming) this.argsNode.data = part.args_text ?? '';
-    else this.complete(part);
+    /** @type {HTMLElement | null} the reason and the buttons, until answered */
+    this.questionEl = null;
+    /** @type {any} the arguments, once complete */
+    this.args = undefined;
+    if (streaming) {
+      this.argsNode.data = part.args_text ?? '';
+      this.refresh();
+    } else this.complete(part);
   }
   /** @param {string} delta */
   append(delta) {
@@ -175,6 +182,7 @@ class ToolView extends PartView {
   /** @param {Part} part */
   complete(part) {
     this.streaming = false;
+    this.args = part.args;
     this.argsNode.data = pretty(part.args);
     this.argsEl.parentElement?.removeAttribute('open');
     this.refresh();
@@ -197,7 +205,12 @@ class ToolView extends PartView {
     const approve = h('button', { type: 'button', class: 'approve', text: 'Approve', 'aria-label': `approve ${part.tool_call_id}`, onclick: () => this.answer(true) });
     const deny = h('button', { type: 'button', class: 'deny', text: 'Deny', 'aria-label': `deny ${part.tool_call_id}`, onclick: () => this.answer(false) });
     this.buttons = [approve, deny];
-    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [h('p', { text: part.reason ?? 'This call needs your approval.' }), h('div', { class: 'buttons' }, [approve, deny])]);
+    this.questionEl = h('div', { class: 'question' }, [h('p', { text: part.reason ?? 'This call needs your approval.' }), h('div', { class: 'buttons' }, [approve, deny])]);
+    // What is approved is shown on the card, unfolded, above the buttons (and stays after the
+    // answer, as the record of what was allowed); the folded box would only repeat it.
+    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [argsList(this.args), this.questionEl]);
+    const box = this.argsEl.parentElement;
+    if (box) box.hidden = true;
     /** @type {HTMLElement} */ (this.el).append(this.approvalEl);
     this.refresh();
   }
@@ -211,9 +224,7 @@ class ToolView extends PartView {
   /** The person's answer, as the run recorded it. @param {Part} part */
   attachAnswer(part) {
     this.approved = part.approved;
-    if (this.approvalEl) {
-      this.approvalEl.replaceChildren(h('p', { class: part.approved ? 'approved' : 'denied', text: part.approved ? '✓ Approved' : '✕ Denied' }));
-    }
+    this.questionEl?.replaceWith(h('p', { class: part.approved ? 'approved' : 'denied', text: part.approved ? '✓ Approved' : '✕ Denied' }));
     this.refresh();
   }
   refresh() {
@@ -234,6 +245,35 @@ class ToolView extends PartView {
     const canAnswer = state === 'approval' && run?.awaiting === 'approval';
     for (const button of this.buttons ?? []) button.toggleAttribute('disabled', !canAnswer);
   }
+}
+
+/** Values longer than this are folded on an approval card, with a button to show them whole. */
+const FOLD = 300;
+
+/**
+ * A call's arguments for a person to approve: one row per argument, strings as written (a file's
+ * content reads as the file), other values as indented JSON, long ones folded.
+ * @param {any} args
+ */
+function argsList(args) {
+  const entries = args && typeof args === 'object' && !Array.isArray(args) ? Object.entries(args) : [['arguments', args]];
+  if (entries.length === 0) return h('p', { class: 'args-list empty', text: 'No arguments.' });
+  return h('dl', { class: 'args-list', 'aria-label': 'arguments' }, entries.flatMap(([name, value]) => [h('dt', { text: name }), h('dd', {}, [valueView(value)])]));
+}
+
+/** @param {any} value */
+function valueView(value) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2) ?? String(value);
+  const pre = h('pre', { class: typeof value === 'string' ? 'value string' : 'value json', text: text.length > FOLD ? `${text.slice(0, FOLD)}…` : text });
+  if (text.length <= FOLD) return pre;
+  const more = h('button', { type: 'button', class: 'more-value', text: `Show all ${text.length} characters`, 'aria-expanded': 'false' });
+  more.addEventListener('click', () => {
+    const open = more.getAttribute('aria-expanded') !== 'true';
+    pre.textContent = open ? text : `${text.slice(0, FOLD)}…`;
+    more.textContent = open ? 'Show less' : `Show all ${text.length} characters`;
+    more.setAttribute('aria-expanded', String(open));
+  });
+  return h('div', { class: 'folded' }, [pre, more]);
 }
 
 /** A part that is whole when it arrives. @param {Part} part */
@@ -314,6 +354,29 @@ export class MessageView {
     ]);
     /** @type {PartView[]} */
     this.views = [];
+    /** @type {string[]} the complete text parts, by index: what Copy copies */
+    this.texts = [];
+    // The clipboard API is there on https and localhost only; elsewhere there is no button.
+    if (role === 'assistant' && navigator.clipboard) {
+      this.copy = h('button', { type: 'button', class: 'copy', text: 'Copy', 'aria-label': 'Copy the answer', hidden: true, onclick: () => this.copyText() });
+      this.el.append(h('div', { class: 'actions' }, [this.copy]));
+    }
+  }
+  /** A complete text part: Copy has something to copy. @param {number} index @param {Part} part */
+  noteText(index, part) {
+    if (part.type !== 'text') return;
+    this.texts[index] = part.text;
+    if (this.copy) this.copy.hidden = false;
+  }
+  async copyText() {
+    const copy = /** @type {HTMLElement} */ (this.copy);
+    try {
+      await navigator.clipboard.writeText(this.texts.filter((text) => text != null).join('\n\n'));
+      copy.textContent = 'Copied';
+    } catch {
+      copy.textContent = 'Copy failed';
+    }
+    setTimeout(() => (copy.textContent = 'Copy'), 1500);
   }
   /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
   addPart(index, part, streaming) {
@@ -331,6 +394,7 @@ export class MessageView {
     }
     this.views[index] = view;
     if (view.el) this.parts.append(view.el);
+    if (!streaming) this.noteText(index, part);
   }
   /** @param {number} index @param {string} delta */
   append(index, delta) {
@@ -339,8 +403,10 @@ export class MessageView {
   /** @param {number} index @param {Part} part */
   complete(index, part) {
     const view = this.views[index];
-    if (view) view.complete(part);
-    else this.addPart(index, part, false);
+    if (view) {
+      view.complete(part);
+      this.noteText(index, part);
+    } else this.addPart(index, part, false);
   }
 }
 

@@ -20,6 +20,17 @@ const words = (text) => text.split(/(?<= )/);
 const ANSWER = 'Streaming arrives word by word, so the page shows each piece as soon as it is made.';
 const LONG = 'This answer goes on for a long while so that there is time to press the stop button before it ends. '.repeat(6);
 const FILE = { path: 'notes/approved.txt', content: 'written after approval' };
+// Long enough to overflow any screen, paced so it still streams while the test scrolls.
+const CHATTY = Array.from({ length: 80 }, (_, i) => `Paragraph ${i + 1} of a long answer.\n\n`).join('');
+// What a careless approval would let through: long, multi-line, and markup that must stay text.
+const LONG_FILE = {
+  path: 'notes/long.txt',
+  content: `<img src=x onerror="document.title='pwned'"><b>not bold</b>\n${'line of the long note\n'.repeat(40)}the end`,
+};
+const VIEWPORTS = [
+  { name: 'desktop', width: 1280, height: 900 },
+  { name: 'phone', width: 390, height: 844 },
+];
 const finish = (reason) => ({ type: 'finish', reason });
 const call = (id, name, args) => [
   { type: 'tool_call_start', id, name },
@@ -41,6 +52,25 @@ const scripts = {
       [{ type: 'reasoning_delta', text: 'I will write the note.' }, ...call('c1', 'write_file', '{"content": "hello"}'), finish('tool_calls')],
       [{ type: 'text_delta', text: 'I forgot the path; ' }, { type: 'text_delta', text: 'here is the corrected call.' }, ...call('c2', 'write_file', '{"path": "notes/fixed.txt", "content": "hello"}'), finish('tool_calls')],
       [{ type: 'data', name: 'demo.stats', data: { files: 1 } }, { type: 'text_delta', text: 'Fixed and written.' }, finish('stop')],
+    ],
+  },
+  // Arguments streamed slowly, a piece at a time, so their streaming state can be seen.
+  'slow-args.json': {
+    turns: [
+      [
+        { type: 'tool_call_start', id: 'c1', name: 'everything_trigger-long-running-operation' },
+        ...['{"dura', 'tion": ', '1, ', '"ste', 'ps": ', '2}'].map((args) => ({ type: 'tool_call_delta', id: 'c1', args })),
+        { type: 'tool_call_end', id: 'c1' },
+        finish('tool_calls'),
+      ],
+      [{ type: 'text_delta', text: 'The job is done.' }, finish('stop')],
+    ],
+  },
+  'chatty.json': { turns: [[...words(CHATTY).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'long-writer.json': {
+    turns: [
+      [{ type: 'text_delta', text: 'Writing the long note.' }, ...call('c1', 'write_file', JSON.stringify(LONG_FILE)), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'The long note is written.' }, finish('stop')],
     ],
   },
   'writer.json': {
@@ -65,6 +95,11 @@ const config = [
   agent('fixer', 'tokens_per_second = 30\nworkspace = "ws-fix"'),
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-write"'),
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-deny"').replace('name = "writer"', 'name = "denied"'),
+  agent('chatty', 'tokens_per_second = 60'),
+  agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
+  agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
+  // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
+  `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
 ].join('\n');
 
 let server;
@@ -77,7 +112,7 @@ before(async () => {
   assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: run scripts/peers.sh`);
   mkdirSync(ARTIFACTS, { recursive: true });
   [server, keyed] = await Promise.all([
-    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny'] }),
+    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny', 'ws-long', 'ws-tour'] }),
     startAgentwire({ config: `[server]\napi_keys = ["s3cret"]\n${agent('talker')}`, files: scripts }),
   ]);
   browser = await chromium.launch({
@@ -94,8 +129,8 @@ after(async () => {
 });
 
 /** A fresh page at the UI, failing the test on any script error. */
-async function open(t, { url = server.url, width = 1100, height = 800 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height } });
+async function open(t, { url = server.url, width = 1100, height = 800, permissions = [] } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, permissions });
   t.after(() => context.close());
   const page = await context.newPage();
   const errors = [];
@@ -122,6 +157,54 @@ async function say(page, agentName, text) {
 const status = (page) => page.locator('#run-status').getAttribute('data-status');
 const waitStatus = (page, value) => page.waitForSelector(`#run-status[data-status="${value}"]`, { timeout: 15_000 });
 const lastText = (page) => page.locator('.message.assistant .part.text').last();
+
+/** How far the end of the messages is below what the scroller shows, in pixels. */
+const belowEnd = (page) => page.locator('.scroller').evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
+
+/** Asserts the element is wholly on screen: inside the messages' scroller and the viewport. */
+async function assertInView(page, locator, what) {
+  const box = await locator.boundingBox();
+  const view = await page.locator('.scroller').boundingBox();
+  const { width, height } = page.viewportSize();
+  assert.ok(box && view, `${what} has no box`);
+  const inside = box.y >= view.y - 1 && box.y + box.height <= view.y + view.height + 1 && box.y + box.height <= height && box.x >= 0 && box.x + box.width <= width;
+  assert.ok(inside, `${what} is out of view: ${JSON.stringify(box)} in ${JSON.stringify(view)} (${width}×${height})`);
+}
+
+/**
+ * Records every state and label tool cards show, intermediate ones included (a mutation
+ * record keeps the old value; removed and added text nodes keep theirs).
+ */
+async function watchToolStates(page) {
+  await page.evaluate(() => {
+    const seen = { states: new Set(), labels: new Set(), unlabeled: 0 };
+    window.__toolStates = seen;
+    new MutationObserver((records) => {
+      for (const record of records) {
+        const target = /** @type {Element} */ (record.target);
+        if (record.type === 'attributes' && target.matches('.part.tool')) {
+          if (record.oldValue) seen.states.add(record.oldValue);
+          seen.states.add(target.getAttribute('data-state'));
+        }
+        for (const node of record.addedNodes) {
+          if (node.parentElement?.matches('.part.tool .status')) seen.labels.add(node.textContent);
+          if (node instanceof Element) {
+            for (const card of [node, ...node.querySelectorAll('.part.tool')].filter((el) => el.matches('.part.tool'))) {
+              seen.states.add(card.getAttribute('data-state'));
+              const label = card.querySelector('.status')?.textContent ?? '';
+              if (label) seen.labels.add(label);
+              else seen.unlabeled++;
+            }
+          }
+        }
+      }
+    }).observe(document.getElementById('messages'), { subtree: true, childList: true, attributes: true, attributeFilter: ['data-state'], attributeOldValue: true });
+  });
+  return async () => page.evaluate(() => {
+    const seen = window.__toolStates;
+    return { states: [...seen.states], labels: [...seen.labels], unlabeled: seen.unlabeled };
+  });
+}
 
 describe('the web UI against agentwire serve', () => {
   test('a text answer streams in: a partial answer shows before the whole one', async (t) => {
@@ -429,4 +512,133 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     assert.equal(await page.locator('.part.file.image img').evaluate((img) => img.naturalWidth), 1);
     await shot(page, '14-every-part');
   });
+
+  test('Copy puts an answer’s text on the clipboard', async (t) => {
+    const page = await open(t, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await say(page, 'talker', 'copy this');
+    const copy = page.getByRole('button', { name: 'Copy the answer' });
+    // Only once there is complete text to copy.
+    await page.locator('.part.text.streaming').waitFor();
+    assert.equal(await copy.isVisible(), false);
+    await waitStatus(page, 'completed');
+    await copy.click();
+    assert.equal(await copy.innerText(), 'Copied');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), ANSWER);
+  });
+
+  for (const { name, width, height } of VIEWPORTS) {
+    test(`the view follows the tour to its final answer, and a session opens at its end (${width}×${height})`, async (t) => {
+      const page = await open(t, { width, height });
+      await say(page, 'guide', 'tour');
+      await waitStatus(page, 'completed');
+      const answer = lastText(page);
+      assert.match(await answer.innerText(), /That was the whole tour/);
+      // Tall cards and reasoning came before it: the view followed them all.
+      assert.ok((await page.locator('.part.tool').count()) >= 4);
+      assert.ok((await belowEnd(page)) < 8, `the view is ${await belowEnd(page)}px above the end`);
+      await assertInView(page, answer, 'the final answer');
+      assert.equal(await page.locator('#jump').isVisible(), false);
+      await shot(page, `16-tour-end-${name}`);
+
+      // Opened afresh (a link, a reload), the session shows its end, not its top.
+      const reopened = await open(t, { url: page.url(), width, height });
+      await reopened.waitForFunction(() => /whole tour/.test(document.querySelector('.message.assistant:last-of-type .part.text:last-child')?.textContent ?? ''));
+      await reopened.waitForFunction(() => {
+        const el = document.querySelector('.scroller');
+        return el.scrollHeight - el.scrollTop - el.clientHeight < 8;
+      });
+      await assertInView(reopened, lastText(reopened), 'the final answer of the reopened session');
+      await shot(reopened, `17-tour-reopened-${name}`);
+    });
+
+    test(`scrolling up stops following; Jump to latest follows again (${width}×${height})`, async (t) => {
+      const page = await open(t, { width, height });
+      await say(page, 'chatty', 'talk at length');
+      // Following while it overflows the screen.
+      await page.waitForFunction(() => {
+        const el = document.querySelector('.scroller');
+        return el.scrollHeight > el.clientHeight + 300;
+      }, null, { timeout: 15_000 });
+      assert.ok((await belowEnd(page)) < 8);
+      assert.equal(await page.locator('#jump').isVisible(), false);
+
+      // The reader scrolls up: the view stays where they put it while the answer grows.
+      const box = await page.locator('.scroller').boundingBox();
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.wheel(0, -200);
+      await page.locator('#jump').waitFor();
+      const top = await page.locator('.scroller').evaluate((el) => el.scrollTop);
+      const grown = await page.locator('.scroller').evaluate((el) => el.scrollHeight);
+      await page.waitForFunction((height) => document.querySelector('.scroller').scrollHeight > height + 100, grown);
+      assert.equal(await page.locator('.scroller').evaluate((el) => el.scrollTop), top);
+      assert.ok((await belowEnd(page)) > 100);
+      assert.equal(await status(page), 'in_progress');
+      await shot(page, `18-scrolled-up-${name}`);
+
+      // Jump to latest: back at the end, and following again as more comes.
+      await page.getByRole('button', { name: 'Jump to latest' }).click();
+      await page.locator('#jump').waitFor({ state: 'hidden' });
+      await page.waitForFunction(() => {
+        const el = document.querySelector('.scroller');
+        return el.scrollHeight - el.scrollTop - el.clientHeight < 8;
+      });
+      const after = await page.locator('.scroller').evaluate((el) => el.scrollHeight);
+      await page.waitForFunction((height) => document.querySelector('.scroller').scrollHeight > height + 100, after);
+      assert.ok((await belowEnd(page)) < 8, 'following again after the jump');
+      assert.equal(await status(page), 'in_progress');
+      await page.getByRole('button', { name: 'Stop the run' }).click();
+      await waitStatus(page, 'canceled');
+    });
+
+    test(`an approval card shows what it approves, folded and as text (${width}×${height})`, async (t) => {
+      const page = await open(t, { width, height });
+      await say(page, 'long-writer', 'write the long note');
+      const card = page.locator('.part.tool[data-tool-call-id="c1"]');
+      await page.getByRole('button', { name: 'approve c1' }).waitFor();
+      await waitStatus(page, 'awaiting');
+      assert.equal(await card.locator('.status').innerText(), 'awaiting approval');
+      // The arguments are on the card, beside the buttons, not in a folded box.
+      assert.deepEqual(await card.locator('.approval dt').allInnerTexts(), ['path', 'content']);
+      const [pathValue, content] = [card.locator('.approval dd pre').first(), card.locator('.approval dd pre').nth(1)];
+      assert.equal(await pathValue.textContent(), LONG_FILE.path);
+      assert.equal(await card.locator('.args-box').isVisible(), false);
+      // Long: folded, with a button that shows it whole; markup stays text.
+      const folded = await content.textContent();
+      assert.ok(folded.length < LONG_FILE.content.length && folded.endsWith('…'), `folded: ${folded.length} characters`);
+      assert.ok(LONG_FILE.content.startsWith(folded.slice(0, -1)));
+      assert.equal(await card.locator('img, b').count(), 0);
+      await assertInView(page, page.getByRole('button', { name: 'approve c1' }), 'the Approve button');
+      await shot(page, `19-approval-args-${name}`);
+      await card.getByRole('button', { name: `Show all ${LONG_FILE.content.length} characters` }).click();
+      assert.equal(await content.textContent(), LONG_FILE.content);
+      assert.equal(await page.title(), 'agentwire');
+      await shot(page, `20-approval-args-whole-${name}`);
+
+      await page.getByRole('button', { name: 'approve c1' }).click();
+      await waitStatus(page, 'completed');
+      // The answer joins the card; what was approved stays on it.
+      assert.equal(await card.locator('.approval .approved').innerText(), '✓ Approved');
+      assert.equal(await card.locator('.approval dt').count(), 2);
+      assert.equal(readFileSync(path.join(server.dir, 'ws-long', LONG_FILE.path), 'utf8'), LONG_FILE.content);
+    });
+
+    test(`every tool-call state has a label, and a new chat is listed at once (${width}×${height})`, async (t) => {
+      const page = await open(t, { width, height });
+      const seen = await watchToolStates(page);
+      const title = `the long job ${name}`;
+      await say(page, 'slow-args', title);
+      // Listed while its run still goes on, as the current session.
+      const listed = page.locator('.session[aria-current]', { hasText: title });
+      await listed.waitFor({ state: 'attached', timeout: 5_000 });
+      assert.notEqual(await status(page), 'completed');
+      // State and label read together: the arguments stream for under a second.
+      await page.waitForFunction(() => document.querySelector('.part.tool[data-state="preparing"] .status')?.textContent === 'streaming arguments', null, { timeout: 15_000 });
+      await shot(page, `21-tool-streaming-arguments-${name}`);
+      await waitStatus(page, 'completed');
+      const { states, labels, unlabeled } = await seen();
+      assert.equal(unlabeled, 0, 'a tool card was shown without a label');
+      for (const state of ['preparing', 'running', 'done']) assert.ok(states.includes(state), `state ${state} not seen in ${states}`);
+      for (const label of ['streaming arguments', 'running', 'done']) assert.ok(labels.includes(label), `label "${label}" not seen in ${labels}`);
+    });
+  }
 });
