@@ -41,19 +41,51 @@ const RECLAIM_STEP: i64 = 1024;
 /// `auto_vacuum` = INCREMENTAL.
 const INCREMENTAL: i64 = 2;
 
-/// Checkpoints the WAL until the pool closes.
-pub(crate) async fn checkpoints(pool: SqlitePool, turns: Arc<Mutex<()>>) {
-    let mut every = tokio::time::interval(CHECKPOINT_EVERY);
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    while !pool.is_closed() {
-        every.tick().await;
-        // A failed checkpoint loses nothing (the log keeps every commit); the next one retries.
-        let _ = checkpoint(&pool, &turns).await;
+/// A file's checkpoints: the background task's, and any asked for ([`Checkpoints::now`]), one
+/// at a time: a checkpoint that finds another running is busy at once and learns nothing of
+/// the log (so it would not truncate it).
+#[derive(Debug)]
+pub(crate) struct Checkpoints {
+    task: tokio::task::JoinHandle<()>,
+    running: Arc<Mutex<()>>,
+}
+
+impl Checkpoints {
+    /// Checkpoints the WAL every [`CHECKPOINT_EVERY`] until the pool closes (or this drops).
+    pub(crate) fn start(pool: SqlitePool, turns: Arc<Mutex<()>>) -> Self {
+        let running = Arc::new(Mutex::new(()));
+        let task = tokio::spawn({
+            let running = Arc::clone(&running);
+            async move {
+                let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                while !pool.is_closed() {
+                    every.tick().await;
+                    let _one = running.lock().await;
+                    // A failed checkpoint loses nothing (the log keeps every commit); the next
+                    // one retries.
+                    let _ = checkpoint(&pool, &turns).await;
+                }
+            }
+        });
+        Self { task, running }
+    }
+
+    /// One checkpoint now, after any running.
+    pub(crate) async fn now(&self, pool: &SqlitePool, turns: &Mutex<()>) -> Result<(), StoreError> {
+        let _one = self.running.lock().await;
+        checkpoint(pool, turns).await
+    }
+}
+
+impl Drop for Checkpoints {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 
 /// One checkpoint: PASSIVE, then TRUNCATE if the log is past [`WAL_TRUNCATE_BYTES`].
-pub(crate) async fn checkpoint(pool: &SqlitePool, turns: &Mutex<()>) -> Result<(), StoreError> {
+async fn checkpoint(pool: &SqlitePool, turns: &Mutex<()>) -> Result<(), StoreError> {
     // (busy, frames in the log, frames copied back)
     let (_, frames, _): (i64, i64, i64) = sqlx::query_as("PRAGMA wal_checkpoint(PASSIVE)")
         .fetch_one(pool)

@@ -47,7 +47,7 @@ pub struct Store {
     /// Notices between the users of one SQLite store (PostgreSQL carries them itself).
     pub(crate) local: broadcast::Sender<Notice>,
     /// A SQLite file's checkpoints, stopped when the last clone of the store is dropped.
-    checkpoints: Option<Arc<AbortOnDrop>>,
+    checkpoints: Option<Arc<sqlite_file::Checkpoints>>,
     /// An in-memory database's own connection, never used: the database lives as long as a
     /// connection to it is open, and the pool's one may be closed (sqlx closes a connection
     /// whose query was dropped half way, as when a client leaves a replay).
@@ -58,16 +58,6 @@ pub struct Store {
     /// waited seconds. Taking turns here, first come first served (Tokio's mutex is fair),
     /// gives every writer its turn after at most the transactions queued before it.
     write_turns: Option<Arc<tokio::sync::Mutex<()>>>,
-}
-
-/// Aborts a background task when dropped.
-#[derive(Debug)]
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 /// The open pool.
@@ -137,8 +127,8 @@ impl Store {
             MIGRATOR.run(&pool).await?;
             if !in_memory {
                 sqlite_file::use_incremental_vacuum(&pool).await?;
-                let task = tokio::spawn(sqlite_file::checkpoints(pool.clone(), Arc::clone(turns)));
-                checkpoints = Some(Arc::new(AbortOnDrop(task)));
+                let started = sqlite_file::Checkpoints::start(pool.clone(), Arc::clone(turns));
+                checkpoints = Some(Arc::new(started));
             }
             Backend::Sqlite(pool)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
@@ -184,9 +174,9 @@ impl Store {
     /// it is past 16 MiB (waiting for readers of older snapshots to move on). A background
     /// task does this every 200 ms; nothing to do on PostgreSQL or in memory.
     pub async fn checkpoint(&self) -> Result<(), StoreError> {
-        match (&self.backend, &self.write_turns) {
-            (Backend::Sqlite(pool), Some(turns)) if self.checkpoints.is_some() => {
-                sqlite_file::checkpoint(pool, turns).await
+        match (&self.backend, &self.write_turns, &self.checkpoints) {
+            (Backend::Sqlite(pool), Some(turns), Some(checkpoints)) => {
+                checkpoints.now(pool, turns).await
             }
             _ => Ok(()),
         }
