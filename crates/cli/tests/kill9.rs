@@ -8,12 +8,9 @@
 mod common;
 
 use std::path::Path;
-use std::time::Duration;
 
 use agentwire_core::{Event, EventKind, RunStatus};
-use agentwire_dialects::StreamDecoder;
-use agentwire_dialects::native::NativeSseDecoder;
-use common::{Server, serve};
+use common::{Server, read, serve};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -24,24 +21,6 @@ fn start(dir: &Path, database_url: Option<&str>) -> Server {
         Some(url) => serve(dir, &["--config", "agentwire.toml", "--database-url", url]),
         None => serve(dir, &["--config", "agentwire.toml"]),
     }
-}
-
-/// Reads SSE chunks into events until `done` says so or the body ends.
-async fn read(
-    response: &mut reqwest::Response,
-    events: &mut Vec<Event>,
-    done: impl Fn(&[Event]) -> bool,
-) {
-    let mut decoder = NativeSseDecoder::default();
-    while !done(events) {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
-            .await
-            .expect("a chunk within 10 s")
-            .unwrap();
-        let Some(chunk) = chunk else { break };
-        decoder.decode(&chunk, events).unwrap();
-    }
-    events.retain(|event| event.name() != "heartbeat");
 }
 
 /// Whether readers may see the event before it is stored (what a crash may lose).

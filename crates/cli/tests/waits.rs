@@ -11,9 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agentwire_core::{Event, EventKind, Part};
-use agentwire_dialects::StreamDecoder;
-use agentwire_dialects::native::NativeSseDecoder;
-use common::{Server, serve};
+use common::{Server, read, serve};
 use serde_json::{Value, json};
 
 /// Writes the configuration `name.toml`: an agent whose `write_file` needs approval, scripted
@@ -45,18 +43,9 @@ fn configure(dir: &Path, name: &str, node: Option<&str>) -> String {
 }
 
 /// Reads a native SSE stream to its end (heartbeats dropped).
-async fn events(response: reqwest::Response) -> Vec<Event> {
-    let mut response = response;
-    let mut decoder = NativeSseDecoder::default();
+async fn events(mut response: reqwest::Response) -> Vec<Event> {
     let mut events = Vec::new();
-    while let Some(chunk) = tokio::time::timeout(Duration::from_secs(20), response.chunk())
-        .await
-        .expect("a chunk within 20 s")
-        .unwrap()
-    {
-        decoder.decode(&chunk, &mut events).unwrap();
-    }
-    events.retain(|event| event.name() != "heartbeat");
+    read(&mut response, &mut events, |_| false).await;
     events
 }
 

@@ -232,31 +232,28 @@ impl Metrics {
 
     /// Counts a run of `agent` as started at `at`; the handle counts the rest of its life.
     pub(crate) fn run_started(&self, agent: &str, at: Instant) -> RunMetrics {
+        self.run_in_progress(agent, at, true)
+    }
+
+    /// A run taken over from the store goes on here: in progress again, not started again (nor
+    /// is its first delta timed again).
+    pub(crate) fn run_resumed(&self, agent: &str) -> RunMetrics {
+        self.run_in_progress(agent, Instant::now(), false)
+    }
+
+    fn run_in_progress(&self, agent: &str, at: Instant, starts: bool) -> RunMetrics {
         let agent = self.agents.get(agent).cloned();
         if let Some(agent) = &agent {
-            agent.started.inc();
+            if starts {
+                agent.started.inc();
+            }
             agent.in_progress.inc();
         }
         RunMetrics {
             agent,
             events: self.events.clone(),
             started: at,
-            delta_seen: false,
-            ended: false,
-        }
-    }
-
-    /// A run taken over from the store goes on here: in progress again, not started again.
-    pub(crate) fn run_resumed(&self, agent: &str) -> RunMetrics {
-        let agent = self.agents.get(agent).cloned();
-        if let Some(agent) = &agent {
-            agent.in_progress.inc();
-        }
-        RunMetrics {
-            agent,
-            events: self.events.clone(),
-            started: Instant::now(),
-            delta_seen: true,
+            delta_seen: !starts,
             ended: false,
         }
     }

@@ -12,40 +12,9 @@ import { HttpAgent, buildResumeArray } from '@ag-ui/client';
 import { run } from '../agent.mjs';
 import { validateClient, validateOfficial } from '../support.mjs';
 import { startAgentwire } from '../../agentwire-server.mjs';
+import { FILE, config, files } from '../../durable-writer.mjs';
 
-const FILE = { path: 'notes/durable.txt', content: 'written after approval' };
 const DATABASE_URL = process.env.AGENTWIRE_TEST_DATABASE_URL;
-
-const files = {
-  'writer.json': {
-    turns: [
-      [
-        { type: 'text_delta', text: 'Let me write it.' },
-        { type: 'tool_call_start', id: 'c1', name: 'write_file' },
-        { type: 'tool_call_delta', id: 'c1', args: JSON.stringify(FILE) },
-        { type: 'tool_call_end', id: 'c1' },
-        { type: 'finish', reason: 'tool_calls' },
-      ],
-      [
-        { type: 'text_delta', text: 'Done.' },
-        { type: 'finish', reason: 'stop' },
-      ],
-    ],
-  },
-};
-
-const config = `
-[server]
-lease_seconds = 2
-
-[[agents]]
-name = "writer"
-provider = "scripted"
-script = "writer.json"
-tools = ["write_file"]
-approval = ["write_file"]
-workspace = "ws"
-`;
 
 async function checkedRun(agent, params) {
   const out = await run(agent, params);

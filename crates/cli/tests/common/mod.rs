@@ -6,6 +6,11 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use agentwire_core::Event;
+use agentwire_dialects::StreamDecoder;
+use agentwire_dialects::native::NativeSseDecoder;
 
 /// A running `agentwire serve`.
 pub(crate) struct Server {
@@ -56,4 +61,22 @@ pub(crate) fn serve_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ser
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_owned();
     Server { child, url }
+}
+
+/// Reads SSE chunks into events until `done` says so or the body ends.
+pub(crate) async fn read(
+    response: &mut reqwest::Response,
+    events: &mut Vec<Event>,
+    done: impl Fn(&[Event]) -> bool,
+) {
+    let mut decoder = NativeSseDecoder::default();
+    while !done(events) {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk())
+            .await
+            .expect("a chunk within 10 s")
+            .unwrap();
+        let Some(chunk) = chunk else { break };
+        decoder.decode(&chunk, events).unwrap();
+    }
+    events.retain(|event| event.name() != "heartbeat");
 }

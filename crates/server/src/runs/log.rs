@@ -217,29 +217,22 @@ impl EventLog {
 
     /// Waits until the log has an event after `seq`, or the run's stream has ended.
     pub(crate) async fn past(&self, seq: u64) {
-        let mut changes = self.subscribe();
-        loop {
-            changes.borrow_and_update();
-            {
-                let logged = self.lock();
-                if logged.closed || logged.last_seq > seq {
-                    return;
-                }
-            }
-            if changes.changed().await.is_err() {
-                return;
-            }
-        }
+        self.until(|logged| logged.last_seq > seq).await;
     }
 
     /// Waits until the run is settled (awaiting the client) or its stream has ended.
     pub(crate) async fn settled(&self) {
+        self.until(|logged| logged.settled).await;
+    }
+
+    /// Waits until `done` holds of the log, or the run's stream has ended.
+    async fn until(&self, done: impl Fn(&Logged) -> bool) {
         let mut changes = self.subscribe();
         loop {
             changes.borrow_and_update();
             {
                 let logged = self.lock();
-                if logged.closed || logged.settled {
+                if logged.closed || done(&logged) {
                     return;
                 }
             }
