@@ -26,9 +26,13 @@ pub enum StoreError {
     /// The session (or run) belongs to another owner.
     #[error("{0} belongs to another owner")]
     NotOwner(String),
-    /// A value read back could not be decoded (a row written by a newer version, or damaged).
+    /// A value read back is not what the store writes (a row written by a newer version, or
+    /// damaged).
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
+    /// A value could not be written as JSON, or JSON read back could not be decoded.
+    #[error("stored JSON: {0}")]
+    Json(#[from] serde_json::Error),
     /// A notification listener fell behind and missed this many notices; read the log again.
     #[error("notification listener missed {0} notices")]
     Lagged(u64),
@@ -38,10 +42,4 @@ pub enum StoreError {
     /// The database refused or failed a statement, or could not be reached.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-}
-
-impl From<serde_json::Error> for StoreError {
-    fn from(error: serde_json::Error) -> Self {
-        StoreError::Corrupt(error.to_string())
-    }
 }

@@ -714,10 +714,14 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         session_id: Some(session.clone()),
         ..RunRecord::new(RunId::from(id), "assistant", "node-a")
     };
-    let (next, new, taken) = (
+    // A session of another owner: no way into it.
+    let theirs = SessionId::from("ses_theirs");
+    store.create_session(&theirs, Some("key_b")).await.unwrap();
+    let (next, new, taken, intruder) = (
         in_session("run_next", &old),
         in_session("run_new", &fresh),
         in_session("run_old", &fresh),
+        in_session("run_intruder", &theirs),
     );
     let (three, four, hello, nope) = (
         [user_message("m3", "three")],
@@ -734,7 +738,12 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
     let batches = [(&first.id, &events[..]), (&gone, &events), (&new.id, &more)]
         .map(|(run, events)| EventBatch::encode(run, events).unwrap().unwrap());
     let group = Group {
-        starts: vec![(&next, &three), (&new, &hello), (&taken, &nope)],
+        starts: vec![
+            (&next, &three),
+            (&new, &hello),
+            (&taken, &nope),
+            (&intruder, &nope),
+        ],
         appends: vec![(&old, &four), (&missing, &nope)],
         batches: vec![&batches[0], &batches[1], &batches[2]],
         node: None,
@@ -743,7 +752,12 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
     assert_eq!(
         written,
         Written {
-            started: vec![Started::Done, Started::Done, Started::RunExists],
+            started: vec![
+                Started::Done,
+                Started::Done,
+                Started::RunExists,
+                Started::SessionOwned
+            ],
             appended: vec![true, false],
             gone: vec![gone],
         }
@@ -761,6 +775,8 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         ["hello"]
     );
     assert!(store.session(&missing).await.unwrap().is_none());
+    assert!(store.session_messages(&theirs).await.unwrap().is_empty());
+    assert!(store.run(&intruder.id).await.unwrap().is_none());
     assert_eq!(
         seqs(&store.events_after(&first.id, 0, 10).await.unwrap()),
         [1, 2]

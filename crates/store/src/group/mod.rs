@@ -1,0 +1,240 @@
+//! Group commit: the writes of many runs in ONE transaction. A server streaming thousands of
+//! runs starts runs, appends their events and adds their output to sessions all the time; one
+//! transaction per write (on SQLite, each waiting its turn for the single writer, and each a
+//! dozen hand-offs to the database thread) made run starts queue behind each other. Here a
+//! [`Group`] costs a fixed number of statements however many runs it carries (see `steps`).
+//!
+//! A write that cannot be done (a run id that is taken, a session or run that is gone) is
+//! answered on its own, in [`Written`], and does not fail the group.
+
+mod steps;
+
+use std::collections::{HashMap, HashSet};
+
+use agentwire_core::{Message, RunId, SessionId};
+
+use crate::error::StoreError;
+use crate::event_log::{BatchRow, EventBatch, merge_runs};
+use crate::run::{RunRecord, RunRow};
+use crate::session::message_texts;
+use crate::store::{Connection, Store, now, with_connection};
+use steps::GroupSql;
+
+/// The writes of one transaction. Each part may be empty.
+#[derive(Debug, Default)]
+pub struct Group<'a> {
+    /// Runs to begin: the session (created, owned by the run's owner, if new), the run's row
+    /// and its input at the end of the session's history, as [`Store::start_run`].
+    pub starts: Vec<(&'a RunRecord, &'a [Message])>,
+    /// Messages to add at the end of a session's history, as [`Store::append_messages`].
+    pub appends: Vec<(&'a SessionId, &'a [Message])>,
+    /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
+    pub batches: Vec<&'a EventBatch>,
+    /// The node writing, if it writes only the runs it holds: a batch of a run that another
+    /// node has taken over ([`Store::take_over`]) is refused as one of a run that ended.
+    pub node: Option<&'a str>,
+}
+
+/// How a start of a [`Group`] fared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    /// The run (and its session, if new) and its input are written.
+    Done,
+    /// Its run id was taken: nothing of it was written.
+    RunExists,
+    /// Its session belongs to another owner: nothing of it was written.
+    SessionOwned,
+}
+
+/// What a committed [`Group`] did, write by write.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// For each start, in order, how it fared.
+    pub started: Vec<Started>,
+    /// For each append, in order: false when its session does not exist.
+    pub appended: Vec<bool>,
+    /// The runs of `batches` that do not exist (their session was deleted) or have ended (taken
+    /// for dead, another node ended them): their batches were skipped.
+    pub gone: Vec<RunId>,
+}
+
+/// Writes groups on one connection that it keeps (see [`Store::group_writer`]); a connection
+/// that failed is replaced on the next call.
+#[derive(Debug)]
+pub struct GroupWriter {
+    store: Store,
+    connection: Option<Connection>,
+}
+
+impl GroupWriter {
+    /// As [`Store::write_group`], on this writer's connection.
+    pub async fn write(&mut self, group: &Group<'_>) -> Result<Written, StoreError> {
+        let mut connection = match self.connection.take() {
+            Some(connection) => connection,
+            None => self.store.connection().await?,
+        };
+        let result = self.store.write_group_on(&mut connection, group).await;
+        if result.is_ok() {
+            self.connection = Some(connection);
+        }
+        result
+    }
+
+    /// Gives the connection back to the pool (the next write takes one again): a writer with
+    /// nothing to do should not keep [`Store::close`] waiting.
+    pub fn release(&mut self) {
+        self.connection = None;
+    }
+}
+
+/// A group as rows, encoded before its transaction begins.
+struct GroupRows<'a> {
+    starts: Vec<StartRows<'a>>,
+    appends: Vec<(&'a SessionId, Vec<MessageText<'a>>)>,
+    /// One entry per run, in id order: a run's row is updated once per statement, and rows
+    /// are locked in one order, so two writers sharing a database cannot deadlock.
+    batches: Vec<BatchRow<'a>>,
+    node: Option<&'a str>,
+    updated_at: i64,
+}
+
+/// A start as rows.
+struct StartRows<'a> {
+    row: RunRow<'a>,
+    session_id: Option<&'a SessionId>,
+    /// Its input.
+    texts: Vec<MessageText<'a>>,
+}
+
+/// A message as it is stored: its id and its JSON.
+type MessageText<'a> = (Option<&'a str>, String);
+
+/// What the transaction found of the rows the group names.
+#[derive(Debug, Default)]
+struct Found {
+    /// The owner of each session a start names.
+    owners: HashMap<String, Option<String>>,
+    /// The runs started.
+    inserted: HashSet<String>,
+    /// The sessions appended to that exist.
+    sessions: HashSet<String>,
+    /// The runs of batches that exist and take events.
+    runs: HashSet<String>,
+}
+
+impl<'a> GroupRows<'a> {
+    fn new(group: &Group<'a>) -> Result<Self, StoreError> {
+        Ok(Self {
+            starts: group
+                .starts
+                .iter()
+                .map(|(run, input)| {
+                    Ok(StartRows {
+                        row: RunRow::new(run)?,
+                        session_id: run.session_id.as_ref(),
+                        texts: message_texts(input)?,
+                    })
+                })
+                .collect::<Result<_, StoreError>>()?,
+            appends: group
+                .appends
+                .iter()
+                .map(|(session_id, messages)| Ok((*session_id, message_texts(messages)?)))
+                .collect::<Result<_, StoreError>>()?,
+            batches: merge_runs(&group.batches),
+            node: group.node,
+            updated_at: now().0,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.starts.is_empty() && self.appends.is_empty() && self.batches.is_empty()
+    }
+
+    /// The batches of runs that take events.
+    fn found_batches<'f>(&'f self, found: &'f Found) -> impl Iterator<Item = &'f BatchRow<'a>> {
+        self.batches
+            .iter()
+            .filter(|batch| found.runs.contains(batch.run_id.as_str()))
+    }
+
+    fn written(&self, found: &Found) -> Written {
+        Written {
+            started: self
+                .starts
+                .iter()
+                .map(|start| {
+                    let owner = start.row.run.owner.as_deref();
+                    match start
+                        .session_id
+                        .and_then(|id| found.owners.get(id.as_str()))
+                    {
+                        _ if found.inserted.contains(start.row.run.id.as_str()) => Started::Done,
+                        Some(session_owner) if session_owner.as_deref() != owner => {
+                            Started::SessionOwned
+                        }
+                        _ => Started::RunExists,
+                    }
+                })
+                .collect(),
+            appended: self
+                .appends
+                .iter()
+                .map(|(id, _)| found.sessions.contains(id.as_str()))
+                .collect(),
+            gone: self
+                .batches
+                .iter()
+                .filter(|batch| !found.runs.contains(batch.run_id.as_str()))
+                .map(|batch| batch.run_id.clone())
+                .collect(),
+        }
+    }
+}
+
+impl Store {
+    /// Commits a [`Group`] in ONE transaction: when this returns `Ok`, every write it reports
+    /// done is committed; on an `Err`, none is. Listeners hear a [`crate::Notice::Events`] for
+    /// each run whose events were appended, after the commit.
+    pub async fn write_group(&self, group: &Group<'_>) -> Result<Written, StoreError> {
+        let mut connection = self.connection().await?;
+        self.write_group_on(&mut connection, group).await
+    }
+
+    /// A writer of groups on a connection of its own: what a process that writes all the time
+    /// should use. On SQLite a connection keeps its page cache only while no other connection
+    /// writes, so a writer that always takes the same one finds the pages it touched last time
+    /// still cached (through the pool it gets another one, whose cache the last commit made
+    /// stale, and reads them all again).
+    pub fn group_writer(&self) -> GroupWriter {
+        GroupWriter {
+            store: self.clone(),
+            connection: None,
+        }
+    }
+
+    async fn write_group_on(
+        &self,
+        connection: &mut Connection,
+        group: &Group<'_>,
+    ) -> Result<Written, StoreError> {
+        let rows = GroupRows::new(group)?;
+        if rows.is_empty() {
+            return Ok(Written::default());
+        }
+        let _turn = self.write_turn().await;
+        let found = with_connection!(connection, |connection, begin| {
+            let mut tx = sqlx::Connection::begin_with(&mut **connection, begin).await?;
+            let found = GroupSql::write(&mut tx, &rows).await?;
+            tx.commit().await?;
+            found
+        });
+        if !self.is_postgres() {
+            for batch in rows.found_batches(&found) {
+                // No receiver is not an error: nobody is streaming the run.
+                let _ = self.local.send(batch.notice());
+            }
+        }
+        Ok(rows.written(&found))
+    }
+}
