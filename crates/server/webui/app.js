@@ -7,7 +7,8 @@
 
 import { Accumulator, TERMINAL, settled } from './accumulator.js';
 import { ApiError, request, storeKey, storedKey, stream } from './api.js';
-import { Conversation, h } from './render.js';
+import { h } from './dom.js';
+import { Conversation } from './render.js';
 
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */

@@ -1,35 +1,20 @@
 // @ts-check
 // The conversation on the page: a view per message and per part, each updated in place as
-// events arrive (a delta appends to a text node; nothing already shown is rendered again).
+// events arrive (a delta goes to its part only: text to its Markdown, which renders again no
+// more than its open block; arguments to a text node).
 // Tool results, errors, approval requests and answers join the card of the call they belong to
 // (found by id, across messages), so a call reads as one thing that goes from "preparing" to
 // "running" to its result or error. Everything is built with DOM calls, never from HTML text:
 // what a model or tool says cannot become markup.
 
 import { TERMINAL } from './accumulator.js';
+import { copyButton, h } from './dom.js';
+import { Markdown } from './markdown.js';
 
 /** @typedef {import('./accumulator.js').Part} Part */
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
 /** @typedef {import('./accumulator.js').ErrorInfo} ErrorInfo */
-
-/**
- * An element with classes, attributes and children.
- * @param {string} tag @param {Record<string, any>} [attrs] @param {(Node | string | null | undefined)[]} [children]
- * @returns {HTMLElement}
- */
-export function h(tag, attrs = {}, children = []) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value == null || value === false) continue;
-    if (name === 'class') el.className = value;
-    else if (name === 'text') el.textContent = value;
-    else if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children) if (child != null) el.append(child);
-  return el;
-}
 
 /** JSON for people: a string as itself, a short value on one line, a longer one indented. @param {any} value */
 function pretty(value) {
@@ -37,46 +22,6 @@ function pretty(value) {
   // Formatting newlines are the only raw newlines in JSON text (a string's are escaped).
   const line = (JSON.stringify(value, null, 1) ?? String(value)).replace(/\n */g, ' ');
   return line.length <= 72 ? line : JSON.stringify(value, null, 2);
-}
-
-/**
- * Formats finished text: fenced code blocks, paragraphs, `code`, **bold**, *emphasis* and
- * http(s) links. Run once, when the text is complete (while it streams it is shown as it came).
- * @param {string} text
- */
-export function formatText(text) {
-  const fragment = document.createDocumentFragment();
-  const blocks = text.split(/^```[^\n]*\n?/m);
-  blocks.forEach((block, i) => {
-    if (i % 2 === 1) {
-      fragment.append(h('pre', { class: 'code' }, [h('code', { text: block.replace(/\n$/, '') })]));
-      return;
-    }
-    for (const paragraph of block.split(/\n{2,}/)) {
-      if (paragraph.trim()) fragment.append(h('p', {}, inline(paragraph.replace(/^\n+|\n+$/g, ''))));
-    }
-  });
-  return fragment;
-}
-
-/** @param {string} text @returns {Node[]} */
-function inline(text) {
-  /** @type {Node[]} */
-  const nodes = [];
-  const pattern = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\*([^*\n]+)\*|\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
-  let last = 0;
-  for (const match of text.matchAll(pattern)) {
-    const at = match.index ?? 0;
-    if (at > last) nodes.push(document.createTextNode(text.slice(last, at)));
-    const [, code, bold, em, label, href, url] = match;
-    if (code != null) nodes.push(h('code', { text: code }));
-    else if (bold != null) nodes.push(h('strong', { text: bold }));
-    else if (em != null) nodes.push(h('em', { text: em }));
-    else nodes.push(h('a', { href: href ?? url, target: '_blank', rel: 'noopener noreferrer', text: label ?? url }));
-    last = at + match[0].length;
-  }
-  if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
-  return nodes;
 }
 
 /** What a view of one part does as the part streams. */
@@ -91,7 +36,10 @@ class PartView {
   complete(_part) {}
 }
 
-/** Text, refusals and reasoning: deltas append to one text node. */
+/**
+ * Text, refusals and reasoning. Text and reasoning are Markdown, rendered as they stream (see
+ * markdown.js); a refusal is plain text, its deltas appended to one text node.
+ */
 class TextView extends PartView {
   /** @param {Part} part @param {boolean} streaming */
   constructor(part, streaming) {
@@ -106,21 +54,34 @@ class TextView extends PartView {
     }
     super(el);
     this.body = body;
-    this.node = document.createTextNode(part.text ?? '');
-    this.body.append(this.node);
-    if (streaming) el.classList.add('streaming');
-    else this.complete(part);
+    /** What streamed, to check the complete text against. */
+    this.streamed = '';
+    /** @type {Markdown | null} */
+    this.markdown = part.type === 'refusal' ? null : new Markdown(body);
+    this.node = document.createTextNode('');
+    if (!this.markdown) body.append(this.node);
+    if (streaming) {
+      el.classList.add('streaming');
+      this.append(part.text ?? '');
+    } else this.complete(part);
   }
   /** @param {string} delta */
   append(delta) {
-    this.node.appendData(delta);
+    this.streamed += delta;
+    if (this.markdown) this.markdown.append(delta);
+    else this.node.appendData(delta);
   }
   /** @param {Part} part */
   complete(part) {
     const el = /** @type {HTMLElement} */ (this.el);
     el.classList.remove('streaming');
-    if (part.type === 'text') this.body.replaceChildren(formatText(part.text));
-    else this.node.data = part.text;
+    if (!this.markdown) this.node.data = part.text;
+    else if (part.text === this.streamed) this.markdown.end();
+    else {
+      // Not what streamed (or nothing did): the whole text, once.
+      this.body.replaceChildren();
+      this.markdown = Markdown.render(this.body, part.text);
+    }
     if (part.type === 'reasoning') {
       el.removeAttribute('open');
       const summary = el.querySelector('summary');
@@ -356,10 +317,14 @@ export class MessageView {
     this.views = [];
     /** @type {string[]} the complete text parts, by index: what Copy copies */
     this.texts = [];
-    // The clipboard API is there on https and localhost only; elsewhere there is no button.
-    if (role === 'assistant' && navigator.clipboard) {
-      this.copy = h('button', { type: 'button', class: 'copy', text: 'Copy', 'aria-label': 'Copy the answer', hidden: true, onclick: () => this.copyText() });
-      this.el.append(h('div', { class: 'actions' }, [this.copy]));
+    /** @type {HTMLElement | null} */
+    this.copy = null;
+    if (role === 'assistant') {
+      this.copy = copyButton('Copy the answer', () => this.texts.filter((text) => text != null).join('\n\n'));
+      if (this.copy) {
+        this.copy.hidden = true;
+        this.el.append(h('div', { class: 'actions' }, [this.copy]));
+      }
     }
   }
   /** A complete text part: Copy has something to copy. @param {number} index @param {Part} part */
@@ -367,16 +332,6 @@ export class MessageView {
     if (part.type !== 'text') return;
     this.texts[index] = part.text;
     if (this.copy) this.copy.hidden = false;
-  }
-  async copyText() {
-    const copy = /** @type {HTMLElement} */ (this.copy);
-    try {
-      await navigator.clipboard.writeText(this.texts.filter((text) => text != null).join('\n\n'));
-      copy.textContent = 'Copied';
-    } catch {
-      copy.textContent = 'Copy failed';
-    }
-    setTimeout(() => (copy.textContent = 'Copy'), 1500);
   }
   /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
   addPart(index, part, streaming) {

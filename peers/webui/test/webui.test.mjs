@@ -27,6 +27,37 @@ const LONG_FILE = {
   path: 'notes/long.txt',
   content: `<img src=x onerror="document.title='pwned'"><b>not bold</b>\n${'line of the long note\n'.repeat(40)}the end`,
 };
+// Every block Markdown has, then a long plain tail, so the blocks are seen while the text
+// streams; and markup that must stay text.
+const CODE = 'def greet(name):\n    return f"Hello, {name}!"';
+const MARKDOWN = [
+  '## Release notes',
+  '',
+  'Here is **what changed** in *this* release, with `inline code` and a [link](https://example.com/docs).',
+  '',
+  '1. First step',
+  '2. Second step',
+  '   - a nested detail',
+  '   - another one',
+  '3. Third step',
+  '',
+  '| Feature | Status |',
+  '|:--------|-------:|',
+  '| Lists | **done** |',
+  '| Tables | done |',
+  '',
+  '```python',
+  CODE,
+  '```',
+  '',
+  '> A quote to finish.',
+  '',
+  '---',
+  '',
+  `Markup stays text: <script>document.title='pwned'</script> <img src=x onerror="document.title='pwned'"> and [a bad link](javascript:document.title='pwned').`,
+  '',
+  'The end of the answer takes a while to arrive, so the blocks above are seen while it streams. '.repeat(6).trim(),
+].join('\n');
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: 'phone', width: 390, height: 844 },
@@ -73,6 +104,7 @@ const scripts = {
       [{ type: 'text_delta', text: 'The long note is written.' }, finish('stop')],
     ],
   },
+  'markdown.json': { turns: [[...words(MARKDOWN).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
   'writer.json': {
     turns: [
       [{ type: 'text_delta', text: 'Let me write it.' }, ...call('c1', 'write_file', JSON.stringify(FILE)), finish('tool_calls')],
@@ -98,6 +130,7 @@ const config = [
   agent('chatty', 'tokens_per_second = 60'),
   agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
+  agent('markdown', 'tokens_per_second = 30'),
   // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
   `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
 ].join('\n');
@@ -530,6 +563,62 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     }
     assert.equal(label, 'Copied');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), ANSWER);
+  });
+
+  test('Markdown renders while the text streams, block by block, and model markup stays text', async (t) => {
+    const page = await open(t, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await say(page, 'markdown', 'show me markdown');
+    const streaming = '.part.text.streaming';
+    // An open fence is a code block that grows.
+    await page.waitForFunction(({ streaming, code }) => {
+      const text = document.querySelector(`${streaming} pre.code code`)?.textContent;
+      return text != null && text.length > 0 && text.length < code.length && code.startsWith(text);
+    }, { streaming, code: CODE }, { timeout: 15_000 });
+    // A list, a nested list and a table, before the part completes; the table, followed by
+    // another block, is finished: marked now, it must be the same element at the end.
+    const seen = await page.evaluate((streaming) => {
+      const part = document.querySelector(streaming);
+      const table = part?.querySelector('.table-wrap');
+      if (table?.nextElementSibling) table.dataset.seen = 'while streaming';
+      return {
+        heading: part?.querySelector('h2')?.textContent,
+        items: part?.querySelectorAll('ol > li').length,
+        nested: part?.querySelectorAll('ol > li > ul > li').length,
+        cells: [...(part?.querySelectorAll('td') ?? [])].map((cell) => cell.textContent),
+        bold: part?.querySelector('td strong')?.textContent,
+        marked: !!table?.dataset.seen,
+      };
+    }, streaming);
+    assert.deepEqual(seen, { heading: 'Release notes', items: 3, nested: 2, cells: ['Lists', 'done', 'Tables', 'done'], bold: 'done', marked: true });
+    await page.locator(`${streaming} pre.code`).waitFor();
+    assert.equal(await page.locator(`${streaming} .code-block`).getByRole('button', { name: 'Copy the code' }).count(), 1);
+    await shot(page, '22-markdown-streaming');
+
+    await waitStatus(page, 'completed');
+    const text = lastText(page);
+    assert.equal(await text.locator('.table-wrap[data-seen]').count(), 1, 'the finished table was rebuilt');
+    assert.equal(await text.locator('td.align-right').count(), 2);
+    assert.equal(await text.locator('pre.code code').textContent(), CODE);
+    assert.equal(await text.locator('pre.code code').getAttribute('data-lang'), 'python');
+    assert.equal(await text.locator('blockquote').innerText(), 'A quote to finish.');
+    assert.equal(await text.locator('hr').count(), 1);
+    assert.deepEqual(await text.locator('p').first().locator('strong, em, code').allInnerTexts(), ['what changed', 'this', 'inline code']);
+    // Links open apart, and only to http(s) or mailto; what looked like markup is text.
+    const links = await text.locator('a').evaluateAll((anchors) => anchors.map((a) => [a.getAttribute('href'), a.target, a.rel]));
+    assert.deepEqual(links, [['https://example.com/docs', '_blank', 'noopener noreferrer']]);
+    assert.equal(await page.locator('.part.text script, .part.text img').count(), 0);
+    assert.match(await text.innerText(), /<script>document\.title='pwned'<\/script> <img src=x onerror="document\.title='pwned'"> and a bad link\./);
+    assert.equal(await page.title(), 'agentwire');
+    await shot(page, '23-markdown-done');
+
+    // The code block's Copy copies the code.
+    const copy = text.getByRole('button', { name: 'Copy the code' });
+    await copy.click();
+    for (const deadline = Date.now() + 5_000; (await copy.innerText()) === 'Copy' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await copy.innerText(), 'Copied');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), CODE);
   });
 
   for (const { name, width, height } of VIEWPORTS) {
