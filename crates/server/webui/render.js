@@ -15,6 +15,14 @@ import { Markdown } from './markdown.js';
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
 /** @typedef {import('./accumulator.js').ErrorInfo} ErrorInfo */
+/**
+ * What the page asks of the app: answering an approval, and taking the conversation up again
+ * from a message of the user's with new parts (edit, regenerate). Each says whether it could.
+ * @typedef {{
+ *   approve: (approvalId: string, approved: boolean) => Promise<boolean>,
+ *   resend: (messageId: string, parts: Part[]) => Promise<boolean>,
+ * }} Actions
+ */
 
 /** JSON for people: a string as itself, a short value on one line, a longer one indented. @param {any} value */
 function pretty(value) {
@@ -179,7 +187,7 @@ class ToolView extends PartView {
   async answer(approved) {
     if (!this.approval || this.approved != null) return;
     for (const button of this.buttons ?? []) button.setAttribute('disabled', '');
-    const ok = await this.conversation.onApprove(this.approval.approval_id, approved);
+    const ok = await this.conversation.actions.approve(this.approval.approval_id, approved);
     if (!ok) this.refresh();
   }
   /** The person's answer, as the run recorded it. @param {Part} part */
@@ -301,10 +309,24 @@ function planView(part) {
   ]);
 }
 
-/** One message on the page. */
+/** The parts a user message answers with, rather than asks: they are not a question to edit. */
+const ANSWERS = new Set(['approval_response', 'tool_result', 'tool_error']);
+
+/** A user message's question: its parts but its answers; empty when it only answers. @param {Message} message */
+function question(message) {
+  const parts = message.parts.filter((part) => !ANSWERS.has(part.type));
+  return parts.some((part) => part.type === 'text') ? parts : [];
+}
+
+/**
+ * One message on the page, with its actions: Copy on an answer, Regenerate on the last one (the
+ * stylesheet shows it there only), Edit on a question of the user's. Regenerate and Edit are
+ * hidden while a run goes on (`body.live`).
+ */
 export class MessageView {
   /** @param {Message} message @param {Conversation} conversation */
   constructor(message, conversation) {
+    this.message = message;
     this.conversation = conversation;
     this.parts = h('div', { class: 'parts' });
     const role = message.role;
@@ -319,19 +341,73 @@ export class MessageView {
     this.texts = [];
     /** @type {HTMLElement | null} */
     this.copy = null;
+    /** @type {(HTMLElement | null)[]} */
+    let actions = [];
     if (role === 'assistant') {
       this.copy = copyButton('Copy the answer', () => this.texts.filter((text) => text != null).join('\n\n'));
-      if (this.copy) {
-        this.copy.hidden = true;
-        this.el.append(h('div', { class: 'actions' }, [this.copy]));
-      }
+      if (this.copy) this.copy.hidden = true;
+      const regenerate = h('button', { type: 'button', class: 'regenerate when-idle', text: 'Regenerate', 'aria-label': 'Regenerate the answer', onclick: () => void conversation.regenerate(this) });
+      actions = [this.copy, regenerate];
+    } else if (role === 'user' && message.id && question(message).length > 0) {
+      actions = [h('button', { type: 'button', class: 'edit when-idle', text: 'Edit', 'aria-label': 'Edit your message', onclick: () => this.edit() })];
     }
+    this.actions = h('div', { class: 'actions' }, actions);
+    if (actions.length > 0) this.el.append(this.actions);
   }
   /** A complete text part: Copy has something to copy. @param {number} index @param {Part} part */
   noteText(index, part) {
     if (part.type !== 'text') return;
     this.texts[index] = part.text;
     if (this.copy) this.copy.hidden = false;
+  }
+  /** Turns the message into a box to edit it in; sending takes the conversation up again from here. */
+  edit() {
+    const parts = question(this.message);
+    const box = /** @type {HTMLTextAreaElement} */ (h('textarea', { class: 'edit-box', 'aria-label': 'Edit your message', rows: 3 }));
+    box.value = parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n\n');
+    const done = () => {
+      form.remove();
+      this.parts.hidden = false;
+      this.actions.hidden = false;
+    };
+    const send = async () => {
+      const text = box.value.trim();
+      if (!text || form.inert) return;
+      // The first text part becomes the new text; the others go, files and the like stay.
+      let first = true;
+      const edited = parts.flatMap((part) => {
+        if (part.type !== 'text') return [part];
+        if (!first) return [];
+        first = false;
+        return [{ type: 'text', text }];
+      });
+      form.inert = true;
+      const sent = await this.conversation.actions.resend(this.message.id ?? '', edited);
+      form.inert = false;
+      if (sent) done();
+    };
+    const form = h('form', { class: 'edit' }, [
+      box,
+      h('div', { class: 'buttons' }, [
+        h('button', { type: 'button', class: 'cancel', text: 'Cancel', onclick: done }),
+        h('button', { type: 'submit', class: 'send', text: 'Send' }),
+      ]),
+    ]);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void send();
+    });
+    box.addEventListener('keydown', (event) => {
+      // As in the composer: Enter sends, Shift+Enter is a new line; Escape gives up.
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        void send();
+      } else if (event.key === 'Escape') done();
+    });
+    this.parts.hidden = true;
+    this.actions.hidden = true;
+    this.el.append(form);
+    box.focus();
   }
   /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
   addPart(index, part, streaming) {
@@ -367,14 +443,10 @@ export class MessageView {
 
 /** The messages on the page, and what ties their parts together. */
 export class Conversation {
-  /**
-   * @param {HTMLElement} root
-   * @param {(approvalId: string, approved: boolean) => Promise<boolean>} onApprove answers an
-   *   approval; false when it could not be sent
-   */
-  constructor(root, onApprove) {
+  /** @param {HTMLElement} root @param {Actions} actions */
+  constructor(root, actions) {
     this.root = root;
-    this.onApprove = onApprove;
+    this.actions = actions;
     /** @type {Map<string, ToolView>} calls by id */
     this.tools = new Map();
     /** @type {Map<string, ToolView>} calls by the id of their approval request */
@@ -408,6 +480,30 @@ export class Conversation {
   /** Forgets a message that was taken off the page. @param {string} id */
   forget(id) {
     this.views.delete(id);
+  }
+  /** Takes message `id` and everything after it off the page. @param {string} id */
+  truncate(id) {
+    const view = this.views.get(id);
+    if (!view) return;
+    for (let node = /** @type {ChildNode | null} */ (view.el); node; ) {
+      const next = node.nextSibling;
+      node.remove();
+      node = next;
+    }
+    for (const map of [this.views, this.tools, this.approvals]) {
+      for (const [key, item] of map) if (!item.el?.isConnected) map.delete(key);
+    }
+    this.runStatus = undefined;
+  }
+  /** Asks again for `answer`: its question (the user's last before it) is sent again. @param {MessageView} answer */
+  async regenerate(answer) {
+    for (let el = answer.el.previousElementSibling; el; el = el.previousElementSibling) {
+      const view = this.views.get(el.getAttribute('data-message-id') ?? '');
+      if (view?.message.role !== 'user' || !view.message.id) continue;
+      const parts = question(view.message);
+      if (parts.length > 0) return this.actions.resend(view.message.id, parts);
+    }
+    return false;
   }
   /** @param {string} id */
   view(id) {

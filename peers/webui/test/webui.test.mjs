@@ -191,6 +191,15 @@ const status = (page) => page.locator('#run-status').getAttribute('data-status')
 const waitStatus = (page, value) => page.waitForSelector(`#run-status[data-status="${value}"]`, { timeout: 15_000 });
 const lastText = (page) => page.locator('.message.assistant .part.text').last();
 
+/** The session open on the page, from its address. */
+const sessionOf = (page) => decodeURIComponent(/#session=(.+)$/.exec(page.url())?.[1] ?? '');
+
+/** A session's messages as the server has them: role and text. */
+async function storedMessages(id) {
+  const session = await (await fetch(`${server.url}/v1/sessions/${encodeURIComponent(id)}`)).json();
+  return session.messages.map((message) => [message.role, message.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')]);
+}
+
 /** How far the end of the messages is below what the scroller shows, in pixels. */
 const belowEnd = (page) => page.locator('.scroller').evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
 
@@ -495,7 +504,7 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       const root = document.getElementById('messages');
       root.replaceChildren();
       document.getElementById('empty').hidden = true;
-      const conversation = new Conversation(root, async () => true);
+      const conversation = new Conversation(root, { approve: async () => true, resend: async () => true });
       conversation.setRunStatus({ status: 'awaiting', awaiting: 'approval' });
       const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkaPhfDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
       conversation.add({ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Show me **everything**' }, { type: 'file', media_type: 'image/png', data: pixel, filename: 'pixel.png' }] });
@@ -619,6 +628,89 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     }
     assert.equal(await copy.innerText(), 'Copied');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), CODE);
+  });
+
+  test('a question is edited and sent again: the conversation goes on from it in a copy of the session', async (t) => {
+    const page = await open(t);
+    await say(page, 'guide', 'first question');
+    await waitStatus(page, 'completed');
+    await page.fill('#input', 'second question');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.message.assistant').length === 2);
+    await waitStatus(page, 'completed');
+    const original = sessionOf(page);
+    const before = await storedMessages(original);
+
+    const second = page.locator('.message.user').nth(1);
+    const edit = second.getByRole('button', { name: 'Edit your message' });
+    await edit.click();
+    const box = second.getByRole('textbox', { name: 'Edit your message' });
+    assert.equal(await box.inputValue(), 'second question');
+    // Escape gives up, leaving the message as it was.
+    await box.press('Escape');
+    assert.equal(await box.count(), 0);
+    assert.equal(await second.locator('.part.text').innerText(), 'second question');
+
+    await edit.click();
+    await box.fill('the edited question');
+    await shot(page, '24-editing');
+    await box.press('Enter');
+    await page.waitForFunction(() => /the edited question/.test(document.querySelector('.message.assistant:last-of-type')?.textContent ?? ''));
+    await waitStatus(page, 'completed');
+    // The messages after the edited one are gone; the answer is to the edited question.
+    assert.deepEqual(await page.locator('.message.user .part.text').allInnerTexts(), ['first question', 'the edited question']);
+    assert.equal(await page.locator('.message.assistant').count(), 2);
+    assert.doesNotMatch(await page.locator('.messages').innerText(), /second question/);
+    await shot(page, '25-edited');
+
+    // The page is on a copy of the session holding the first turn and the edited one; the
+    // original is as it was, and both are listed.
+    const forked = sessionOf(page);
+    assert.notEqual(forked, original);
+    const stored = await storedMessages(forked);
+    assert.deepEqual(stored.map(([role]) => role), ['user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(stored.slice(0, 2), before.slice(0, 2));
+    assert.equal(stored[2][1], 'the edited question');
+    assert.match(stored[3][1], /the edited question/);
+    assert.deepEqual(await storedMessages(original), before);
+    await page.locator(`.session[data-session-id="${forked}"][aria-current]`).waitFor({ state: 'attached' });
+    await page.locator(`.session[data-session-id="${original}"]`).waitFor({ state: 'attached' });
+  });
+
+  test('Regenerate asks for the last answer again', async (t) => {
+    const page = await open(t);
+    await say(page, 'talker', 'hello');
+    await waitStatus(page, 'completed');
+    await page.fill('#input', 'again');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.message.assistant').length === 2);
+    await waitStatus(page, 'completed');
+    const original = sessionOf(page);
+    const ids = await page.locator('.message').evaluateAll((messages) => messages.map((m) => m.getAttribute('data-message-id')));
+    // Only the last answer offers it.
+    const regenerate = page.getByRole('button', { name: 'Regenerate the answer' });
+    assert.equal(await page.locator('.message.assistant .regenerate').count(), 2);
+    assert.equal(await page.locator('.message.assistant').first().locator('.regenerate').isVisible(), false);
+    assert.equal(await regenerate.count(), 1);
+    assert.equal(await page.locator('.message.assistant').last().locator('.regenerate').isVisible(), true);
+
+    await regenerate.click();
+    // While the new answer streams, nothing starts another run.
+    await page.locator('.part.text.streaming').waitFor();
+    assert.equal(await page.locator('.message .edit:visible, .message .regenerate:visible').count(), 0);
+    await waitStatus(page, 'completed');
+    assert.deepEqual(await page.locator('.message .part.text').allInnerTexts(), ['hello', ANSWER, 'again', ANSWER]);
+    const now = await page.locator('.message').evaluateAll((messages) => messages.map((m) => m.getAttribute('data-message-id')));
+    // The first turn is the same; the question is asked again and answered anew.
+    assert.deepEqual(now.slice(0, 2), ids.slice(0, 2));
+    assert.notEqual(now[2], ids[2]);
+    assert.notEqual(now[3], ids[3]);
+    assert.equal(await regenerate.count(), 1);
+    const forked = sessionOf(page);
+    assert.notEqual(forked, original);
+    assert.deepEqual(await storedMessages(forked), [['user', 'hello'], ['assistant', ANSWER], ['user', 'again'], ['assistant', ANSWER]]);
+    assert.equal((await storedMessages(original)).length, 4);
+    await shot(page, '26-regenerated');
   });
 
   for (const { name, width, height } of VIEWPORTS) {
