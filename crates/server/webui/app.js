@@ -63,7 +63,7 @@ const state = {
   following: true,
 };
 
-const conversation = new Conversation(ui.messages, { approve: answerApproval, resend });
+const conversation = new Conversation(ui.messages, { approve: answerApproval, resend, findCall });
 
 // ---- errors and the key ----
 
@@ -319,6 +319,24 @@ async function resend(messageId, parts) {
   void loadSessions();
   await startRun({ id: newMessageId(), role: 'user', parts });
   return true;
+}
+
+/**
+ * The call `toolCallId` of the live run, as the server has it (its output), for an approval
+ * whose call is not on the page.
+ * @param {string} toolCallId
+ * @returns {Promise<Part | undefined>}
+ */
+async function findCall(toolCallId) {
+  const run = state.run;
+  if (!run?.id) return undefined;
+  try {
+    const { output } = await request('GET', `/v1/runs/${encodeURIComponent(run.id)}`);
+    const parts = /** @type {Message[]} */ (output).flatMap((message) => message.parts);
+    return parts.find((part) => part.type === 'tool_call' && part.tool_call_id === toolCallId);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -16,11 +16,13 @@ import { Markdown } from './markdown.js';
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
 /** @typedef {import('./accumulator.js').ErrorInfo} ErrorInfo */
 /**
- * What the page asks of the app: answering an approval, and taking the conversation up again
- * from a message of the user's with new parts (edit, regenerate). Each says whether it could.
+ * What the page asks of the app: answering an approval, taking the conversation up again from a
+ * message of the user's with new parts (edit, regenerate), and finding a call the page lacks.
+ * Each says whether it could.
  * @typedef {{
  *   approve: (approvalId: string, approved: boolean) => Promise<boolean>,
  *   resend: (messageId: string, parts: Part[]) => Promise<boolean>,
+ *   findCall: (toolCallId: string) => Promise<Part | undefined>,
  * }} Actions
  */
 
@@ -110,18 +112,24 @@ const TOOL_STATES = {
   unfinished: 'not run',
 };
 
-/** A tool call's card: name, status, arguments as they stream, then its result or error. */
+/**
+ * A tool call's card: name, status, arguments as they stream, then its result or error. A call
+ * the page has not seen (only its approval request came) gets a card with what the request
+ * says, filled in (`fill`) once the server tells the call.
+ */
 class ToolView extends PartView {
   /** @param {Part} part @param {boolean} streaming @param {Conversation} conversation */
   constructor(part, streaming, conversation) {
     const status = h('span', { class: 'status', role: 'status' });
     const args = h('pre', { class: 'args' });
-    const el = h('section', { class: 'part tool', 'data-tool-call-id': part.tool_call_id, 'aria-label': `tool call ${part.tool_name}` }, [
-      h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name }), status]),
+    const name = h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id });
+    const el = h('section', { class: 'part tool', 'data-tool-call-id': part.tool_call_id, 'aria-label': `tool call ${part.tool_name ?? part.tool_call_id}` }, [
+      h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), name, status]),
       h('details', { class: 'args-box', open: streaming }, [h('summary', { text: 'Arguments' }), args]),
     ]);
     super(el);
     this.conversation = conversation;
+    this.nameEl = name;
     this.statusEl = status;
     this.argsEl = args;
     this.argsNode = document.createTextNode('');
@@ -137,6 +145,8 @@ class ToolView extends PartView {
     this.approvalEl = null;
     /** @type {HTMLElement | null} the reason and the buttons, until answered */
     this.questionEl = null;
+    /** @type {HTMLElement | null} the arguments on the approval */
+    this.argsListEl = null;
     /** @type {any} the arguments, once complete */
     this.args = undefined;
     if (streaming) {
@@ -155,6 +165,17 @@ class ToolView extends PartView {
     this.argsNode.data = pretty(part.args);
     this.argsEl.parentElement?.removeAttribute('open');
     this.refresh();
+  }
+  /** The call, as the server tells it, for a card made from its approval request. @param {Part} call */
+  fill(call) {
+    const el = /** @type {HTMLElement} */ (this.el);
+    this.nameEl.textContent = call.tool_name;
+    el.setAttribute('aria-label', `tool call ${call.tool_name}`);
+    this.args = call.args;
+    this.argsNode.data = pretty(call.args);
+    const list = argsList(call.args);
+    this.argsListEl?.replaceWith(list);
+    this.argsListEl = list;
   }
   /** A result or error for this call. @param {Part} part */
   attachOutcome(part) {
@@ -177,7 +198,8 @@ class ToolView extends PartView {
     this.questionEl = h('div', { class: 'question' }, [h('p', { text: part.reason ?? 'This call needs your approval.' }), h('div', { class: 'buttons' }, [approve, deny])]);
     // What is approved is shown on the card, unfolded, above the buttons (and stays after the
     // answer, as the record of what was allowed); the folded box would only repeat it.
-    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [argsList(this.args), this.questionEl]);
+    this.argsListEl = argsList(this.args);
+    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [this.argsListEl, this.questionEl]);
     const box = this.argsEl.parentElement;
     if (box) box.hidden = true;
     /** @type {HTMLElement} */ (this.el).append(this.approvalEl);
@@ -225,6 +247,7 @@ const FOLD = 300;
  * @param {any} args
  */
 function argsList(args) {
+  if (args === undefined) return h('p', { class: 'args-list empty', text: 'The arguments are not known.' });
   const entries = args && typeof args === 'object' && !Array.isArray(args) ? Object.entries(args) : [['arguments', args]];
   if (entries.length === 0) return h('p', { class: 'args-list empty', text: 'No arguments.' });
   return h('dl', { class: 'args-list', 'aria-label': 'arguments' }, entries.flatMap(([name, value]) => [h('dt', { text: name }), h('dd', {}, [valueView(value)])]));
@@ -270,8 +293,6 @@ function wholePart(part) {
         h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id }), h('span', { class: 'status', text: part.type === 'tool_error' ? 'error' : 'result' })]),
         h('pre', { text: part.type === 'tool_error' ? `${part.error_type}: ${part.message}` : pretty(part.result) }),
       ]);
-    case 'approval_request':
-      return h('div', { class: 'part note', text: `Approval requested: ${part.reason ?? part.tool_call_id}` });
     case 'approval_response':
       return h('div', { class: 'part note', text: part.approved ? '✓ Approved' : '✕ Denied' });
     default:
@@ -420,6 +441,8 @@ export class MessageView {
       const tool = new ToolView(part, streaming, conversation);
       conversation.tools.set(part.tool_call_id, tool);
       view = tool;
+    } else if (part.type === 'approval_request' && !conversation.tools.has(part.tool_call_id)) {
+      view = conversation.approvalCard(part);
     } else {
       view = new PartView(conversation.attach(part) ? null : wholePart(part));
     }
@@ -504,6 +527,21 @@ export class Conversation {
       if (parts.length > 0) return this.actions.resend(view.message.id, parts);
     }
     return false;
+  }
+  /**
+   * A card for an approval whose call is not on the page (a session reopened without it): what
+   * the request says at once, the call's name and arguments once the server tells them.
+   * @param {Part} part
+   */
+  approvalCard(part) {
+    const tool = new ToolView({ type: 'tool_call', tool_call_id: part.tool_call_id }, false, this);
+    this.tools.set(part.tool_call_id, tool);
+    this.approvals.set(part.approval_id, tool);
+    tool.attachApproval(part);
+    void this.actions.findCall(part.tool_call_id).then((call) => {
+      if (call) tool.fill(call);
+    });
+    return tool;
   }
   /** @param {string} id */
   view(id) {

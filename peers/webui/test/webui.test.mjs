@@ -58,6 +58,8 @@ const MARKDOWN = [
   '',
   'The end of the answer takes a while to arrive, so the blocks above are seen while it streams. '.repeat(6).trim(),
 ].join('\n');
+// An approval asked for a call the page will not see.
+const ORPHAN_FILE = { path: 'notes/orphan.txt', content: 'approved from a card made from its request' };
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: 'phone', width: 390, height: 844 },
@@ -105,6 +107,12 @@ const scripts = {
     ],
   },
   'markdown.json': { turns: [[...words(MARKDOWN).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'orphan.json': {
+    turns: [
+      [{ type: 'text_delta', text: 'Writing it.' }, ...call('c1', 'write_file', JSON.stringify(ORPHAN_FILE)), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'Written.' }, finish('stop')],
+    ],
+  },
   'writer.json': {
     turns: [
       [{ type: 'text_delta', text: 'Let me write it.' }, ...call('c1', 'write_file', JSON.stringify(FILE)), finish('tool_calls')],
@@ -131,6 +139,7 @@ const config = [
   agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
   agent('markdown', 'tokens_per_second = 30'),
+  agent('orphan', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-orphan"'),
   // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
   `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
 ].join('\n');
@@ -145,7 +154,7 @@ before(async () => {
   assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: run scripts/peers.sh`);
   mkdirSync(ARTIFACTS, { recursive: true });
   [server, keyed] = await Promise.all([
-    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny', 'ws-long', 'ws-tour'] }),
+    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny', 'ws-long', 'ws-tour', 'ws-orphan'] }),
     startAgentwire({ config: `[server]\napi_keys = ["s3cret"]\n${agent('talker')}`, files: scripts }),
   ]);
   browser = await chromium.launch({
@@ -504,7 +513,7 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       const root = document.getElementById('messages');
       root.replaceChildren();
       document.getElementById('empty').hidden = true;
-      const conversation = new Conversation(root, { approve: async () => true, resend: async () => true });
+      const conversation = new Conversation(root, { approve: async () => true, resend: async () => true, findCall: async () => undefined });
       conversation.setRunStatus({ status: 'awaiting', awaiting: 'approval' });
       const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkaPhfDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
       conversation.add({ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Show me **everything**' }, { type: 'file', media_type: 'image/png', data: pixel, filename: 'pixel.png' }] });
@@ -711,6 +720,59 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     assert.deepEqual(await storedMessages(forked), [['user', 'hello'], ['assistant', ANSWER], ['user', 'again'], ['assistant', ANSWER]]);
     assert.equal((await storedMessages(original)).length, 4);
     await shot(page, '26-regenerated');
+  });
+
+  test('an approval whose call is not on the page gets a card with the call, and Approve works', async (t) => {
+    // A run waiting for approval, started through the API.
+    const started = await fetch(`${server.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'orphan', input: [{ role: 'user', parts: [{ type: 'text', text: 'write it' }] }] }),
+    });
+    const { run } = await started.json();
+    assert.equal(run.awaiting, 'approval');
+    const page = await open(t);
+    // The page reads the run's events with the call taken out (an empty text part in its
+    // place): it sees the approval request, not the call.
+    await page.route(/\/v1\/runs\/[^/]+\/events/, async (route) => {
+      const response = await route.fetch();
+      const hidden = new Set();
+      const body = (await response.text()).split('\n').map((line) => {
+        if (!line.startsWith('data: ')) return line;
+        const event = JSON.parse(line.slice(6));
+        const key = `${event.message_id}/${event.index}`;
+        if (event.event === 'part_start' && event.type === 'tool_call') {
+          hidden.add(key);
+          return `data: ${JSON.stringify({ seq: event.seq, event: 'part_start', message_id: event.message_id, index: event.index, type: 'text' })}`;
+        }
+        if (event.event === 'part_delta' && hidden.has(key)) event.delta = '';
+        if (event.event === 'part_complete' && event.part.type === 'tool_call') event.part = { type: 'text', text: '' };
+        if (event.event === 'message_complete') {
+          event.message.parts = event.message.parts.map((part) => (part.type === 'tool_call' ? { type: 'text', text: '' } : part));
+        }
+        return `data: ${JSON.stringify(event)}`;
+      });
+      await route.fulfill({ response, body: body.join('\n') });
+    });
+    await page.goto(`${server.url}/#session=${run.session_id}`);
+    await waitStatus(page, 'awaiting');
+    const card = page.locator('.part.tool[data-tool-call-id="c1"]');
+    await card.waitFor();
+    assert.equal(await page.locator('.part.note').count(), 0);
+    // The name and arguments, as the server tells them.
+    await card.locator('.name', { hasText: 'write_file' }).waitFor();
+    assert.deepEqual(await card.locator('.approval dt').allInnerTexts(), ['path', 'content']);
+    assert.deepEqual(await card.locator('.approval dd pre').allTextContents(), [ORPHAN_FILE.path, ORPHAN_FILE.content]);
+    assert.match(await card.locator('.question').innerText(), /needs a person's approval/);
+    assert.equal(await card.locator('.status').innerText(), 'awaiting approval');
+    await shot(page, '27-approval-card-without-its-call');
+
+    await card.getByRole('button', { name: 'approve c1' }).click();
+    await waitStatus(page, 'completed');
+    assert.equal(await card.locator('.approval .approved').innerText(), '✓ Approved');
+    assert.equal(await card.getAttribute('data-state'), 'done');
+    assert.equal(await lastText(page).innerText(), 'Written.');
+    assert.equal(readFileSync(path.join(server.dir, 'ws-orphan', ORPHAN_FILE.path), 'utf8'), ORPHAN_FILE.content);
   });
 
   for (const { name, width, height } of VIEWPORTS) {
