@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{Message, ToolSpec};
+use agentwire_core::{Message, MessageId, ToolSpec};
 use agentwire_dialects::native::{NativeSseEncoder, RunRequest};
 use agentwire_runtime::{Agent, RunStart};
 use axum::Json;
@@ -214,6 +214,29 @@ pub(crate) async fn get_session(
     let messages = state.session(&id, &caller).await?;
     let last_run = crate::session_list::last_run(&state, &id).await?;
     Ok(Json(json!({"id": id, "messages": messages, "last_run": last_run})).into_response())
+}
+
+/// The body of `POST /v1/sessions/{id}/fork`: the message the copy stops before (`None`:
+/// a copy of every message).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ForkSession {
+    #[serde(default)]
+    before: Option<MessageId>,
+}
+
+/// `POST /v1/sessions/{id}/fork`: a new session with the history before a message, to take
+/// the conversation up again from there (an edited question, an answer asked again).
+pub(crate) async fn fork_session(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    let ForkSession { before } = parse(&bytes)?;
+    let (fork, messages) = state.fork_session(&id, &caller, before.as_ref()).await?;
+    let body = json!({"id": fork, "messages": messages, "last_run": null});
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 pub(crate) async fn delete_session(

@@ -184,6 +184,18 @@ fn native_paths() -> Map<String, Value> {
                 json!({"204": {"description": "Deleted."}}),
                 &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]}))
         },
+        "/v1/sessions/{id}/fork": {"post": with(with(operation(
+            "Fork a session",
+            "A new session of the caller's holding a copy of this one's messages before the message \
+             `before` (all of them without it): the conversation taken up again from there (an edited \
+             question, an answer asked again) while this one stays as it is. Start the next turn in \
+             it with `POST /v1/runs` and its `session_id`. Only stored messages are copied: a run's \
+             output joins its session when the run ends.",
+            json!({"201": json_answer("The new session.", schema("Session"))}),
+            &[400, 401, 403, 404, 408, 413, 415]), tag.clone()), json!({
+                "parameters": [path_param("id", "The session to copy.")],
+                "requestBody": json_body(schema("ForkSession"))
+            }))},
         "/v1/ws": {"get": with(operation(
             "WebSocket transport",
             "Upgrades to the native protocol over a WebSocket. The client sends `WsRequest` frames \

@@ -34,6 +34,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/v1/sessions/{id}",
             get(native::get_session).delete(native::delete_session),
         )
+        .route("/v1/sessions/{id}/fork", post(native::fork_session))
         .route("/v1/ws", get(crate::ws::upgrade))
         .route("/openapi.json", get(crate::openapi::serve))
         .route("/docs", get(crate::docs::page))

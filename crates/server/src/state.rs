@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{Message, SessionId};
+use agentwire_core::{Message, MessageId, SessionId};
 use agentwire_runtime::{Agent, RunLimits};
 use agentwire_store::{Store, StoreError};
 use axum::extract::FromRef;
@@ -13,7 +13,7 @@ use crate::auth::Keys;
 use crate::body::BodyLimits;
 use crate::caller::Caller;
 use crate::metrics::Metrics;
-use crate::runs::{Runs, RunsError};
+use crate::runs::{Runs, RunsError, sessions};
 use crate::settings::Settings;
 
 /// Everything the handlers share.
@@ -106,6 +106,42 @@ impl AppState {
             Err(StoreError::SessionNotFound(_)) => Err(RunsError::no_session(id)),
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// A new session of `caller`'s holding a copy of session `id`'s messages before message
+    /// `before` (all of them without), and those messages: the conversation taken up again
+    /// from there, the original unchanged. Only what is stored is copied: the output of a run
+    /// still going joins its session when it ends.
+    pub(crate) async fn fork_session(
+        &self,
+        id: &str,
+        caller: &Caller,
+        before: Option<&MessageId>,
+    ) -> Result<(SessionId, Vec<Message>), RunsError> {
+        let from = SessionId::from(id);
+        match self.store.session(&from).await? {
+            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
+            _ => return Err(RunsError::no_session(id)),
+        }
+        let fork = sessions::new_id();
+        match self
+            .store
+            .fork_session(&from, before, &fork, caller.owner_id())
+            .await
+        {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return Err(RunsError::NotFound {
+                    what: "message",
+                    id: before.map(ToString::to_string).unwrap_or_default(),
+                });
+            }
+            // Deleted since it was looked at.
+            Err(StoreError::SessionNotFound(_)) => return Err(RunsError::no_session(id)),
+            Err(error) => return Err(error.into()),
+        }
+        let messages = self.store.session_messages(&fork).await?;
+        Ok((fork, messages))
     }
 
     /// Deletes a session with its runs, if `caller` may see it. A run still going on it goes

@@ -32,6 +32,16 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../webui/api.js"),
     ),
     (
+        "dom.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/dom.js"),
+    ),
+    (
+        "markdown.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/markdown.js"),
+    ),
+    (
         "render.js",
         "text/javascript; charset=utf-8",
         include_str!("../webui/render.js"),

@@ -128,6 +128,121 @@ async fn json_mode_waits_and_sessions_carry_the_history() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_takes_a_session_up_again_before_a_message() {
+    /// A completed turn in `session` (a new one when `None`); the session's id.
+    async fn turn(server: &TestServer, session: Option<&str>, text: &str) -> String {
+        let mut body = run_body(None, text);
+        if let Some(session) = session {
+            body["session_id"] = json!(session);
+        }
+        let run: Value = server
+            .post_json("/v1/runs", &body)
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(run["run"]["status"], "completed");
+        run["run"]["session_id"].as_str().unwrap().to_owned()
+    }
+    let server = server().await;
+    let texts = |session: &Value| -> Vec<String> {
+        session["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(text_of)
+            .collect()
+    };
+    let session = turn(&server, None, "hi").await;
+    turn(&server, Some(&session), "again").await;
+    let (_, original) = get_json(&server, &format!("/v1/sessions/{session}")).await;
+    let answer = WORDS.concat();
+    assert_eq!(texts(&original), ["hi", &answer, "again", &answer]);
+
+    // Before the second question: a new session holding the first turn, as it was.
+    let second = original["messages"][2]["id"].as_str().unwrap();
+    let (on, fork_path) = (&server, &format!("/v1/sessions/{session}/fork"));
+    let fork = move |body: Value| async move { on.post_json(fork_path, &body).await };
+    let created = fork(json!({"before": second})).await;
+    assert_eq!(created.status(), 201);
+    let created: Value = created.json().await.unwrap();
+    let forked = created["id"].as_str().unwrap().to_owned();
+    assert_ne!(forked, session);
+    assert!(forked.starts_with("ses_"));
+    assert_eq!(
+        created["messages"],
+        json!(original["messages"].as_array().unwrap()[..2])
+    );
+    assert_eq!(created["last_run"], Value::Null);
+
+    // The next turn there is the edited question; the original keeps its own.
+    assert_eq!(turn(&server, Some(&forked), "edited").await, forked);
+    let (_, taken_up) = get_json(&server, &format!("/v1/sessions/{forked}")).await;
+    assert_eq!(texts(&taken_up), ["hi", &answer, "edited", &answer]);
+    assert_eq!(taken_up["last_run"]["status"], "completed");
+    let (_, unchanged) = get_json(&server, &format!("/v1/sessions/{session}")).await;
+    assert_eq!(unchanged["messages"], original["messages"]);
+    let (_, listed) = get_json(&server, "/v1/sessions").await;
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|listed| listed["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&forked.as_str()) && ids.contains(&session.as_str()));
+
+    // Without `before`, every message; before the first, none.
+    let whole: Value = fork(json!({})).await.json().await.unwrap();
+    assert_eq!(whole["messages"], original["messages"]);
+    let first = original["messages"][0]["id"].as_str().unwrap();
+    let empty: Value = fork(json!({"before": first})).await.json().await.unwrap();
+    assert_eq!(empty["messages"], json!([]));
+
+    // A message or session that is not there is 404, a bad body 400; nothing is created.
+    let before = get_json(&server, "/v1/sessions?limit=100").await.1["sessions"]
+        .as_array()
+        .unwrap()
+        .len();
+    for (body, path, status, code) in [
+        (
+            json!({"before": "msg_nope"}),
+            format!("/v1/sessions/{session}/fork"),
+            404,
+            "not_found",
+        ),
+        (
+            json!({}),
+            "/v1/sessions/ses_nope/fork".to_owned(),
+            404,
+            "not_found",
+        ),
+        (
+            json!({"before": 3}),
+            format!("/v1/sessions/{session}/fork"),
+            400,
+            "invalid_request",
+        ),
+        (
+            json!({"after": second}),
+            format!("/v1/sessions/{session}/fork"),
+            400,
+            "invalid_request",
+        ),
+    ] {
+        let response = server.post_json(&path, &body).await;
+        assert_eq!(response.status(), status, "{body}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], code, "{body}");
+    }
+    let after = get_json(&server, "/v1/sessions?limit=100").await.1["sessions"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(after, before);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_round_trip_through_input() {
     let server = server().await;
     let mut client = server
@@ -442,6 +557,27 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
         .await
         .unwrap();
     assert_eq!(taken.status(), 404);
+    // Nor copy it into a session of its own.
+    let fork = |key: &'static str| {
+        server
+            .http
+            .post(server.url(&format!("/v1/sessions/{session}/fork")))
+            .bearer_auth(key)
+            .json(&json!({}))
+            .send()
+    };
+    assert_eq!(fork("key-b").await.unwrap().status(), 404);
+    let forked: Value = fork("key-a").await.unwrap().json().await.unwrap();
+    let forked = forked["id"].as_str().unwrap();
+    let get = |key: &'static str| {
+        server
+            .http
+            .get(server.url(&format!("/v1/sessions/{forked}")))
+            .bearer_auth(key)
+            .send()
+    };
+    assert_eq!(get("key-a").await.unwrap().status(), 200);
+    assert_eq!(get("key-b").await.unwrap().status(), 404);
     assert_eq!(
         server
             .http

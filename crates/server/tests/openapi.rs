@@ -287,6 +287,18 @@ async fn real_answers_validate_against_the_documented_schemas() {
     assert!(session["last_run"].is_object());
     let (_, sessions) = get("/v1/sessions").await;
     assert_valid(&document, "SessionList", &sessions);
+    let fork = json!({"before": session["messages"][0]["id"]});
+    assert_valid(&document, "ForkSession", &fork);
+    let forked: Value = server
+        .post_json(
+            &format!("/v1/sessions/{}/fork", session["id"].as_str().unwrap()),
+            &fork,
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_valid(&document, "Session", &forked);
     assert!(!sessions["sessions"].as_array().unwrap().is_empty());
 
     // Every event of a streamed run.

@@ -3,14 +3,18 @@
 // starts runs (`POST /v1/runs`, streamed), answers approvals and sends the next message
 // (`POST /v1/runs/{id}/input`), stops runs (`.../cancel`), lists sessions (`GET /v1/sessions`)
 // and restores one (`GET /v1/sessions/{id}`, then the events of its run if it still goes on).
+// An edited question, or an answer asked for again, takes the conversation up from there in a
+// copy of the session (`POST /v1/sessions/{id}/fork`), the original kept as it was.
 // The open session is in the address (`#session=<id>`), so a reload comes back to it.
 
 import { Accumulator, TERMINAL, settled } from './accumulator.js';
 import { ApiError, request, storeKey, storedKey, stream } from './api.js';
-import { Conversation, h } from './render.js';
+import { h } from './dom.js';
+import { Conversation } from './render.js';
 
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
+/** @typedef {import('./accumulator.js').Part} Part */
 /**
  * The run shown live: its accumulator, the stream that feeds it, and the messages whose events
  * are skipped (they were on the page already, from the session's history).
@@ -59,7 +63,7 @@ const state = {
   following: true,
 };
 
-const conversation = new Conversation(ui.messages, answerApproval);
+const conversation = new Conversation(ui.messages, { approve: answerApproval, resend, findCall });
 
 // ---- errors and the key ----
 
@@ -119,6 +123,8 @@ function refreshControls() {
   ui.status.textContent = statusText(status);
   ui.status.dataset.status = status?.status ?? '';
   document.body.classList.toggle('running', live && status?.status !== 'awaiting');
+  // Editing or regenerating starts a run: not while one goes on.
+  document.body.classList.toggle('live', live);
   ui.stop.hidden = !live;
   // The next message goes as the run's input when it waits for one, else it starts a run; a
   // run that works or waits for something else must be answered or stopped first.
@@ -218,7 +224,7 @@ function newRun(id) {
 }
 
 /** A fresh message id, so the message sent and the one stored are known to be the same. */
-function messageId() {
+function newMessageId() {
   return `msg_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
@@ -228,43 +234,108 @@ async function send() {
   if (!text || ui.send.disabled) return;
   clearError();
   /** @type {Message} */
-  const message = { id: messageId(), role: 'user', parts: [{ type: 'text', text }] };
+  const message = { id: newMessageId(), role: 'user', parts: [{ type: 'text', text }] };
   const waiting = state.run && state.run.acc.status?.status === 'awaiting' ? state.run : undefined;
   ui.input.value = '';
   autosize();
-  const sent = conversation.add(message);
+  if (!waiting) {
+    if (!(await startRun(message))) {
+      // Refused (the error shows why): the message was not sent; it goes back to the composer.
+      ui.input.value = text;
+      autosize();
+    }
+    return;
+  }
+  conversation.add(message);
   refreshControls();
-  // Whoever sends wants to see the answer.
   setFollowing(true);
   try {
-    if (waiting) {
-      await request('POST', `/v1/runs/${encodeURIComponent(waiting.id)}/input`, message);
-      await follow(waiting, () => stream('GET', `/v1/runs/${encodeURIComponent(waiting.id)}/events?after=${waiting.acc.lastSeq}`, undefined, (event) => apply(waiting, event), waiting.abort.signal));
-      return;
-    }
-    const run = newRun('');
-    /** @type {any} */
-    const body = { agent: ui.agent.value || undefined, input: [message] };
-    if (state.sessionId) body.session_id = state.sessionId;
+    await request('POST', `/v1/runs/${encodeURIComponent(waiting.id)}/input`, message);
+    await follow(waiting, () => stream('GET', `/v1/runs/${encodeURIComponent(waiting.id)}/events?after=${waiting.acc.lastSeq}`, undefined, (event) => apply(waiting, event), waiting.abort.signal));
+  } catch (error) {
+    showError(error);
+  } finally {
     refreshControls();
+  }
+}
+
+/**
+ * Shows `message` and starts a run on it in the open session (a new one when none is open),
+ * following it to where it settles. False when the server refused it: the message is taken off
+ * the page again.
+ * @param {Message} message
+ */
+async function startRun(message) {
+  const sent = conversation.add(message);
+  // Whoever sends wants to see the answer.
+  setFollowing(true);
+  const run = newRun('');
+  /** @type {any} */
+  const body = { agent: ui.agent.value || undefined, input: [message] };
+  if (state.sessionId) body.session_id = state.sessionId;
+  refreshControls();
+  try {
     await follow(run, () =>
       stream('POST', '/v1/runs', body, (event) => {
         if (event.event === 'run_created') run.id = event.run_id;
         apply(run, event);
       }, run.abort.signal),
     );
-    if (!run.acc.runId && state.run === run) {
-      // Refused (the error shows why): the message was not sent; it goes back to the composer.
-      state.run = undefined;
-      sent?.el.remove();
-      conversation.forget(message.id ?? '');
-      ui.input.value = text;
-      autosize();
-    }
   } catch (error) {
     showError(error);
-  } finally {
-    refreshControls();
+  }
+  const refused = !run.acc.runId && state.run === run;
+  if (refused) {
+    state.run = undefined;
+    sent?.el.remove();
+    conversation.forget(message.id ?? '');
+  }
+  refreshControls();
+  return !refused;
+}
+
+/**
+ * Takes the conversation up again from the user's message `messageId` with `parts` instead (an
+ * edited question, or the same one asked again): a copy of the session holding what came before
+ * that message becomes the open session, the page drops the message and what followed it, and
+ * a run starts there. The session it came from stays as it was, in the list.
+ * @param {string} messageId @param {Part[]} parts
+ */
+async function resend(messageId, parts) {
+  const from = state.sessionId;
+  const live = state.run && !TERMINAL.has(state.run.acc.status?.status ?? '');
+  if (!from || live) return false;
+  clearError();
+  let fork;
+  try {
+    fork = await request('POST', `/v1/sessions/${encodeURIComponent(from)}/fork`, { before: messageId });
+  } catch (error) {
+    showError(error);
+    return false;
+  }
+  state.run = undefined;
+  conversation.truncate(messageId);
+  setSession(fork.id);
+  void loadSessions();
+  await startRun({ id: newMessageId(), role: 'user', parts });
+  return true;
+}
+
+/**
+ * The call `toolCallId` of the live run, as the server has it (its output), for an approval
+ * whose call is not on the page.
+ * @param {string} toolCallId
+ * @returns {Promise<Part | undefined>}
+ */
+async function findCall(toolCallId) {
+  const run = state.run;
+  if (!run?.id) return undefined;
+  try {
+    const { output } = await request('GET', `/v1/runs/${encodeURIComponent(run.id)}`);
+    const parts = /** @type {Message[]} */ (output).flatMap((message) => message.parts);
+    return parts.find((part) => part.type === 'tool_call' && part.tool_call_id === toolCallId);
+  } catch {
+    return undefined;
   }
 }
 
@@ -278,7 +349,7 @@ async function answerApproval(approvalId, approved) {
   clearError();
   try {
     await request('POST', `/v1/runs/${encodeURIComponent(run.id)}/input`, {
-      id: messageId(),
+      id: newMessageId(),
       role: 'user',
       parts: [{ type: 'approval_response', approval_id: approvalId, approved }],
     });

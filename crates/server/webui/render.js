@@ -1,35 +1,30 @@
 // @ts-check
 // The conversation on the page: a view per message and per part, each updated in place as
-// events arrive (a delta appends to a text node; nothing already shown is rendered again).
+// events arrive (a delta goes to its part only: text to its Markdown, which renders again no
+// more than its open block; arguments to a text node).
 // Tool results, errors, approval requests and answers join the card of the call they belong to
 // (found by id, across messages), so a call reads as one thing that goes from "preparing" to
 // "running" to its result or error. Everything is built with DOM calls, never from HTML text:
 // what a model or tool says cannot become markup.
 
 import { TERMINAL } from './accumulator.js';
+import { copyButton, h } from './dom.js';
+import { Markdown } from './markdown.js';
 
 /** @typedef {import('./accumulator.js').Part} Part */
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
 /** @typedef {import('./accumulator.js').ErrorInfo} ErrorInfo */
-
 /**
- * An element with classes, attributes and children.
- * @param {string} tag @param {Record<string, any>} [attrs] @param {(Node | string | null | undefined)[]} [children]
- * @returns {HTMLElement}
+ * What the page asks of the app: answering an approval, taking the conversation up again from a
+ * message of the user's with new parts (edit, regenerate), and finding a call the page lacks.
+ * Each says whether it could.
+ * @typedef {{
+ *   approve: (approvalId: string, approved: boolean) => Promise<boolean>,
+ *   resend: (messageId: string, parts: Part[]) => Promise<boolean>,
+ *   findCall: (toolCallId: string) => Promise<Part | undefined>,
+ * }} Actions
  */
-export function h(tag, attrs = {}, children = []) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value == null || value === false) continue;
-    if (name === 'class') el.className = value;
-    else if (name === 'text') el.textContent = value;
-    else if (name.startsWith('on')) el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? '' : String(value));
-  }
-  for (const child of children) if (child != null) el.append(child);
-  return el;
-}
 
 /** JSON for people: a string as itself, a short value on one line, a longer one indented. @param {any} value */
 function pretty(value) {
@@ -37,46 +32,6 @@ function pretty(value) {
   // Formatting newlines are the only raw newlines in JSON text (a string's are escaped).
   const line = (JSON.stringify(value, null, 1) ?? String(value)).replace(/\n */g, ' ');
   return line.length <= 72 ? line : JSON.stringify(value, null, 2);
-}
-
-/**
- * Formats finished text: fenced code blocks, paragraphs, `code`, **bold**, *emphasis* and
- * http(s) links. Run once, when the text is complete (while it streams it is shown as it came).
- * @param {string} text
- */
-export function formatText(text) {
-  const fragment = document.createDocumentFragment();
-  const blocks = text.split(/^```[^\n]*\n?/m);
-  blocks.forEach((block, i) => {
-    if (i % 2 === 1) {
-      fragment.append(h('pre', { class: 'code' }, [h('code', { text: block.replace(/\n$/, '') })]));
-      return;
-    }
-    for (const paragraph of block.split(/\n{2,}/)) {
-      if (paragraph.trim()) fragment.append(h('p', {}, inline(paragraph.replace(/^\n+|\n+$/g, ''))));
-    }
-  });
-  return fragment;
-}
-
-/** @param {string} text @returns {Node[]} */
-function inline(text) {
-  /** @type {Node[]} */
-  const nodes = [];
-  const pattern = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|\*([^*\n]+)\*|\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
-  let last = 0;
-  for (const match of text.matchAll(pattern)) {
-    const at = match.index ?? 0;
-    if (at > last) nodes.push(document.createTextNode(text.slice(last, at)));
-    const [, code, bold, em, label, href, url] = match;
-    if (code != null) nodes.push(h('code', { text: code }));
-    else if (bold != null) nodes.push(h('strong', { text: bold }));
-    else if (em != null) nodes.push(h('em', { text: em }));
-    else nodes.push(h('a', { href: href ?? url, target: '_blank', rel: 'noopener noreferrer', text: label ?? url }));
-    last = at + match[0].length;
-  }
-  if (last < text.length) nodes.push(document.createTextNode(text.slice(last)));
-  return nodes;
 }
 
 /** What a view of one part does as the part streams. */
@@ -91,7 +46,10 @@ class PartView {
   complete(_part) {}
 }
 
-/** Text, refusals and reasoning: deltas append to one text node. */
+/**
+ * Text, refusals and reasoning. Text and reasoning are Markdown, rendered as they stream (see
+ * markdown.js); a refusal is plain text, its deltas appended to one text node.
+ */
 class TextView extends PartView {
   /** @param {Part} part @param {boolean} streaming */
   constructor(part, streaming) {
@@ -106,21 +64,34 @@ class TextView extends PartView {
     }
     super(el);
     this.body = body;
-    this.node = document.createTextNode(part.text ?? '');
-    this.body.append(this.node);
-    if (streaming) el.classList.add('streaming');
-    else this.complete(part);
+    /** What streamed, to check the complete text against. */
+    this.streamed = '';
+    /** @type {Markdown | null} */
+    this.markdown = part.type === 'refusal' ? null : new Markdown(body);
+    this.node = document.createTextNode('');
+    if (!this.markdown) body.append(this.node);
+    if (streaming) {
+      el.classList.add('streaming');
+      this.append(part.text ?? '');
+    } else this.complete(part);
   }
   /** @param {string} delta */
   append(delta) {
-    this.node.appendData(delta);
+    this.streamed += delta;
+    if (this.markdown) this.markdown.append(delta);
+    else this.node.appendData(delta);
   }
   /** @param {Part} part */
   complete(part) {
     const el = /** @type {HTMLElement} */ (this.el);
     el.classList.remove('streaming');
-    if (part.type === 'text') this.body.replaceChildren(formatText(part.text));
-    else this.node.data = part.text;
+    if (!this.markdown) this.node.data = part.text;
+    else if (part.text === this.streamed) this.markdown.end();
+    else {
+      // Not what streamed (or nothing did): the whole text, once.
+      this.body.replaceChildren();
+      this.markdown = Markdown.render(this.body, part.text);
+    }
     if (part.type === 'reasoning') {
       el.removeAttribute('open');
       const summary = el.querySelector('summary');
@@ -141,18 +112,24 @@ const TOOL_STATES = {
   unfinished: 'not run',
 };
 
-/** A tool call's card: name, status, arguments as they stream, then its result or error. */
+/**
+ * A tool call's card: name, status, arguments as they stream, then its result or error. A call
+ * the page has not seen (only its approval request came) gets a card with what the request
+ * says, filled in (`fill`) once the server tells the call.
+ */
 class ToolView extends PartView {
   /** @param {Part} part @param {boolean} streaming @param {Conversation} conversation */
   constructor(part, streaming, conversation) {
     const status = h('span', { class: 'status', role: 'status' });
     const args = h('pre', { class: 'args' });
-    const el = h('section', { class: 'part tool', 'data-tool-call-id': part.tool_call_id, 'aria-label': `tool call ${part.tool_name}` }, [
-      h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name }), status]),
+    const name = h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id });
+    const el = h('section', { class: 'part tool', 'data-tool-call-id': part.tool_call_id, 'aria-label': `tool call ${part.tool_name ?? part.tool_call_id}` }, [
+      h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), name, status]),
       h('details', { class: 'args-box', open: streaming }, [h('summary', { text: 'Arguments' }), args]),
     ]);
     super(el);
     this.conversation = conversation;
+    this.nameEl = name;
     this.statusEl = status;
     this.argsEl = args;
     this.argsNode = document.createTextNode('');
@@ -168,6 +145,8 @@ class ToolView extends PartView {
     this.approvalEl = null;
     /** @type {HTMLElement | null} the reason and the buttons, until answered */
     this.questionEl = null;
+    /** @type {HTMLElement | null} the arguments on the approval */
+    this.argsListEl = null;
     /** @type {any} the arguments, once complete */
     this.args = undefined;
     if (streaming) {
@@ -186,6 +165,17 @@ class ToolView extends PartView {
     this.argsNode.data = pretty(part.args);
     this.argsEl.parentElement?.removeAttribute('open');
     this.refresh();
+  }
+  /** The call, as the server tells it, for a card made from its approval request. @param {Part} call */
+  fill(call) {
+    const el = /** @type {HTMLElement} */ (this.el);
+    this.nameEl.textContent = call.tool_name;
+    el.setAttribute('aria-label', `tool call ${call.tool_name}`);
+    this.args = call.args;
+    this.argsNode.data = pretty(call.args);
+    const list = argsList(call.args);
+    this.argsListEl?.replaceWith(list);
+    this.argsListEl = list;
   }
   /** A result or error for this call. @param {Part} part */
   attachOutcome(part) {
@@ -208,7 +198,8 @@ class ToolView extends PartView {
     this.questionEl = h('div', { class: 'question' }, [h('p', { text: part.reason ?? 'This call needs your approval.' }), h('div', { class: 'buttons' }, [approve, deny])]);
     // What is approved is shown on the card, unfolded, above the buttons (and stays after the
     // answer, as the record of what was allowed); the folded box would only repeat it.
-    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [argsList(this.args), this.questionEl]);
+    this.argsListEl = argsList(this.args);
+    this.approvalEl = h('div', { class: 'approval', role: 'group', 'aria-label': 'approval' }, [this.argsListEl, this.questionEl]);
     const box = this.argsEl.parentElement;
     if (box) box.hidden = true;
     /** @type {HTMLElement} */ (this.el).append(this.approvalEl);
@@ -218,7 +209,7 @@ class ToolView extends PartView {
   async answer(approved) {
     if (!this.approval || this.approved != null) return;
     for (const button of this.buttons ?? []) button.setAttribute('disabled', '');
-    const ok = await this.conversation.onApprove(this.approval.approval_id, approved);
+    const ok = await this.conversation.actions.approve(this.approval.approval_id, approved);
     if (!ok) this.refresh();
   }
   /** The person's answer, as the run recorded it. @param {Part} part */
@@ -256,6 +247,7 @@ const FOLD = 300;
  * @param {any} args
  */
 function argsList(args) {
+  if (args === undefined) return h('p', { class: 'args-list empty', text: 'The arguments are not known.' });
   const entries = args && typeof args === 'object' && !Array.isArray(args) ? Object.entries(args) : [['arguments', args]];
   if (entries.length === 0) return h('p', { class: 'args-list empty', text: 'No arguments.' });
   return h('dl', { class: 'args-list', 'aria-label': 'arguments' }, entries.flatMap(([name, value]) => [h('dt', { text: name }), h('dd', {}, [valueView(value)])]));
@@ -301,8 +293,6 @@ function wholePart(part) {
         h('header', {}, [h('span', { class: 'icon', 'aria-hidden': 'true', text: '⚙' }), h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id }), h('span', { class: 'status', text: part.type === 'tool_error' ? 'error' : 'result' })]),
         h('pre', { text: part.type === 'tool_error' ? `${part.error_type}: ${part.message}` : pretty(part.result) }),
       ]);
-    case 'approval_request':
-      return h('div', { class: 'part note', text: `Approval requested: ${part.reason ?? part.tool_call_id}` });
     case 'approval_response':
       return h('div', { class: 'part note', text: part.approved ? '✓ Approved' : '✕ Denied' });
     default:
@@ -340,10 +330,24 @@ function planView(part) {
   ]);
 }
 
-/** One message on the page. */
+/** The parts a user message answers with, rather than asks: they are not a question to edit. */
+const ANSWERS = new Set(['approval_response', 'tool_result', 'tool_error']);
+
+/** A user message's question: its parts but its answers; empty when it only answers. @param {Message} message */
+function question(message) {
+  const parts = message.parts.filter((part) => !ANSWERS.has(part.type));
+  return parts.some((part) => part.type === 'text') ? parts : [];
+}
+
+/**
+ * One message on the page, with its actions: Copy on an answer, Regenerate on the last one (the
+ * stylesheet shows it there only), Edit on a question of the user's. Regenerate and Edit are
+ * hidden while a run goes on (`body.live`).
+ */
 export class MessageView {
   /** @param {Message} message @param {Conversation} conversation */
   constructor(message, conversation) {
+    this.message = message;
     this.conversation = conversation;
     this.parts = h('div', { class: 'parts' });
     const role = message.role;
@@ -356,11 +360,20 @@ export class MessageView {
     this.views = [];
     /** @type {string[]} the complete text parts, by index: what Copy copies */
     this.texts = [];
-    // The clipboard API is there on https and localhost only; elsewhere there is no button.
-    if (role === 'assistant' && navigator.clipboard) {
-      this.copy = h('button', { type: 'button', class: 'copy', text: 'Copy', 'aria-label': 'Copy the answer', hidden: true, onclick: () => this.copyText() });
-      this.el.append(h('div', { class: 'actions' }, [this.copy]));
+    /** @type {HTMLElement | null} */
+    this.copy = null;
+    /** @type {(HTMLElement | null)[]} */
+    let actions = [];
+    if (role === 'assistant') {
+      this.copy = copyButton('Copy the answer', () => this.texts.filter((text) => text != null).join('\n\n'));
+      if (this.copy) this.copy.hidden = true;
+      const regenerate = h('button', { type: 'button', class: 'regenerate when-idle', text: 'Regenerate', 'aria-label': 'Regenerate the answer', onclick: () => void conversation.regenerate(this) });
+      actions = [this.copy, regenerate];
+    } else if (role === 'user' && message.id && question(message).length > 0) {
+      actions = [h('button', { type: 'button', class: 'edit when-idle', text: 'Edit', 'aria-label': 'Edit your message', onclick: () => this.edit() })];
     }
+    this.actions = h('div', { class: 'actions' }, actions);
+    if (actions.length > 0) this.el.append(this.actions);
   }
   /** A complete text part: Copy has something to copy. @param {number} index @param {Part} part */
   noteText(index, part) {
@@ -368,15 +381,54 @@ export class MessageView {
     this.texts[index] = part.text;
     if (this.copy) this.copy.hidden = false;
   }
-  async copyText() {
-    const copy = /** @type {HTMLElement} */ (this.copy);
-    try {
-      await navigator.clipboard.writeText(this.texts.filter((text) => text != null).join('\n\n'));
-      copy.textContent = 'Copied';
-    } catch {
-      copy.textContent = 'Copy failed';
-    }
-    setTimeout(() => (copy.textContent = 'Copy'), 1500);
+  /** Turns the message into a box to edit it in; sending takes the conversation up again from here. */
+  edit() {
+    const parts = question(this.message);
+    const box = /** @type {HTMLTextAreaElement} */ (h('textarea', { class: 'edit-box', 'aria-label': 'Edit your message', rows: 3 }));
+    box.value = parts.filter((part) => part.type === 'text').map((part) => part.text).join('\n\n');
+    const done = () => {
+      form.remove();
+      this.parts.hidden = false;
+      this.actions.hidden = false;
+    };
+    const send = async () => {
+      const text = box.value.trim();
+      if (!text || form.inert) return;
+      // The first text part becomes the new text; the others go, files and the like stay.
+      let first = true;
+      const edited = parts.flatMap((part) => {
+        if (part.type !== 'text') return [part];
+        if (!first) return [];
+        first = false;
+        return [{ type: 'text', text }];
+      });
+      form.inert = true;
+      const sent = await this.conversation.actions.resend(this.message.id ?? '', edited);
+      form.inert = false;
+      if (sent) done();
+    };
+    const form = h('form', { class: 'edit' }, [
+      box,
+      h('div', { class: 'buttons' }, [
+        h('button', { type: 'button', class: 'cancel', text: 'Cancel', onclick: done }),
+        h('button', { type: 'submit', class: 'send', text: 'Send' }),
+      ]),
+    ]);
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void send();
+    });
+    box.addEventListener('keydown', (event) => {
+      // As in the composer: Enter sends, Shift+Enter is a new line; Escape gives up.
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        void send();
+      } else if (event.key === 'Escape') done();
+    });
+    this.parts.hidden = true;
+    this.actions.hidden = true;
+    this.el.append(form);
+    box.focus();
   }
   /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
   addPart(index, part, streaming) {
@@ -389,6 +441,8 @@ export class MessageView {
       const tool = new ToolView(part, streaming, conversation);
       conversation.tools.set(part.tool_call_id, tool);
       view = tool;
+    } else if (part.type === 'approval_request' && !conversation.tools.has(part.tool_call_id)) {
+      view = conversation.approvalCard(part);
     } else {
       view = new PartView(conversation.attach(part) ? null : wholePart(part));
     }
@@ -412,14 +466,10 @@ export class MessageView {
 
 /** The messages on the page, and what ties their parts together. */
 export class Conversation {
-  /**
-   * @param {HTMLElement} root
-   * @param {(approvalId: string, approved: boolean) => Promise<boolean>} onApprove answers an
-   *   approval; false when it could not be sent
-   */
-  constructor(root, onApprove) {
+  /** @param {HTMLElement} root @param {Actions} actions */
+  constructor(root, actions) {
     this.root = root;
-    this.onApprove = onApprove;
+    this.actions = actions;
     /** @type {Map<string, ToolView>} calls by id */
     this.tools = new Map();
     /** @type {Map<string, ToolView>} calls by the id of their approval request */
@@ -453,6 +503,45 @@ export class Conversation {
   /** Forgets a message that was taken off the page. @param {string} id */
   forget(id) {
     this.views.delete(id);
+  }
+  /** Takes message `id` and everything after it off the page. @param {string} id */
+  truncate(id) {
+    const view = this.views.get(id);
+    if (!view) return;
+    for (let node = /** @type {ChildNode | null} */ (view.el); node; ) {
+      const next = node.nextSibling;
+      node.remove();
+      node = next;
+    }
+    for (const map of [this.views, this.tools, this.approvals]) {
+      for (const [key, item] of map) if (!item.el?.isConnected) map.delete(key);
+    }
+    this.runStatus = undefined;
+  }
+  /** Asks again for `answer`: its question (the user's last before it) is sent again. @param {MessageView} answer */
+  async regenerate(answer) {
+    for (let el = answer.el.previousElementSibling; el; el = el.previousElementSibling) {
+      const view = this.views.get(el.getAttribute('data-message-id') ?? '');
+      if (view?.message.role !== 'user' || !view.message.id) continue;
+      const parts = question(view.message);
+      if (parts.length > 0) return this.actions.resend(view.message.id, parts);
+    }
+    return false;
+  }
+  /**
+   * A card for an approval whose call is not on the page (a session reopened without it): what
+   * the request says at once, the call's name and arguments once the server tells them.
+   * @param {Part} part
+   */
+  approvalCard(part) {
+    const tool = new ToolView({ type: 'tool_call', tool_call_id: part.tool_call_id }, false, this);
+    this.tools.set(part.tool_call_id, tool);
+    this.approvals.set(part.approval_id, tool);
+    tool.attachApproval(part);
+    void this.actions.findCall(part.tool_call_id).then((call) => {
+      if (call) tool.fill(call);
+    });
+    return tool;
   }
   /** @param {string} id */
   view(id) {

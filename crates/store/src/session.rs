@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use agentwire_core::{Message, SessionId, Timestamp};
+use agentwire_core::{Message, MessageId, SessionId, Timestamp};
 
 use crate::error::StoreError;
 use crate::group::{Group, Started};
@@ -120,6 +120,84 @@ impl Store {
             .iter()
             .map(|text| serde_json::from_str(text).map_err(StoreError::from))
             .collect()
+    }
+
+    /// Creates session `new`, owned by `owner`, holding a copy of session `from`'s messages
+    /// before its message `before` (all of them when `before` is `None`), in one transaction:
+    /// a conversation taken up again from an earlier point (an edited question, an answer
+    /// asked again) while the original stays as it was. The copies are no run's input.
+    ///
+    /// Returns `None`, creating nothing, when `from` holds no message `before`. Fails with
+    /// [`StoreError::SessionNotFound`] when there is no session `from`, and with
+    /// [`StoreError::AlreadyExists`] when the id `new` is taken.
+    pub async fn fork_session(
+        &self,
+        from: &SessionId,
+        before: Option<&MessageId>,
+        new: &SessionId,
+        owner: Option<&str>,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let created_at = now();
+        let _turn = self.write_turn().await;
+        with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            let exists = sqlx::query("SELECT 1 FROM sessions WHERE id = $1")
+                .bind(from.as_str())
+                .fetch_optional(&mut *tx)
+                .await?
+                .is_some();
+            if !exists {
+                return Err(StoreError::SessionNotFound(from.to_string()));
+            }
+            // Positions only grow within a session, so "before" is "at a lower position".
+            let end = match before {
+                None => i64::MAX,
+                Some(id) => {
+                    let found: Option<i64> = sqlx::query(
+                        "SELECT MIN(position) FROM messages WHERE session_id = $1 AND message_id = $2",
+                    )
+                    .bind(from.as_str())
+                    .bind(id.as_str())
+                    .fetch_one(&mut *tx)
+                    .await?
+                    .try_get(0)?;
+                    match found {
+                        Some(position) => position,
+                        None => return Ok(None),
+                    }
+                }
+            };
+            let inserted = sqlx::query(
+                "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .bind(new.as_str())
+            .bind(owner)
+            .bind(created_at.0)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if inserted == 0 {
+                return Err(StoreError::AlreadyExists(format!("session {new}")));
+            }
+            sqlx::query(
+                "INSERT INTO messages (session_id, position, message_id, input_of, message)
+                 SELECT $1, position, message_id, NULL, message FROM messages
+                 WHERE session_id = $2 AND position < $3",
+            )
+            .bind(new.as_str())
+            .bind(from.as_str())
+            .bind(end)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+        });
+        Ok(Some(SessionRecord {
+            id: new.clone(),
+            owner: owner.map(str::to_owned),
+            created_at,
+            updated_at: created_at,
+        }))
     }
 
     /// The messages a run started with (its input), as its start added them to its session;

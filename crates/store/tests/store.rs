@@ -23,6 +23,7 @@ use common::{Db, postgres_db, sqlite_db};
 
 on_both_backends!(
     sessions_and_their_messages,
+    a_session_forks_before_a_message,
     deleting_a_session_deletes_its_runs_and_events,
     events_replay_after_a_seq_without_gap_or_duplicate,
     a_retried_batch_is_not_duplicated,
@@ -112,6 +113,100 @@ async fn sessions_and_their_messages(db: Db) {
         store.session_messages(&"nope".into()).await,
         Err(StoreError::SessionNotFound(_))
     ));
+}
+
+async fn a_session_forks_before_a_message(db: Db) {
+    let store = Store::open(&db.url).await.unwrap();
+    let from = SessionId::from("ses_from");
+    let run = RunRecord {
+        session_id: Some(from.clone()),
+        owner: Some("key_a".into()),
+        ..RunRecord::new(RunId::from("run_1"), "assistant", "node-a")
+    };
+    let messages = [
+        user_message("m1", "one"),
+        user_message("m2", "two"),
+        user_message("m3", "three"),
+    ];
+    store.start_run(&run, &messages[..1]).await.unwrap();
+    store.append_messages(&from, &messages[1..]).await.unwrap();
+
+    // Before m3: m1 and m2, as they were, in a session of its own owner.
+    let fork = SessionId::from("ses_fork");
+    let before = MessageId::from("m3");
+    let created = store
+        .fork_session(&from, Some(&before), &fork, Some("key_a"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.session(&fork).await.unwrap(), Some(created));
+    assert_eq!(store.session_messages(&fork).await.unwrap(), messages[..2]);
+    // The copies are no run's input (a run's input is read back by `input_of`), and the next
+    // message goes after them.
+    let forked_run = RunRecord {
+        session_id: Some(fork.clone()),
+        ..run.clone()
+    };
+    assert!(store.run_input(&forked_run).await.unwrap().is_empty());
+    assert_eq!(store.run_input(&run).await.unwrap(), messages[..1]);
+    store
+        .append_messages(&fork, &[user_message("m4", "four")])
+        .await
+        .unwrap();
+    let texts: Vec<String> = store
+        .session_messages(&fork)
+        .await
+        .unwrap()
+        .iter()
+        .map(Message::content)
+        .collect();
+    assert_eq!(texts, ["one", "two", "four"]);
+    // The original is unchanged.
+    assert_eq!(store.session_messages(&from).await.unwrap(), messages);
+
+    // Before the first message: an empty session; without `before`: all of them.
+    let first = MessageId::from("m1");
+    store
+        .fork_session(&from, Some(&first), &"ses_empty".into(), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        store
+            .session_messages(&"ses_empty".into())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .fork_session(&from, None, &"ses_all".into(), None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        store.session_messages(&"ses_all".into()).await.unwrap(),
+        messages
+    );
+
+    // A message the session does not hold creates nothing; a missing session or a taken id fail.
+    let elsewhere = MessageId::from("m9");
+    let none = store
+        .fork_session(&from, Some(&elsewhere), &"ses_none".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(none, None);
+    assert_eq!(store.session(&"ses_none".into()).await.unwrap(), None);
+    assert!(matches!(
+        store
+            .fork_session(&"nope".into(), None, &"ses_x".into(), None)
+            .await,
+        Err(StoreError::SessionNotFound(_))
+    ));
+    assert!(matches!(
+        store.fork_session(&from, None, &fork, None).await,
+        Err(StoreError::AlreadyExists(_))
+    ));
+    assert_eq!(store.session_messages(&fork).await.unwrap().len(), 3);
 }
 
 async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {

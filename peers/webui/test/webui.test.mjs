@@ -27,6 +27,39 @@ const LONG_FILE = {
   path: 'notes/long.txt',
   content: `<img src=x onerror="document.title='pwned'"><b>not bold</b>\n${'line of the long note\n'.repeat(40)}the end`,
 };
+// Every block Markdown has, then a long plain tail, so the blocks are seen while the text
+// streams; and markup that must stay text.
+const CODE = 'def greet(name):\n    return f"Hello, {name}!"';
+const MARKDOWN = [
+  '## Release notes',
+  '',
+  'Here is **what changed** in *this* release, with `inline code` and a [link](https://example.com/docs).',
+  '',
+  '1. First step',
+  '2. Second step',
+  '   - a nested detail',
+  '   - another one',
+  '3. Third step',
+  '',
+  '| Feature | Status |',
+  '|:--------|-------:|',
+  '| Lists | **done** |',
+  '| Tables | done |',
+  '',
+  '```python',
+  CODE,
+  '```',
+  '',
+  '> A quote to finish.',
+  '',
+  '---',
+  '',
+  `Markup stays text: <script>document.title='pwned'</script> <img src=x onerror="document.title='pwned'"> and [a bad link](javascript:document.title='pwned').`,
+  '',
+  'The end of the answer takes a while to arrive, so the blocks above are seen while it streams. '.repeat(6).trim(),
+].join('\n');
+// An approval asked for a call the page will not see.
+const ORPHAN_FILE = { path: 'notes/orphan.txt', content: 'approved from a card made from its request' };
 const VIEWPORTS = [
   { name: 'desktop', width: 1280, height: 900 },
   { name: 'phone', width: 390, height: 844 },
@@ -73,6 +106,13 @@ const scripts = {
       [{ type: 'text_delta', text: 'The long note is written.' }, finish('stop')],
     ],
   },
+  'markdown.json': { turns: [[...words(MARKDOWN).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'orphan.json': {
+    turns: [
+      [{ type: 'text_delta', text: 'Writing it.' }, ...call('c1', 'write_file', JSON.stringify(ORPHAN_FILE)), finish('tool_calls')],
+      [{ type: 'text_delta', text: 'Written.' }, finish('stop')],
+    ],
+  },
   'writer.json': {
     turns: [
       [{ type: 'text_delta', text: 'Let me write it.' }, ...call('c1', 'write_file', JSON.stringify(FILE)), finish('tool_calls')],
@@ -98,6 +138,8 @@ const config = [
   agent('chatty', 'tokens_per_second = 60'),
   agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
+  agent('markdown', 'tokens_per_second = 30'),
+  agent('orphan', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-orphan"'),
   // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
   `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
 ].join('\n');
@@ -112,7 +154,7 @@ before(async () => {
   assert.ok(existsSync(EVERYTHING), `${EVERYTHING} is missing: run scripts/peers.sh`);
   mkdirSync(ARTIFACTS, { recursive: true });
   [server, keyed] = await Promise.all([
-    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny', 'ws-long', 'ws-tour'] }),
+    startAgentwire({ config, files: scripts, dirs: ['ws-slow', 'ws-fix', 'ws-write', 'ws-deny', 'ws-long', 'ws-tour', 'ws-orphan'] }),
     startAgentwire({ config: `[server]\napi_keys = ["s3cret"]\n${agent('talker')}`, files: scripts }),
   ]);
   browser = await chromium.launch({
@@ -157,6 +199,15 @@ async function say(page, agentName, text) {
 const status = (page) => page.locator('#run-status').getAttribute('data-status');
 const waitStatus = (page, value) => page.waitForSelector(`#run-status[data-status="${value}"]`, { timeout: 15_000 });
 const lastText = (page) => page.locator('.message.assistant .part.text').last();
+
+/** The session open on the page, from its address. */
+const sessionOf = (page) => decodeURIComponent(/#session=(.+)$/.exec(page.url())?.[1] ?? '');
+
+/** A session's messages as the server has them: role and text. */
+async function storedMessages(id) {
+  const session = await (await fetch(`${server.url}/v1/sessions/${encodeURIComponent(id)}`)).json();
+  return session.messages.map((message) => [message.role, message.parts.filter((part) => part.type === 'text').map((part) => part.text).join('')]);
+}
 
 /** How far the end of the messages is below what the scroller shows, in pixels. */
 const belowEnd = (page) => page.locator('.scroller').evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight);
@@ -462,7 +513,7 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       const root = document.getElementById('messages');
       root.replaceChildren();
       document.getElementById('empty').hidden = true;
-      const conversation = new Conversation(root, async () => true);
+      const conversation = new Conversation(root, { approve: async () => true, resend: async () => true, findCall: async () => undefined });
       conversation.setRunStatus({ status: 'awaiting', awaiting: 'approval' });
       const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkaPhfDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
       conversation.add({ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Show me **everything**' }, { type: 'file', media_type: 'image/png', data: pixel, filename: 'pixel.png' }] });
@@ -530,6 +581,198 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     }
     assert.equal(label, 'Copied');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), ANSWER);
+  });
+
+  test('Markdown renders while the text streams, block by block, and model markup stays text', async (t) => {
+    const page = await open(t, { permissions: ['clipboard-read', 'clipboard-write'] });
+    await say(page, 'markdown', 'show me markdown');
+    const streaming = '.part.text.streaming';
+    // An open fence is a code block that grows.
+    await page.waitForFunction(({ streaming, code }) => {
+      const text = document.querySelector(`${streaming} pre.code code`)?.textContent;
+      return text != null && text.length > 0 && text.length < code.length && code.startsWith(text);
+    }, { streaming, code: CODE }, { timeout: 15_000 });
+    // A list, a nested list and a table, before the part completes; the table, followed by
+    // another block, is finished: marked now, it must be the same element at the end.
+    const seen = await page.evaluate((streaming) => {
+      const part = document.querySelector(streaming);
+      const table = part?.querySelector('.table-wrap');
+      if (table?.nextElementSibling) table.dataset.seen = 'while streaming';
+      return {
+        heading: part?.querySelector('h2')?.textContent,
+        items: part?.querySelectorAll('ol > li').length,
+        nested: part?.querySelectorAll('ol > li > ul > li').length,
+        cells: [...(part?.querySelectorAll('td') ?? [])].map((cell) => cell.textContent),
+        bold: part?.querySelector('td strong')?.textContent,
+        marked: !!table?.dataset.seen,
+      };
+    }, streaming);
+    assert.deepEqual(seen, { heading: 'Release notes', items: 3, nested: 2, cells: ['Lists', 'done', 'Tables', 'done'], bold: 'done', marked: true });
+    await page.locator(`${streaming} pre.code`).waitFor();
+    assert.equal(await page.locator(`${streaming} .code-block`).getByRole('button', { name: 'Copy the code' }).count(), 1);
+    await shot(page, '22-markdown-streaming');
+
+    await waitStatus(page, 'completed');
+    const text = lastText(page);
+    assert.equal(await text.locator('.table-wrap[data-seen]').count(), 1, 'the finished table was rebuilt');
+    assert.equal(await text.locator('td.align-right').count(), 2);
+    assert.equal(await text.locator('pre.code code').textContent(), CODE);
+    assert.equal(await text.locator('pre.code code').getAttribute('data-lang'), 'python');
+    assert.equal(await text.locator('blockquote').innerText(), 'A quote to finish.');
+    assert.equal(await text.locator('hr').count(), 1);
+    assert.deepEqual(await text.locator('p').first().locator('strong, em, code').allInnerTexts(), ['what changed', 'this', 'inline code']);
+    // Links open apart, and only to http(s) or mailto; what looked like markup is text.
+    const links = await text.locator('a').evaluateAll((anchors) => anchors.map((a) => [a.getAttribute('href'), a.target, a.rel]));
+    assert.deepEqual(links, [['https://example.com/docs', '_blank', 'noopener noreferrer']]);
+    assert.equal(await page.locator('.part.text script, .part.text img').count(), 0);
+    assert.match(await text.innerText(), /<script>document\.title='pwned'<\/script> <img src=x onerror="document\.title='pwned'"> and a bad link\./);
+    assert.equal(await page.title(), 'agentwire');
+    await shot(page, '23-markdown-done');
+
+    // The code block's Copy copies the code.
+    const copy = text.getByRole('button', { name: 'Copy the code' });
+    await copy.click();
+    for (const deadline = Date.now() + 5_000; (await copy.innerText()) === 'Copy' && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await copy.innerText(), 'Copied');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), CODE);
+  });
+
+  test('a question is edited and sent again: the conversation goes on from it in a copy of the session', async (t) => {
+    const page = await open(t);
+    await say(page, 'guide', 'first question');
+    await waitStatus(page, 'completed');
+    await page.fill('#input', 'second question');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.message.assistant').length === 2);
+    await waitStatus(page, 'completed');
+    const original = sessionOf(page);
+    const before = await storedMessages(original);
+
+    const second = page.locator('.message.user').nth(1);
+    const edit = second.getByRole('button', { name: 'Edit your message' });
+    await edit.click();
+    const box = second.getByRole('textbox', { name: 'Edit your message' });
+    assert.equal(await box.inputValue(), 'second question');
+    // Escape gives up, leaving the message as it was.
+    await box.press('Escape');
+    assert.equal(await box.count(), 0);
+    assert.equal(await second.locator('.part.text').innerText(), 'second question');
+
+    await edit.click();
+    await box.fill('the edited question');
+    await shot(page, '24-editing');
+    await box.press('Enter');
+    await page.waitForFunction(() => /the edited question/.test(document.querySelector('.message.assistant:last-of-type')?.textContent ?? ''));
+    await waitStatus(page, 'completed');
+    // The messages after the edited one are gone; the answer is to the edited question.
+    assert.deepEqual(await page.locator('.message.user .part.text').allInnerTexts(), ['first question', 'the edited question']);
+    assert.equal(await page.locator('.message.assistant').count(), 2);
+    assert.doesNotMatch(await page.locator('.messages').innerText(), /second question/);
+    await shot(page, '25-edited');
+
+    // The page is on a copy of the session holding the first turn and the edited one; the
+    // original is as it was, and both are listed.
+    const forked = sessionOf(page);
+    assert.notEqual(forked, original);
+    const stored = await storedMessages(forked);
+    assert.deepEqual(stored.map(([role]) => role), ['user', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(stored.slice(0, 2), before.slice(0, 2));
+    assert.equal(stored[2][1], 'the edited question');
+    assert.match(stored[3][1], /the edited question/);
+    assert.deepEqual(await storedMessages(original), before);
+    await page.locator(`.session[data-session-id="${forked}"][aria-current]`).waitFor({ state: 'attached' });
+    await page.locator(`.session[data-session-id="${original}"]`).waitFor({ state: 'attached' });
+  });
+
+  test('Regenerate asks for the last answer again', async (t) => {
+    const page = await open(t);
+    await say(page, 'talker', 'hello');
+    await waitStatus(page, 'completed');
+    await page.fill('#input', 'again');
+    await page.press('#input', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.message.assistant').length === 2);
+    await waitStatus(page, 'completed');
+    const original = sessionOf(page);
+    const ids = await page.locator('.message').evaluateAll((messages) => messages.map((m) => m.getAttribute('data-message-id')));
+    // Only the last answer offers it.
+    const regenerate = page.getByRole('button', { name: 'Regenerate the answer' });
+    assert.equal(await page.locator('.message.assistant .regenerate').count(), 2);
+    assert.equal(await page.locator('.message.assistant').first().locator('.regenerate').isVisible(), false);
+    assert.equal(await regenerate.count(), 1);
+    assert.equal(await page.locator('.message.assistant').last().locator('.regenerate').isVisible(), true);
+
+    await regenerate.click();
+    // While the new answer streams, nothing starts another run.
+    await page.locator('.part.text.streaming').waitFor();
+    assert.equal(await page.locator('.message .edit:visible, .message .regenerate:visible').count(), 0);
+    await waitStatus(page, 'completed');
+    assert.deepEqual(await page.locator('.message .part.text').allInnerTexts(), ['hello', ANSWER, 'again', ANSWER]);
+    const now = await page.locator('.message').evaluateAll((messages) => messages.map((m) => m.getAttribute('data-message-id')));
+    // The first turn is the same; the question is asked again and answered anew.
+    assert.deepEqual(now.slice(0, 2), ids.slice(0, 2));
+    assert.notEqual(now[2], ids[2]);
+    assert.notEqual(now[3], ids[3]);
+    assert.equal(await regenerate.count(), 1);
+    const forked = sessionOf(page);
+    assert.notEqual(forked, original);
+    assert.deepEqual(await storedMessages(forked), [['user', 'hello'], ['assistant', ANSWER], ['user', 'again'], ['assistant', ANSWER]]);
+    assert.equal((await storedMessages(original)).length, 4);
+    await shot(page, '26-regenerated');
+  });
+
+  test('an approval whose call is not on the page gets a card with the call, and Approve works', async (t) => {
+    // A run waiting for approval, started through the API.
+    const started = await fetch(`${server.url}/v1/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'orphan', input: [{ role: 'user', parts: [{ type: 'text', text: 'write it' }] }] }),
+    });
+    const { run } = await started.json();
+    assert.equal(run.awaiting, 'approval');
+    const page = await open(t);
+    // The page reads the run's events with the call taken out (an empty text part in its
+    // place): it sees the approval request, not the call.
+    await page.route(/\/v1\/runs\/[^/]+\/events/, async (route) => {
+      const response = await route.fetch();
+      const hidden = new Set();
+      const body = (await response.text()).split('\n').map((line) => {
+        if (!line.startsWith('data: ')) return line;
+        const event = JSON.parse(line.slice(6));
+        const key = `${event.message_id}/${event.index}`;
+        if (event.event === 'part_start' && event.type === 'tool_call') {
+          hidden.add(key);
+          return `data: ${JSON.stringify({ seq: event.seq, event: 'part_start', message_id: event.message_id, index: event.index, type: 'text' })}`;
+        }
+        if (event.event === 'part_delta' && hidden.has(key)) event.delta = '';
+        if (event.event === 'part_complete' && event.part.type === 'tool_call') event.part = { type: 'text', text: '' };
+        if (event.event === 'message_complete') {
+          event.message.parts = event.message.parts.map((part) => (part.type === 'tool_call' ? { type: 'text', text: '' } : part));
+        }
+        return `data: ${JSON.stringify(event)}`;
+      });
+      await route.fulfill({ response, body: body.join('\n') });
+    });
+    await page.goto(`${server.url}/#session=${run.session_id}`);
+    await waitStatus(page, 'awaiting');
+    const card = page.locator('.part.tool[data-tool-call-id="c1"]');
+    await card.waitFor();
+    assert.equal(await page.locator('.part.note').count(), 0);
+    // The name and arguments, as the server tells them.
+    await card.locator('.name', { hasText: 'write_file' }).waitFor();
+    assert.deepEqual(await card.locator('.approval dt').allInnerTexts(), ['path', 'content']);
+    assert.deepEqual(await card.locator('.approval dd pre').allTextContents(), [ORPHAN_FILE.path, ORPHAN_FILE.content]);
+    assert.match(await card.locator('.question').innerText(), /needs a person's approval/);
+    assert.equal(await card.locator('.status').innerText(), 'awaiting approval');
+    await shot(page, '27-approval-card-without-its-call');
+
+    await card.getByRole('button', { name: 'approve c1' }).click();
+    await waitStatus(page, 'completed');
+    assert.equal(await card.locator('.approval .approved').innerText(), '✓ Approved');
+    assert.equal(await card.getAttribute('data-state'), 'done');
+    assert.equal(await lastText(page).innerText(), 'Written.');
+    assert.equal(readFileSync(path.join(server.dir, 'ws-orphan', ORPHAN_FILE.path), 'utf8'), ORPHAN_FILE.content);
   });
 
   for (const { name, width, height } of VIEWPORTS) {

@@ -300,6 +300,17 @@ pub(super) fn all() -> Map<String, Value> {
             ),
         ),
         (
+            "ForkSession",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {"before": {
+                    "type": "string",
+                    "description": "The id of the message the copy stops before; without it, every message is copied."
+                }}
+            }),
+        ),
+        (
             "SessionRun",
             object(
                 &[

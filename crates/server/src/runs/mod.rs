@@ -257,8 +257,7 @@ impl Runs {
         if let Some(id) = &session_id {
             sessions::check_id(id.as_str())?;
         }
-        let session_id = session_id
-            .unwrap_or_else(|| SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple())));
+        let session_id = session_id.unwrap_or_else(sessions::new_id);
         let key = (caller.clone(), session_id);
         self.sessions.reserve(&key)?;
         // Boxed: the store's futures are large, and every dialect's handler awaits this one;

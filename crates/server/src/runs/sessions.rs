@@ -30,6 +30,11 @@ pub(crate) fn is_valid(id: &str) -> bool {
             .all(|byte| byte.is_ascii_alphanumeric() || b"-_.:~".contains(&byte))
 }
 
+/// A fresh session id, for a session the server opens (a run without one, a fork).
+pub(crate) fn new_id() -> SessionId {
+    SessionId::from(format!("ses_{}", uuid::Uuid::now_v7().simple()))
+}
+
 /// [`RunsError::InvalidSessionId`] for an id a client may not choose.
 pub(crate) fn check_id(id: &str) -> Result<(), RunsError> {
     if is_valid(id) {
