@@ -50,6 +50,7 @@ pub mod ai_sdk;
 mod dialect;
 mod error;
 pub mod native;
+mod packet;
 pub mod sse;
 
 pub use dialect::{Dialect, UnknownDialect};
