@@ -50,7 +50,7 @@
 //!
 //! Every status frame after `run_created` also carries agentwire's own status, so nothing is
 //! lost: `runStatus` (`in_progress`, `awaiting`, `completed`, …), `awaiting`, `error` and
-//! `usage`. Packets go out in part order (see [`crate::packet`]), because the receiver knows no
+//! `usage`. Packets go out in part order (see `packet.rs`), because the receiver knows no
 //! part indexes.
 //!
 //! # Where the seed is silent
