@@ -46,7 +46,15 @@ fn report(output: &Output) -> Value {
 #[test]
 fn inspect_sniffs_each_dialect_and_rebuilds_the_messages() {
     for scenario in scenarios::all() {
-        for dialect in ["native", "agentx", "ai-sdk", "agentscope", "ag-ui", "a2a"] {
+        for dialect in [
+            "native",
+            "agentx",
+            "ai-sdk",
+            "agentscope",
+            "ag-ui",
+            "a2a",
+            "viber",
+        ] {
             let path = golden(dialect, scenario.name);
             let output = agentwire(&["inspect", "--json", path.to_str().expect("utf-8")], None);
             let report = report(&output);
@@ -84,6 +92,34 @@ fn convert_then_inspect_gives_the_same_messages() {
     let report = report(&agentwire(&["inspect", "--json", "-"], Some(&back.stdout)));
     assert_eq!(report["dialect"], "native-ndjson");
     assert_eq!(report["messages"], serde_json::json!(scenario.messages));
+}
+
+#[test]
+fn convert_to_viber_and_back_gives_the_same_messages() {
+    let scenario = scenarios::approval();
+    let path = golden("native", scenario.name);
+    let viber = agentwire(
+        &["convert", "--to", "viber", path.to_str().expect("utf-8")],
+        None,
+    );
+    assert!(viber.status.success());
+    let wire = String::from_utf8_lossy(&viber.stdout).into_owned();
+    assert!(
+        wire.starts_with("id: 1\nevent: status\ndata: {\"status\":\"streaming\""),
+        "{wire}"
+    );
+    assert!(wire.contains("\"status\":\"awaiting-approval\""), "{wire}");
+    // Sniffed as Viber, and read back to the same messages.
+    let sniffed = report(&agentwire(&["inspect", "--json", "-"], Some(&viber.stdout)));
+    assert_eq!(sniffed["dialect"], "viber");
+    assert_eq!(sniffed["messages"], serde_json::json!(scenario.messages));
+    let back = agentwire(
+        &["convert", "--from", "viber", "--to", "native-ndjson", "-"],
+        Some(&viber.stdout),
+    );
+    assert!(back.status.success());
+    let native = report(&agentwire(&["inspect", "--json", "-"], Some(&back.stdout)));
+    assert_eq!(native["messages"], serde_json::json!(scenario.messages));
 }
 
 #[test]

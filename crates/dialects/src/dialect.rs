@@ -14,6 +14,7 @@ use crate::agentx::{AgentxDecoder, AgentxEncoder};
 use crate::ai_sdk::{AiSdkDecoder, AiSdkEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
 use crate::sse::{SseFrame, SseReader};
+use crate::viber::{ViberDecoder, ViberEncoder};
 use crate::{Encoder, StreamDecoder};
 
 /// A wire format agentwire speaks.
@@ -34,6 +35,8 @@ pub enum Dialect {
     AgUi,
     /// A2A 1.0 stream items in JSON-RPC responses (`a2a-sdk`).
     A2a,
+    /// Viber's camelCase message packets and chat status (seed 003).
+    Viber,
 }
 
 impl Dialect {
@@ -46,6 +49,7 @@ impl Dialect {
         Dialect::AgentScope,
         Dialect::AgUi,
         Dialect::A2a,
+        Dialect::Viber,
     ];
 
     /// The dialect's name on the command line and in configuration.
@@ -58,6 +62,7 @@ impl Dialect {
             Dialect::AgentScope => "agentscope",
             Dialect::AgUi => "ag-ui",
             Dialect::A2a => "a2a",
+            Dialect::Viber => "viber",
         }
     }
 
@@ -79,6 +84,7 @@ impl Dialect {
             Dialect::AgentScope => Box::new(AgentScopeEncoder::default()),
             Dialect::AgUi => Box::new(AgUiEncoder::default()),
             Dialect::A2a => Box::new(A2aEncoder::default()),
+            Dialect::Viber => Box::new(ViberEncoder::default()),
         }
     }
 
@@ -92,6 +98,7 @@ impl Dialect {
             Dialect::AgentScope => Box::new(AgentScopeDecoder::default()),
             Dialect::AgUi => Box::new(AgUiDecoder::default()),
             Dialect::A2a => Box::new(A2aDecoder::default()),
+            Dialect::Viber => Box::new(ViberDecoder::default()),
         }
     }
 
@@ -99,7 +106,9 @@ impl Dialect {
     /// more and ask again), or if they never will.
     ///
     /// It looks at what each dialect's first frames must hold: native events name themselves;
-    /// an AgentX packet is a message (`role` and `parts`) in a frame without an event name.
+    /// an AgentX packet is a message (`role` and `parts`) in a frame without an event name; a
+    /// Viber stream opens with a `status` frame, and its packets are messages in the camelCase
+    /// spelling (a `content` beside the parts, or a kebab-case part type).
     pub fn sniff(start: &[u8]) -> Option<Dialect> {
         let text = start.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(start);
         let first = text.iter().find(|byte| !byte.is_ascii_whitespace())?;
@@ -122,6 +131,7 @@ impl Dialect {
                     }
                 }
                 None | Some("message") => return sniff_data(&frame.data),
+                Some("status") if sniff_status(&frame.data) => return Some(Dialect::Viber),
                 Some(_) => {}
             }
         }
@@ -133,7 +143,19 @@ impl Dialect {
 fn sniff_data(data: &str) -> Option<Dialect> {
     let value: Value = serde_json::from_str(data).ok()?;
     if value.get("role").is_some() && value.get("parts").is_some() {
-        return Some(Dialect::Agentx);
+        let camel = value.get("content").is_some()
+            || value["parts"].as_array().is_some_and(|parts| {
+                parts.iter().any(|part| {
+                    part.get("type")
+                        .and_then(Value::as_str)
+                        .is_some_and(|kind| kind.contains('-'))
+                })
+            });
+        return Some(if camel {
+            Dialect::Viber
+        } else {
+            Dialect::Agentx
+        });
     }
     if value.get("jsonrpc").is_some() {
         return Some(Dialect::A2a);
@@ -154,6 +176,16 @@ fn sniff_data(data: &str) -> Option<Dialect> {
     kind.bytes()
         .all(|byte| byte.is_ascii_lowercase() || byte == b'-')
         .then_some(Dialect::AiSdk)
+}
+
+/// Whether a `status` frame's data is a Viber chat status.
+fn sniff_status(data: &str) -> bool {
+    serde_json::from_str::<Value>(data).is_ok_and(|value| {
+        value
+            .get("status")
+            .and_then(Value::as_str)
+            .is_some_and(|status| matches!(status, "idle" | "streaming" | "awaiting-approval"))
+    })
 }
 
 impl fmt::Display for Dialect {
@@ -203,7 +235,7 @@ mod tests {
         assert!(
             error
                 .to_string()
-                .contains("native, native-ndjson, agentx, ai-sdk, agentscope, ag-ui, a2a")
+                .contains("native, native-ndjson, agentx, ai-sdk, agentscope, ag-ui, a2a, viber")
         );
     }
 
@@ -240,6 +272,16 @@ mod tests {
         assert_eq!(
             Dialect::sniff(b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"),
             Some(Dialect::A2a)
+        );
+        assert_eq!(
+            Dialect::sniff(b"event: status\ndata: {\"status\":\"streaming\",\"runId\":\"r\"}\n\n"),
+            Some(Dialect::Viber)
+        );
+        assert_eq!(
+            Dialect::sniff(
+                b"data: {\"role\":\"assistant\",\"parts\":[{\"type\":\"tool-call\"}]}\n\n"
+            ),
+            Some(Dialect::Viber)
         );
         assert_eq!(Dialect::sniff(b""), None);
     }

@@ -268,6 +268,35 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         answers: || json!({"200": sse_answer("AG-UI events, `data: {json}` frames.")}),
     },
     DialectRoute {
+        method: "post",
+        path: "/viber/api/chat",
+        tag: "viber",
+        summary: "Viber chat (seed 003, `useXChat`): camelCase message packets and the chat's status over SSE",
+        body: true,
+        answers: || json!({"200": sse_answer("`XMessage` packets sharing one id; `event: status` frames (`idle`, `streaming`, `awaiting-approval`) naming the space and the run.")}),
+    },
+    DialectRoute {
+        method: "get",
+        path: "/viber/api/chat/{id}/stream",
+        tag: "viber",
+        summary: "Viber resume: the space's run going on, from its start or after `Last-Event-ID`",
+        body: false,
+        answers: || json!({"200": sse_answer("The space's stream."), "204": {"description": "Nothing is streaming in the space."}}),
+    },
+    DialectRoute {
+        method: "post",
+        path: "/viber/api/chat/{id}/cancel",
+        tag: "viber",
+        summary: "Viber cancel: cancels the space's run that goes on or waits",
+        body: false,
+        answers: || {
+            json!({"202": json_answer("Asked: the run ends `canceled`; its stream says so.", json!({
+                "type": "object", "required": ["spaceId", "runId"],
+                "properties": {"spaceId": {"type": "string"}, "runId": {"type": "string"}}
+            }))})
+        },
+    },
+    DialectRoute {
         method: "get",
         path: "/.well-known/agent-card.json",
         tag: "a2a",
@@ -305,7 +334,7 @@ fn dialect_paths() -> Map<String, Value> {
                 route.path.to_owned()
             };
             if route.path.contains("{id}") {
-                parameters.push(path_param("id", "The chat's id."));
+                parameters.push(path_param("id", "The chat's id (Viber: the space's)."));
             }
             let description = format!(
                 "The {} dialect's endpoint, for that ecosystem's own client; see ARCHITECTURE.md, \
@@ -392,7 +421,7 @@ fn document() -> Value {
         "security": [{"bearer": []}],
         "tags": [
             {"name": "server"}, {"name": "ui"}, {"name": "native"}, {"name": "agentx"}, {"name": "ai-sdk"},
-            {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}
+            {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}, {"name": "viber"}
         ],
         "paths": paths,
         "components": {

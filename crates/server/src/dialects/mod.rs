@@ -8,6 +8,7 @@ mod ag_ui;
 mod agentscope;
 mod agentx;
 mod ai_sdk;
+mod viber;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub(crate) fn router() -> Router<Arc<AppState>> {
             .merge(agentscope::routes())
             .merge(ag_ui::routes())
             .merge(a2a::routes())
+            .merge(viber::routes())
     };
     Router::new()
         .merge(routes())
