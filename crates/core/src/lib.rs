@@ -62,7 +62,7 @@ pub use ids::{MessageId, RunId, SessionId, ToolCallId};
 pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
-pub use response::{ContentWriter, MessageWriter, ResponseBuilder, ResponseError};
+pub use response::{ContentWriter, DataWriter, MessageWriter, ResponseBuilder, ResponseError};
 pub use settings::{GenerationSettings, InvalidField};
 pub use tool_spec::ToolSpec;
 pub use usage::Usage;
