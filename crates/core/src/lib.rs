@@ -64,5 +64,5 @@ pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};
 pub use partial_json::PartialJson;
 pub use response::{ContentWriter, DataWriter, MessageWriter, ResponseBuilder, ResponseError};
 pub use settings::{GenerationSettings, InvalidField};
-pub use tool_spec::ToolSpec;
+pub use tool_spec::{ToolKind, ToolSpec};
 pub use usage::Usage;
