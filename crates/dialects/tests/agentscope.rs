@@ -253,7 +253,10 @@ fn calls_of_mcp_tools_plugins_and_components_have_their_own_types() {
         } else {
             assert_eq!(server, &Value::Null);
         }
-        for output in completed.iter().filter(|frame| frame["type"] == output_type.as_str()) {
+        for output in completed
+            .iter()
+            .filter(|frame| frame["type"] == output_type.as_str())
+        {
             assert_eq!(output["role"], "tool");
         }
         // They read back as the same calls and results.
@@ -275,7 +278,10 @@ fn calls_of_mcp_tools_plugins_and_components_have_their_own_types() {
         })],
     )
     .with_id("msg_9");
-    let events = [Event { seq: 1, kind: EventKind::MessageComplete { message: whole } }];
+    let events = [Event {
+        seq: 1,
+        kind: EventKind::MessageComplete { message: whole },
+    }];
     let kinds = [("lookup", &ToolKind::Component)];
     let frames = self::frames(&encode(
         &mut AgentScopeEncoder::default().with_tool_kinds(kinds),
@@ -289,7 +295,10 @@ fn a_stream_without_run_statuses_gets_the_ones_agentscope_requires() {
     // An AI SDK stream names no run and says no status until it finishes.
     let message = Message::new(Role::Assistant, vec![Part::text("Hi")]).with_id("msg_1");
     let events = [
-        Event { seq: 1, kind: EventKind::MessageComplete { message } },
+        Event {
+            seq: 1,
+            kind: EventKind::MessageComplete { message },
+        },
         Event {
             seq: 2,
             kind: EventKind::RunStatus {
@@ -299,7 +308,8 @@ fn a_stream_without_run_statuses_gets_the_ones_agentscope_requires() {
             },
         },
     ];
-    let mut encoder = AgentScopeEncoder::with_created_at(1_700_000_000).with_clock(|| 1_700_000_042);
+    let mut encoder =
+        AgentScopeEncoder::with_created_at(1_700_000_000).with_clock(|| 1_700_000_042);
     let frames = frames(&encode(&mut encoder, &events));
     let statuses: Vec<(&str, &str)> = frames
         .iter()
