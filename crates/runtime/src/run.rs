@@ -334,7 +334,7 @@ impl Agent {
         }
         let mut machine = SchemaMachine::new(Arc::clone(&config.schema));
         for message in &start.input {
-            client_role(message.role).map_err(|role| StartError::Role { role })?;
+            start_role(message.role).map_err(|role| StartError::Role { role })?;
             // A system message instructs the model (it reaches it as one); it is not an
             // utterance of the conversation the schema governs.
             if message.role == Role::System {
@@ -598,12 +598,21 @@ impl RunHandle {
     }
 }
 
-/// A client may start a run with user messages, tool outputs (role `tool`) and system messages
-/// (instructions for the model, as seed 002's `AgentRequest` allows); the name of any other
-/// role.
+/// A client may start a run with its messages and system messages (instructions for the model,
+/// as seed 002's `AgentRequest` allows); the name of any other role.
+fn start_role(role: Role) -> Result<(), &'static str> {
+    match role {
+        Role::System => Ok(()),
+        other => client_role(other),
+    }
+}
+
+/// A client may send user messages and tool outputs (role `tool`); the name of any other role.
+/// (A run under way takes no new instructions.)
 fn client_role(role: Role) -> Result<(), &'static str> {
     match role {
-        Role::User | Role::Tool | Role::System => Ok(()),
+        Role::User | Role::Tool => Ok(()),
+        Role::System => Err("system"),
         Role::Assistant => Err("assistant"),
         Role::Data => Err("data"),
     }
