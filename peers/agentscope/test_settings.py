@@ -182,3 +182,23 @@ def test_what_cannot_be_used_is_refused_naming_it(server, provider):
         assert error["code"] == "invalid_request"
         assert expected in error["message"], error
     assert len(provider.requests) == before, "no refused request reached the provider"
+
+
+def test_a_system_message_in_their_request_reaches_the_provider_as_one(server, provider):
+    client = HTTPAgentAPIClient(f"{server.url}/agents/gpt/process", timeout=10)
+    request = AgentRequest(
+        session_id="ses-system",
+        input=[
+            {"role": "system", "type": "message",
+             "content": [{"type": "text", "text": "Answer in French."}]},
+            {"role": "user", "type": "message",
+             "content": [{"type": "text", "text": "Where am I?"}]},
+        ],
+    )
+    before = len(provider.requests)
+    final = list(client.stream(request))[-1]
+    # (The fake model keeps calling a tool this agent lacks; only its first request matters.)
+    assert isinstance(final, AgentResponse), final
+    messages = provider.requests[before]["body"]["messages"]
+    assert [m["role"] for m in messages] == ["system", "user"], messages
+    assert "Answer in French." in json.dumps(messages[0])

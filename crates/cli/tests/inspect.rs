@@ -94,6 +94,36 @@ fn convert_then_inspect_gives_the_same_messages() {
     assert_eq!(report["messages"], serde_json::json!(scenario.messages));
 }
 
+/// An AI SDK stream says no run status until it finishes; AgentScope's Runner always says
+/// `created` and `in_progress` first, and their clients expect it.
+#[test]
+fn convert_to_agentscope_gives_the_statuses_its_protocol_requires() {
+    let path = golden("ai-sdk", scenarios::tool_call().name);
+    let out = agentwire(
+        &[
+            "convert",
+            "--from",
+            "ai-sdk",
+            "--to",
+            "agentscope",
+            path.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let responses: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|object| serde_json::from_str::<Value>(object).expect("json"))
+        .filter(|object| object["object"] == "response")
+        .map(|object| object["status"].as_str().expect("status").to_owned())
+        .collect();
+    assert_eq!(responses, ["created", "in_progress", "completed"]);
+    let first_message = text.find("\"object\":\"message\"").expect("a message");
+    assert!(text.find("\"in_progress\"").expect("in progress") < first_message);
+}
+
 #[test]
 fn convert_to_viber_and_back_gives_the_same_messages() {
     let scenario = scenarios::approval();

@@ -234,6 +234,22 @@ impl MessageBuilder {
         });
     }
 
+    /// The text a part has streamed so far: a text, reasoning or refusal part's text, an open
+    /// tool call's argument text; `None` for a part of another kind or past the end.
+    pub(crate) fn streamed_text(&self, index: usize) -> Option<&str> {
+        match self.message.parts.get(index)? {
+            Part::Text(TextPart { text })
+            | Part::Reasoning(ReasoningPart { text })
+            | Part::Refusal(RefusalPart { text }) => Some(text),
+            Part::ToolCall(_) => self
+                .open_calls
+                .iter()
+                .find(|call| call.index == index)
+                .map(|call| call.raw_args.as_str()),
+            _ => None,
+        }
+    }
+
     fn message_id(&self) -> &MessageId {
         &self.message_id
     }

@@ -7,7 +7,14 @@
 //! - a [`MessageWriter`] is one message of it: whole contents (text, data, an image or a file,
 //!   any [`Part`]), its usage, and `complete()`;
 //! - a [`ContentWriter`] is one streamed content of a message (text, reasoning, a refusal, a
-//!   tool call's arguments): deltas, then `complete()`.
+//!   tool call's arguments): deltas or its whole text (`set_text`), then `complete()`; a
+//!   [`DataWriter`] is a data content built up from dicts (`set_data`, `add_data_delta`,
+//!   merged as seed 002's `ContentBuilder` merges them), emitted whole when complete, since
+//!   data parts do not stream in the canonical events.
+//!
+//! [`ResponseBuilder::generate_streaming_response`] writes seed 002's whole sequence for a text
+//! answer in one call: `created`, `in_progress`, a message whose text streams token by token,
+//! its completion, `completed`.
 //!
 //! Every call produces the canonical [`Event`]s at once, through the same [`Emitter`] and
 //! [`MessageBuilder`] the runtime uses for model output, so the numbering and the event order
@@ -112,6 +119,13 @@ pub enum ResponseError {
     /// A tool call's content does not fit the calls in progress (an id used twice).
     #[error(transparent)]
     Build(#[from] BuildError),
+    /// [`ContentWriter::set_text`] was given a text that does not start with what the content
+    /// has streamed already: streamed text cannot be taken back.
+    #[error("the content has streamed {streamed:?} already; its whole text must start with it")]
+    TextConflict {
+        /// What the content had streamed.
+        streamed: String,
+    },
 }
 
 impl fmt::Debug for ResponseBuilder {
@@ -263,6 +277,54 @@ impl ResponseBuilder {
         Ok(MessageWriter { response: self })
     }
 
+    /// Seed 002's `generate_streaming_response`: the whole answer of a run whose reply is one
+    /// streamed text, in one call. Emits `run_created` and `in_progress` (those not emitted
+    /// yet), the message `start` with a text content that streams `text_tokens` one delta each,
+    /// its completion, the message's, and `completed`; returns the events (none when an outlet
+    /// took them).
+    ///
+    /// ```
+    /// use agentwire_core::{Accumulator, EventKind, MessageStart, Part, ResponseBuilder, Role};
+    ///
+    /// let mut response = ResponseBuilder::new("run_1").with_session("session_123");
+    /// let start = MessageStart::new("msg_1", Role::Assistant);
+    /// let events: Vec<_> = response
+    ///     .generate_streaming_response(start, ["Hello", " ", "World", "!"])?
+    ///     .collect();
+    /// let deltas = events
+    ///     .iter()
+    ///     .filter(|event| matches!(event.kind, EventKind::PartDelta { .. }))
+    ///     .count();
+    /// assert_eq!(deltas, 4);
+    /// let mut client = Accumulator::default();
+    /// for event in &events {
+    ///     client.push(event)?;
+    /// }
+    /// assert_eq!(client.messages()[0].parts, [Part::text("Hello World!")]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn generate_streaming_response<I>(
+        &mut self,
+        start: MessageStart,
+        text_tokens: I,
+    ) -> Result<std::vec::Drain<'_, Event>, ResponseError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        self.created()?;
+        self.in_progress()?;
+        let mut message = self.message(start)?;
+        let mut text = message.text()?;
+        for token in text_tokens {
+            text.delta(token.as_ref())?;
+        }
+        text.complete()?;
+        message.complete()?;
+        self.completed()?;
+        Ok(self.drain())
+    }
+
     fn check_open(&self) -> Result<(), ResponseError> {
         match self.ended {
             Some(status) => Err(ResponseError::Ended { status }),
@@ -374,6 +436,20 @@ impl MessageWriter<'_> {
         Ok(index)
     }
 
+    /// Starts a data content named `name` (a `data` part), built up with
+    /// [`DataWriter::set_data`] and [`DataWriter::add_data_delta`] and emitted whole when it is
+    /// complete.
+    pub fn data(&mut self, name: impl Into<String>) -> Result<DataWriter<'_>, ResponseError> {
+        let (builder, _) = self.response.open_message()?;
+        let index = builder.message().parts.len();
+        Ok(DataWriter {
+            response: self.response,
+            name: name.into(),
+            data: Some(Value::Null),
+            index,
+        })
+    }
+
     /// Adds named structured data: a `data` part.
     pub fn add_data(&mut self, name: impl Into<String>, data: Value) -> Result<u32, ResponseError> {
         self.add_part(Part::Data(DataPart {
@@ -476,6 +552,21 @@ impl ContentWriter<'_> {
         Ok(())
     }
 
+    /// Sets the content's whole text (seed 002's `set_text`): what it has not streamed yet goes
+    /// out as one delta. Streamed text cannot be taken back, so `text` must start with what
+    /// has streamed ([`ResponseError::TextConflict`] otherwise, emitting nothing); setting the
+    /// text the deltas already made emits nothing.
+    pub fn set_text(&mut self, text: &str) -> Result<(), ResponseError> {
+        let (builder, _) = self.response.open_message()?;
+        let streamed = builder.streamed_text(self.index).unwrap_or_default();
+        let Some(rest) = text.strip_prefix(streamed) else {
+            return Err(ResponseError::TextConflict {
+                streamed: streamed.to_owned(),
+            });
+        };
+        self.delta(rest)
+    }
+
     /// Completes the content: emits its `part_complete`.
     pub fn complete(self) -> Result<(), ResponseError> {
         let (builder, out) = self.response.open_message()?;
@@ -485,6 +576,105 @@ impl ContentWriter<'_> {
         }
         self.response.flush();
         Ok(())
+    }
+}
+
+/// A data content of a message, built up from JSON values until [`Self::complete`] emits it as
+/// one `data` part (data parts do not stream in the canonical events; a dialect that streams
+/// data, such as AgentScope, shows it complete). Dropped unfinished, it is emitted as it
+/// stands. See the module docs.
+#[derive(Debug)]
+pub struct DataWriter<'m> {
+    response: &'m mut ResponseBuilder,
+    name: String,
+    /// The data so far; `None` once emitted.
+    data: Option<Value>,
+    index: usize,
+}
+
+impl DataWriter<'_> {
+    /// The content's place in its message (seed 002's `index`).
+    pub fn index(&self) -> u32 {
+        wire_index(self.index)
+    }
+
+    /// The data so far (`null` before any).
+    pub fn data(&self) -> &Value {
+        self.data.as_ref().unwrap_or(&Value::Null)
+    }
+
+    /// Replaces the data (seed 002's `set_data`).
+    pub fn set_data(&mut self, data: Value) {
+        self.data = Some(data);
+    }
+
+    /// Merges `delta` into the data (seed 002's `add_data_delta`), key by key as their
+    /// `ContentBuilder` merges deltas: strings are appended, numbers added, lists extended,
+    /// objects merged the same way, and any other value (a boolean, a value of another type, a
+    /// new key) replaces what was there. A `delta` that is not an object replaces the data.
+    pub fn add_data_delta(&mut self, delta: Value) {
+        let data = self.data.get_or_insert(Value::Null);
+        merge_delta(data, delta);
+    }
+
+    /// Completes the content: emits its `part_complete`, a `data` part. Returns its index.
+    pub fn complete(mut self) -> Result<u32, ResponseError> {
+        self.emit()
+    }
+
+    fn emit(&mut self) -> Result<u32, ResponseError> {
+        let Some(data) = self.data.take() else {
+            return Ok(wire_index(self.index));
+        };
+        let (builder, out) = self.response.open_message()?;
+        builder.part(
+            out,
+            Part::Data(DataPart {
+                name: std::mem::take(&mut self.name),
+                data,
+            }),
+        );
+        self.response.flush();
+        Ok(wire_index(self.index))
+    }
+}
+
+impl Drop for DataWriter<'_> {
+    fn drop(&mut self) {
+        // A response that has ended takes nothing more; there is no one to tell.
+        let _ = self.emit();
+    }
+}
+
+/// Merges `delta` into `base` (see [`DataWriter::add_data_delta`]).
+fn merge_delta(base: &mut Value, delta: Value) {
+    match (base, delta) {
+        (Value::Object(base), Value::Object(delta)) => {
+            for (key, delta) in delta {
+                match base.get_mut(&key) {
+                    Some(value) => merge_delta(value, delta),
+                    None => {
+                        base.insert(key, delta);
+                    }
+                }
+            }
+        }
+        (Value::String(base), Value::String(delta)) => base.push_str(&delta),
+        (Value::Array(base), Value::Array(delta)) => base.extend(delta),
+        (Value::Number(base), Value::Number(delta)) => {
+            let sum = match (base.as_i64(), delta.as_i64()) {
+                (Some(a), Some(b)) => a.checked_add(b).map(serde_json::Number::from),
+                _ => None,
+            };
+            let sum = sum.or_else(|| {
+                let (a, b) = (base.as_f64()?, delta.as_f64()?);
+                serde_json::Number::from_f64(a + b)
+            });
+            if let Some(sum) = sum {
+                *base = sum;
+            }
+        }
+        (base, delta) => *base = delta,
     }
 }
 

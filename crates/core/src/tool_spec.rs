@@ -34,6 +34,31 @@ impl ToolSpec {
     }
 }
 
+/// Where a tool comes from, as protocols that tell tool calls apart by origin show its calls
+/// (AgentScope's `function_call`, `plugin_call`, `component_call` and `mcp_call` messages).
+/// The model is offered every kind alike; only how a call is shown differs.
+///
+/// ```json
+/// {"type": "mcp", "server": "weather"}
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolKind {
+    /// A function of the agent's own, or a client's (the default).
+    #[default]
+    Function,
+    /// A tool declared as a plugin.
+    Plugin,
+    /// A tool declared as a component.
+    Component,
+    /// A tool of an MCP server.
+    Mcp {
+        /// The server's name (AgentScope's `server_label`).
+        server: String,
+    },
+}
+
 fn empty_object_schema() -> Value {
     serde_json::json!({"type": "object"})
 }

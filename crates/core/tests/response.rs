@@ -192,3 +192,197 @@ fn an_outlet_gets_every_event_as_it_is_made() -> Result<(), ResponseError> {
     assert_eq!(accumulate(&events).status(), Some(RunStatus::Completed));
     Ok(())
 }
+
+/// Seed 002's `ContentBuilder` example: deltas, then the whole text; the text is what it says.
+#[test]
+fn set_text_after_deltas_completes_the_text_the_deltas_made() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1");
+    let mut message = response.message(MessageStart::new("msg_1", Role::Assistant))?;
+    let mut content = message.text()?;
+    content.delta("Hello")?;
+    content.delta(" World")?;
+    content.set_text("Hello World")?;
+    content.complete()?;
+    message.complete()?;
+    response.completed()?;
+    let events: Vec<Event> = response.drain().collect();
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|event| match &event.kind {
+            EventKind::PartDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, ["Hello", " World"], "nothing more to stream");
+    let accumulator = accumulate(&events);
+    assert_eq!(accumulator.messages()[0].parts, [Part::text("Hello World")]);
+    Ok(())
+}
+
+#[test]
+fn set_text_streams_what_is_new_and_refuses_to_take_text_back() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1");
+    let mut message = response.message(MessageStart::new("msg_1", Role::Assistant))?;
+    let mut content = message.text()?;
+    content.set_text("Hello")?;
+    content.delta(", ")?;
+    content.set_text("Hello, world")?;
+    assert_eq!(
+        content.set_text("Goodbye"),
+        Err(ResponseError::TextConflict {
+            streamed: "Hello, world".into()
+        })
+    );
+    content.complete()?;
+    let mut call = message.tool_call("tc_1", "weather")?;
+    call.delta(r#"{"city": "#)?;
+    call.set_text(r#"{"city": "Paris"}"#)?;
+    call.complete()?;
+    message.complete()?;
+    response.completed()?;
+    let accumulator = accumulate(&response.drain().collect::<Vec<_>>());
+    let parts = &accumulator.messages()[0].parts;
+    assert_eq!(parts[0], Part::text("Hello, world"));
+    assert!(matches!(&parts[1], Part::ToolCall(call) if call.args.0 == json!({"city": "Paris"})));
+    Ok(())
+}
+
+/// Seed 002's "Data Content Building": `set_data`, then two deltas, merged.
+#[test]
+fn data_deltas_merge_into_the_data_set_before() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1");
+    let mut message = response.message(MessageStart::new("msg_1", Role::Assistant))?;
+    let mut data = message.data("weather")?;
+    data.set_data(json!({
+        "type": "function_call",
+        "name": "get_weather",
+        "arguments": "{\"city\": \"Beijing\"}"
+    }));
+    data.add_data_delta(json!({"status": "processing"}));
+    data.add_data_delta(json!({"result": "sunny"}));
+    assert_eq!(data.complete()?, 0);
+    message.complete()?;
+    response.completed()?;
+    let accumulator = accumulate(&response.drain().collect::<Vec<_>>());
+    let Part::Data(part) = &accumulator.messages()[0].parts[0] else {
+        panic!("not data: {:?}", accumulator.messages()[0].parts);
+    };
+    assert_eq!(part.name, "weather");
+    assert_eq!(
+        part.data,
+        json!({
+            "type": "function_call",
+            "name": "get_weather",
+            "arguments": "{\"city\": \"Beijing\"}",
+            "status": "processing",
+            "result": "sunny"
+        })
+    );
+    Ok(())
+}
+
+/// How the seed's builders merge data deltas (agentscope-runtime's `ContentBuilder`): the
+/// streamed tool call of seed 002 §3.2, and every kind of value.
+#[test]
+fn data_deltas_merge_as_agentscope_merges_them() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1");
+    let mut message = response.message(MessageStart::new("msg_1", Role::Assistant))?;
+    let mut call = message.data("call")?;
+    call.add_data_delta(json!({"call_id": "call_1", "name": "get_weather", "arguments": ""}));
+    for piece in ["{\"ci", "ty\": \"Pa", "ris\"}"] {
+        call.add_data_delta(json!({ "arguments": piece }));
+    }
+    assert_eq!(
+        call.data(),
+        &json!({"call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Paris\"}"})
+    );
+    call.complete()?;
+    let mut mixed = message.data("mixed")?;
+    mixed.set_data(
+        json!({"n": 1, "x": 0.5, "list": [1], "flag": true, "nested": {"s": "a"}, "kind": 1}),
+    );
+    mixed.add_data_delta(json!({"n": 2, "x": 1, "list": [2, 3], "flag": false, "nested": {"s": "b", "t": 1}, "kind": "one"}));
+    assert_eq!(
+        mixed.data(),
+        &json!({"n": 3, "x": 1.5, "list": [1, 2, 3], "flag": false, "nested": {"s": "ab", "t": 1}, "kind": "one"})
+    );
+    drop(mixed); // emitted as it stands
+    message.complete()?;
+    response.completed()?;
+    let accumulator = accumulate(&response.drain().collect::<Vec<_>>());
+    let names: Vec<&str> = accumulator.messages()[0]
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Data(data) => Some(data.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["call", "mixed"]);
+    Ok(())
+}
+
+/// Seed 002's "Multi-Content Message Building": a text set whole, then an image.
+#[test]
+fn a_message_of_a_text_set_whole_and_an_image() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1");
+    let mut message = response.message(MessageStart::new("msg_1", Role::Assistant))?;
+    let mut text = message.text()?;
+    assert_eq!(text.index(), 0);
+    text.set_text("This is an image:")?;
+    text.complete()?;
+    assert_eq!(
+        message.add_image_url("https://example.com/image.jpg", "image/jpeg")?,
+        1
+    );
+    message.complete()?;
+    response.completed()?;
+    let accumulator = accumulate(&response.drain().collect::<Vec<_>>());
+    let parts = &accumulator.messages()[0].parts;
+    assert_eq!(parts[0], Part::text("This is an image:"));
+    assert!(
+        matches!(&parts[1], Part::File(file) if file.source == FileSource::Url("https://example.com/image.jpg".into()))
+    );
+    Ok(())
+}
+
+/// Seed 002's "Complete Usage Example" and the sequence it lists: response created, in
+/// progress, the message, a delta per token, the content completed, the message, the response.
+#[test]
+fn generate_streaming_response_writes_the_seeds_sequence() -> Result<(), ResponseError> {
+    let mut response = ResponseBuilder::new("run_1").with_session("session_123");
+    let events: Vec<Event> = response
+        .generate_streaming_response(
+            MessageStart::new("msg_1", Role::Assistant),
+            ["Hello", " ", "World", "!"],
+        )?
+        .collect();
+    let names: Vec<&str> = events.iter().map(Event::name).collect();
+    assert_eq!(
+        names,
+        [
+            "run_created",
+            "run_status",
+            "message_start",
+            "part_start",
+            "part_delta",
+            "part_delta",
+            "part_delta",
+            "part_delta",
+            "part_complete",
+            "message_complete",
+            "run_status",
+        ]
+    );
+    let accumulator = accumulate(&events);
+    assert_eq!(accumulator.status(), Some(RunStatus::Completed));
+    assert_eq!(
+        accumulator.messages()[0].parts,
+        [Part::text("Hello World!")]
+    );
+    assert!(matches!(
+        response.generate_streaming_response(MessageStart::new("msg_2", Role::Assistant), ["x"]),
+        Err(ResponseError::Ended { .. })
+    ));
+    Ok(())
+}

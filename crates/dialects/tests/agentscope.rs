@@ -5,7 +5,8 @@ mod common;
 
 use agentwire_core::part::FileSource;
 use agentwire_core::{
-    Accumulator, Awaiting, Event, EventKind, Message, Part, Role, RunStatus, ToolArgs, Usage,
+    Accumulator, Awaiting, Event, EventKind, Message, Part, Role, RunStatus, ToolArgs, ToolKind,
+    Usage,
 };
 use agentwire_dialects::agentscope::{
     AgentScopeDecoder, AgentScopeEncoder, REQUEST_REFUSED, decode_request,
@@ -200,6 +201,167 @@ fn a_tool_call_streams_like_their_builders() {
         last["usage"],
         json!({"input_tokens": 80, "output_tokens": 31, "total_tokens": 111})
     );
+}
+
+#[test]
+fn calls_of_mcp_tools_plugins_and_components_have_their_own_types() {
+    let mcp = ToolKind::Mcp {
+        server: "weather-mcp".into(),
+    };
+    for (scenario, kind, call_type) in [
+        ("tool_call", &mcp, "mcp_call"),
+        ("parallel_tools", &ToolKind::Plugin, "plugin_call"),
+    ] {
+        let scenario = scenarios::by_name(scenario).expect("scenario");
+        let name = scenario
+            .events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::PartComplete {
+                    part: Part::ToolCall(call),
+                    ..
+                } => Some(call.tool_name.clone()),
+                _ => None,
+            })
+            .expect("a call");
+        let kinds = [(name.as_str(), kind)];
+        let typed = encode(
+            &mut AgentScopeEncoder::default().with_tool_kinds(kinds),
+            &scenario.events,
+        );
+        let frames = frames(&typed);
+        let completed: Vec<&Value> = frames
+            .iter()
+            .filter(|frame| frame["object"] == "message" && frame["status"] == "completed")
+            .collect();
+        let types: Vec<&str> = completed
+            .iter()
+            .map(|frame| frame["type"].as_str().expect("type"))
+            .collect();
+        let output_type = format!("{call_type}_output");
+        assert!(types.contains(&call_type), "{types:?}");
+        assert!(types.contains(&output_type.as_str()), "{types:?}");
+        assert!(!types.contains(&"function_call"), "{types:?}");
+        let call = completed
+            .iter()
+            .find(|frame| frame["type"] == call_type)
+            .expect("a call");
+        assert_eq!(call["content"][0]["data"]["name"], name.as_str());
+        let server = &call["content"][0]["data"]["server_label"];
+        if call_type == "mcp_call" {
+            assert_eq!(server, "weather-mcp");
+        } else {
+            assert_eq!(server, &Value::Null);
+        }
+        for output in completed
+            .iter()
+            .filter(|frame| frame["type"] == output_type.as_str())
+        {
+            assert_eq!(output["role"], "tool");
+        }
+        // They read back as the same calls and results.
+        let plain = encode(&mut AgentScopeEncoder::default(), &scenario.events);
+        let decoded = |wire: &[u8]| {
+            let events = decode_whole(&mut AgentScopeDecoder::default(), wire).expect("decodes");
+            accumulate_run(&events).0
+        };
+        assert_eq!(decoded(&typed), decoded(&plain));
+    }
+
+    // A component's call arriving whole.
+    let whole = Message::new(
+        Role::Assistant,
+        vec![Part::ToolCall(agentwire_core::ToolCall {
+            tool_call_id: "c9".into(),
+            tool_name: "lookup".into(),
+            args: ToolArgs(json!({"q": "x"})),
+        })],
+    )
+    .with_id("msg_9");
+    let events = [Event {
+        seq: 1,
+        kind: EventKind::MessageComplete { message: whole },
+    }];
+    let kinds = [("lookup", &ToolKind::Component)];
+    let frames = self::frames(&encode(
+        &mut AgentScopeEncoder::default().with_tool_kinds(kinds),
+        &events,
+    ));
+    assert!(frames.iter().any(|frame| frame["type"] == "component_call"));
+}
+
+#[test]
+fn a_stream_without_run_statuses_gets_the_ones_agentscope_requires() {
+    // An AI SDK stream names no run and says no status until it finishes.
+    let message = Message::new(Role::Assistant, vec![Part::text("Hi")]).with_id("msg_1");
+    let events = [
+        Event {
+            seq: 1,
+            kind: EventKind::MessageComplete { message },
+        },
+        Event {
+            seq: 2,
+            kind: EventKind::RunStatus {
+                status: RunStatus::Completed,
+                error: None,
+                usage: None,
+            },
+        },
+    ];
+    let mut encoder =
+        AgentScopeEncoder::with_created_at(1_700_000_000).with_clock(|| 1_700_000_042);
+    let frames = frames(&encode(&mut encoder, &events));
+    let statuses: Vec<(&str, &str)> = frames
+        .iter()
+        .map(|frame| {
+            (
+                frame["object"].as_str().expect("object"),
+                frame["status"].as_str().expect("status"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("response", "created"),
+            ("response", "in_progress"),
+            ("message", "in_progress"),
+            ("content", "completed"),
+            ("message", "completed"),
+            ("response", "completed"),
+        ]
+    );
+    let last = frames.last().expect("frames");
+    assert_eq!(last["created_at"], 1_700_000_000);
+    assert_eq!(last["completed_at"], 1_700_000_042);
+
+    // A run that fails says why in an `error` message too, which the output keeps.
+    let failed = [Event {
+        seq: 1,
+        kind: EventKind::RunStatus {
+            status: RunStatus::Failed,
+            error: Some(agentwire_core::ErrorInfo::new("provider_error", "boom")),
+            usage: None,
+        },
+    }];
+    let frames = self::frames(&encode(&mut AgentScopeEncoder::default(), &failed));
+    let kinds: Vec<String> = frames
+        .iter()
+        .map(|frame| format!("{} {}", frame["object"], frame["status"]))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            r#""response" "created""#,
+            r#""response" "in_progress""#,
+            r#""message" "completed""#,
+            r#""response" "failed""#
+        ]
+    );
+    assert_eq!(frames[2]["type"], "error");
+    assert_eq!(frames[2]["code"], "provider_error");
+    assert_eq!(frames[3]["output"][0]["type"], "error");
+    assert_eq!(frames[3]["completed_at"], Value::Null);
 }
 
 proptest! {

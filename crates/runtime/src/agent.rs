@@ -4,14 +4,14 @@
 //! An agent is immutable once built and cheap to clone (one `Arc`), so a server holds one per
 //! configured agent and every run shares it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
-use agentwire_core::{GenerationSettings, InvalidField, ToolSpec};
+use agentwire_core::{GenerationSettings, InvalidField, ToolKind, ToolSpec};
 use agentwire_tools::{Tool, ToolLimits, Toolbox, ToolboxError};
 use thiserror::Error;
 
@@ -55,6 +55,8 @@ pub(crate) struct AgentParts {
     /// The agent's tools as the model is offered them, in the order they were added.
     /// Shared with every model call's request.
     pub(crate) tool_specs: Arc<[ToolSpec]>,
+    /// The kind of each tool that is not a plain function (its own, or as declared).
+    pub(crate) tool_kinds: HashMap<String, ToolKind>,
     pub(crate) approval: HashSet<String>,
     pub(crate) schema: Arc<CommunicationSchema>,
     pub(crate) max_steps: u32,
@@ -74,6 +76,7 @@ pub struct AgentBuilder {
     system: Option<String>,
     toolbox: Toolbox,
     tool_error: Option<ToolboxError>,
+    tool_kinds: Vec<(String, ToolKind)>,
     approval: Vec<String>,
     schema: Option<Arc<CommunicationSchema>>,
     max_steps: u32,
@@ -111,6 +114,14 @@ pub enum AgentError {
         /// The name in `approval`.
         tool: String,
     },
+    /// A tool kind is declared for a tool the agent does not have.
+    #[error("agent '{agent}' declares the kind of tool '{tool}', which it does not have")]
+    UnknownKindTool {
+        /// The agent.
+        agent: String,
+        /// The name declared.
+        tool: String,
+    },
     /// Tools need approval, but no state of the schema lets the agent ask for one.
     #[error(
         "agent '{agent}' has tools that need approval, but its communication schema never lets the server send approval_request"
@@ -138,6 +149,7 @@ impl Agent {
             system: None,
             toolbox: Toolbox::new(ToolLimits::default()),
             tool_error: None,
+            tool_kinds: Vec::new(),
             approval: Vec::new(),
             schema: None,
             max_steps: 8,
@@ -179,6 +191,22 @@ impl Agent {
     /// The agent's tools as the model is offered them (client tools of a run come after them).
     pub fn tools(&self) -> &[ToolSpec] {
         &self.inner.tool_specs
+    }
+
+    /// The kind of the agent's tool `name` ([`AgentBuilder::tool_kind`]);
+    /// [`ToolKind::Function`] for a plain function and for a name the agent has no tool by (a
+    /// client's tool).
+    pub fn tool_kind(&self, name: &str) -> &ToolKind {
+        const FUNCTION: &ToolKind = &ToolKind::Function;
+        self.inner.tool_kinds.get(name).unwrap_or(FUNCTION)
+    }
+
+    /// The agent's tools that are not plain functions, with their kinds (in no order).
+    pub fn tool_kinds(&self) -> impl Iterator<Item = (&str, &ToolKind)> {
+        self.inner
+            .tool_kinds
+            .iter()
+            .map(|(name, kind)| (name.as_str(), kind))
     }
 
     /// Whether a call to this tool waits for a person's approval.
@@ -306,6 +334,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Declares the kind of the agent's tool `name`, overriding what the tool says of itself
+    /// ([`Tool::kind`]; an MCP server's tools are [`ToolKind::Mcp`]): how protocols that tell
+    /// tool calls apart by origin show its calls (AgentScope's `plugin_call`,
+    /// `component_call`). Default: each tool's own kind.
+    pub fn tool_kind(mut self, name: impl Into<String>, kind: ToolKind) -> Self {
+        self.tool_kinds.push((name.into(), kind));
+        self
+    }
+
     /// The tools whose calls wait for a person's approval before they run. Default: none.
     pub fn approval<I>(mut self, tools: I) -> Self
     where
@@ -380,6 +417,29 @@ impl AgentBuilder {
             let tool = tool.clone();
             return Err(AgentError::UnknownApprovalTool { agent, tool });
         }
+        if let Some((tool, _)) = self
+            .tool_kinds
+            .iter()
+            .find(|(tool, _)| !self.toolbox.contains(tool))
+        {
+            let tool = tool.clone();
+            return Err(AgentError::UnknownKindTool { agent, tool });
+        }
+        let mut tool_kinds: HashMap<String, ToolKind> = self
+            .toolbox
+            .specs()
+            .filter_map(|spec| {
+                let kind = self.toolbox.get(&spec.name)?.kind();
+                (kind != ToolKind::Function).then(|| (spec.name.clone(), kind))
+            })
+            .collect();
+        for (tool, kind) in self.tool_kinds {
+            if kind == ToolKind::Function {
+                tool_kinds.remove(&tool);
+            } else {
+                tool_kinds.insert(tool, kind);
+            }
+        }
         let schema = self.schema.unwrap_or_else(default_schema);
         if !self.approval.is_empty()
             && !allows_anywhere(&schema, Party::Server, MessageKind::APPROVAL_REQUEST)
@@ -396,6 +456,7 @@ impl AgentBuilder {
                 system: self.system,
                 toolbox: self.toolbox,
                 tool_specs,
+                tool_kinds,
                 approval: self.approval.into_iter().collect(),
                 schema,
                 max_steps: self.max_steps,

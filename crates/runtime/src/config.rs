@@ -13,6 +13,7 @@
 //! tools = ["write_file", "read_file", "list_files"]
 //! workspace = ".agentwire/workspace"
 //! approval = []
+//! tool_kinds = { write_file = "plugin" }  # how AgentScope shows calls: plugin | component | function
 //! schema = "chat"                   # a built-in name or the path of a JSON schema file
 //! max_steps = 8
 //! allow_model_override = true       # may a request choose another model for its run
@@ -28,7 +29,7 @@
 //! connects to the MCP servers. Relative paths (`script`, `schema`, `workspace`) are resolved
 //! against the directory of the configuration file.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -36,6 +37,7 @@ use agentwire_brain::{
     AnthropicBrain, AnthropicConfig, Brain, BrainError, DemoBrain, OpenAiBrain, OpenAiConfig,
     ScriptedBrain,
 };
+use agentwire_core::ToolKind;
 use agentwire_core::communication::CommunicationSchema;
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
 use agentwire_tools::{Tool, Workspace};
@@ -103,6 +105,11 @@ pub struct AgentConfig {
     /// Tools that need a person's approval before they run.
     #[serde(default)]
     pub approval: Vec<String>,
+    /// Tools declared as plugins or components (`{ write_file = "plugin" }`): protocols that
+    /// tell tool calls apart by origin show their calls so (AgentScope's `plugin_call`,
+    /// `component_call`). Default: every tool is a function, an MCP server's tools MCP tools.
+    #[serde(default)]
+    pub tool_kinds: BTreeMap<String, DeclaredKind>,
     /// The communication schema: a built-in name (`chat`, `one_shot`, `function_calling`,
     /// `interruptible`, `approval`, `long_running`) or the path of a JSON schema file. By
     /// default the runtime picks one that fits the agent's tools.
@@ -124,6 +131,28 @@ pub struct AgentConfig {
     /// such a request, naming `model`. The other generation settings of a request always
     /// override `temperature` and `max_tokens` for its run.
     pub allow_model_override: Option<bool>,
+}
+
+/// A kind a tool can be declared as in `tool_kinds`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclaredKind {
+    /// A plain function (the default of built-in tools).
+    Function,
+    /// A plugin.
+    Plugin,
+    /// A component.
+    Component,
+}
+
+impl From<DeclaredKind> for ToolKind {
+    fn from(kind: DeclaredKind) -> Self {
+        match kind {
+            DeclaredKind::Function => ToolKind::Function,
+            DeclaredKind::Plugin => ToolKind::Plugin,
+            DeclaredKind::Component => ToolKind::Component,
+        }
+    }
 }
 
 /// Which brain runs an agent.
@@ -205,6 +234,7 @@ impl AgentConfig {
             tools: None,
             workspace: None,
             approval: Vec::new(),
+            tool_kinds: BTreeMap::new(),
             schema: None,
             max_steps: None,
             mcp: Vec::new(),
@@ -279,6 +309,9 @@ impl AgentConfig {
             for tool in connected.tools() {
                 builder = builder.tool_arc(tool);
             }
+        }
+        for (tool, kind) in &self.tool_kinds {
+            builder = builder.tool_kind(tool, ToolKind::from(*kind));
         }
         Ok(builder.build()?)
     }

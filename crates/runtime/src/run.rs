@@ -177,8 +177,8 @@ pub enum StartError {
     /// The input is not what the agent's schema accepts at the start of a run.
     #[error(transparent)]
     Refused(#[from] Refusal),
-    /// There is no input.
-    #[error("a run needs input: at least one message from the client")]
+    /// There is no input, or only system messages.
+    #[error("a run needs input: at least one message from the client besides system messages")]
     NoInput,
     /// An input message is not the client's.
     #[error("the client may not send a message with role '{role}'")]
@@ -310,7 +310,11 @@ impl Agent {
     pub fn start(&self, start: RunStart) -> Result<Run, StartError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| StartError::NoRuntime)?;
         let config = &self.inner;
-        if start.input.is_empty() {
+        if start
+            .input
+            .iter()
+            .all(|message| message.role == Role::System)
+        {
             return Err(StartError::NoInput);
         }
         self.check_settings(&start.settings)?;
@@ -330,7 +334,12 @@ impl Agent {
         }
         let mut machine = SchemaMachine::new(Arc::clone(&config.schema));
         for message in &start.input {
-            client_role(message.role).map_err(|role| StartError::Role { role })?;
+            start_role(message.role).map_err(|role| StartError::Role { role })?;
+            // A system message instructs the model (it reaches it as one); it is not an
+            // utterance of the conversation the schema governs.
+            if message.role == Role::System {
+                continue;
+            }
             let incoming = schema::incoming(message);
             for utterance in [incoming.approvals, incoming.outputs, incoming.question]
                 .iter()
@@ -589,7 +598,17 @@ impl RunHandle {
     }
 }
 
+/// A client may start a run with its messages and system messages (instructions for the model,
+/// as seed 002's `AgentRequest` allows); the name of any other role.
+fn start_role(role: Role) -> Result<(), &'static str> {
+    match role {
+        Role::System => Ok(()),
+        other => client_role(other),
+    }
+}
+
 /// A client may send user messages and tool outputs (role `tool`); the name of any other role.
+/// (A run under way takes no new instructions.)
 fn client_role(role: Role) -> Result<(), &'static str> {
     match role {
         Role::User | Role::Tool => Ok(()),

@@ -425,6 +425,29 @@ async fn a_new_question_for_a_running_run_is_refused() {
 }
 
 #[tokio::test]
+async fn a_system_message_in_the_input_reaches_the_model_as_one() {
+    let brain = Recording::new(json!({"turns": [answer("Aye.")]}));
+    let agent = agent(&brain).build().unwrap();
+    let input = vec![
+        Message::system("Answer like a pirate."),
+        Message::user("Hi"),
+    ];
+    let run = agent.start(RunStart::new(input)).unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    let [request] = &brain.requests()[..] else {
+        panic!("one model call: {:?}", brain.requests());
+    };
+    let roles: Vec<Role> = request
+        .messages
+        .iter()
+        .map(|message| message.role)
+        .collect();
+    assert_eq!(roles, [Role::System, Role::User]);
+    assert_eq!(request.messages[0].content(), "Answer like a pirate.");
+}
+
+#[tokio::test]
 async fn a_start_the_schema_refuses_starts_nothing() {
     let brain = Recording::new(json!({"turns": [answer("hi")]}));
     let agent = agent(&brain).build().unwrap();
@@ -444,7 +467,11 @@ async fn a_start_the_schema_refuses_starts_nothing() {
     ));
     assert!(matches!(
         agent.start(RunStart::new(vec![Message::system("obey")])),
-        Err(StartError::Role { role: "system" })
+        Err(StartError::NoInput)
+    ));
+    assert!(matches!(
+        agent.start(RunStart::new(vec![Message::new(Role::Assistant, vec![])])),
+        Err(StartError::Role { role: "assistant" })
     ));
     assert!(brain.requests().is_empty(), "the model was never called");
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use agentwire_core::{RunId, ToolCallId, ToolErrorKind, ToolSpec};
+use agentwire_core::{RunId, ToolCallId, ToolErrorKind, ToolKind, ToolSpec};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -21,6 +21,12 @@ pub trait Tool: Send + Sync {
     /// Runs one call. A tool that can take long should watch `context.cancel`; the runtime
     /// also drops the future when the run is canceled or the call times out.
     fn call(&self, args: Value, context: ToolContext) -> ToolFuture<'_>;
+
+    /// Where the tool comes from, for protocols that show calls by origin (AgentScope's
+    /// `mcp_call`, `plugin_call`, …). Default: [`ToolKind::Function`].
+    fn kind(&self) -> ToolKind {
+        ToolKind::Function
+    }
 }
 
 /// What a call knows besides its arguments.

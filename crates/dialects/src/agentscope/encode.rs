@@ -1,10 +1,13 @@
 //! [`AgentScopeEncoder`]: canonical events → AgentScope response, message and content objects.
 
+use std::collections::HashMap;
+use std::fmt;
 use std::io::Write;
 
 use agentwire_core::part::{FilePart, FileSource};
 use agentwire_core::{
-    ErrorInfo, Event, EventKind, Message, Metadata, Part, Role, RunStatus, StreamedPart, Usage,
+    ErrorInfo, Event, EventKind, Message, Metadata, Part, Role, RunStatus, StreamedPart, ToolKind,
+    Usage,
 };
 use serde_json::{Value, json};
 
@@ -18,8 +21,15 @@ pub struct AgentScopeEncoder {
     response_id: String,
     session_id: Option<String>,
     created_at: i64,
+    clock: Clock,
+    /// The kinds of the tools that are not plain functions, by name.
+    tool_kinds: HashMap<String, ToolKind>,
+    /// The kind of each call seen that is not a plain function, by call id (for its output).
+    call_kinds: HashMap<String, ToolKind>,
     next_seq: u64,
     started: bool,
+    /// A response `in_progress` has been written since the last other status.
+    in_progress: bool,
     ended: bool,
     usage: Option<Usage>,
     /// The completed messages, as JSON objects separated by commas: the final `output`.
@@ -67,12 +77,25 @@ struct Slot {
 enum SlotKind {
     Text,
     Refusal,
-    /// A tool call: its argument text so far, which the completed content repeats whole.
+    /// A tool call: its argument text so far, which the completed content repeats whole; the
+    /// MCP server of an MCP tool's call.
     Call {
         call_id: String,
         name: String,
         raw: String,
+        server: Option<String>,
     },
+}
+
+/// Reads the time (Unix seconds) a response completes at; without one, `completed_at` is
+/// `created_at`.
+#[derive(Default)]
+struct Clock(Option<Box<dyn Fn() -> i64 + Send>>);
+
+impl fmt::Debug for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() { "Clock" } else { "NoClock" })
+    }
 }
 
 impl AgentScopeEncoder {
@@ -83,6 +106,62 @@ impl AgentScopeEncoder {
             created_at,
             ..Self::default()
         }
+    }
+
+    /// Names the response's run and session before any event does (`run_created` names them
+    /// otherwise): for a stream that picks up a run after its start, such as a waiting run
+    /// answered.
+    #[must_use]
+    pub fn with_run(mut self, run_id: &str, session_id: Option<&str>) -> Self {
+        let mut id = Vec::new();
+        push_json(&mut id, run_id);
+        self.response_id = String::from_utf8(id).unwrap_or_default();
+        self.session_id = session_id.map(str::to_owned);
+        self
+    }
+
+    /// Reads `completed_at` (Unix seconds) from `clock` when the response completes (the codec
+    /// reads no clock of its own). Without a clock it is `created_at`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Fn() -> i64 + Send + 'static) -> Self {
+        self.clock = Clock(Some(Box::new(clock)));
+        self
+    }
+
+    /// Shows the calls of these tools by their kind: an MCP tool's as `mcp_call` (its data
+    /// with `server_label`) and `mcp_call_output`, a plugin's as `plugin_call` and
+    /// `plugin_call_output`, a component's as `component_call` and `component_call_output`.
+    /// Calls of any other tool are `function_call`s.
+    #[must_use]
+    pub fn with_tool_kinds<'k>(
+        mut self,
+        kinds: impl IntoIterator<Item = (&'k str, &'k ToolKind)>,
+    ) -> Self {
+        self.tool_kinds.extend(
+            kinds
+                .into_iter()
+                .filter(|(_, kind)| **kind != ToolKind::Function)
+                .map(|(name, kind)| (name.to_owned(), kind.clone())),
+        );
+        self
+    }
+
+    /// The kind of the call `call_id` of tool `tool_name`, remembered for its output.
+    fn call_kind(&mut self, call_id: &str, tool_name: &str) -> ToolKind {
+        let Some(kind) = self.tool_kinds.get(tool_name) else {
+            return ToolKind::Function;
+        };
+        self.call_kinds.insert(call_id.to_owned(), kind.clone());
+        kind.clone()
+    }
+
+    /// The kind of the call an output answers: its tool's, else the call's as seen.
+    fn output_kind(&self, call_id: &str, tool_name: Option<&str>) -> ToolKind {
+        tool_name
+            .and_then(|name| self.tool_kinds.get(name))
+            .or_else(|| self.call_kinds.get(call_id))
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn seq(&mut self) -> u64 {
@@ -122,7 +201,8 @@ impl AgentScopeEncoder {
         push_i64(out, self.created_at);
         out.extend_from_slice(b",\"completed_at\":");
         if status == "completed" {
-            push_i64(out, self.created_at);
+            let completed_at = self.clock.0.as_ref().map_or(self.created_at, |now| now());
+            push_i64(out, completed_at.max(self.created_at));
         } else {
             out.extend_from_slice(b"null");
         }
@@ -145,8 +225,19 @@ impl AgentScopeEncoder {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b"}\n\n");
+        self.in_progress = status == "in_progress";
         if terminal {
             self.ended = true;
+        }
+    }
+
+    /// Starts the response, and says it is in progress if it has not: AgentScope's Runner
+    /// always sends `in_progress` before any message, and their models' clients expect it, so
+    /// a stream whose source has no run status (an AI SDK stream) gets one.
+    fn ensure_in_progress(&mut self, out: &mut Vec<u8>) {
+        self.ensure_started(out);
+        if !self.in_progress && !self.ended {
+            self.response(out, "in_progress", None);
         }
     }
 
@@ -164,6 +255,7 @@ impl AgentScopeEncoder {
             RunStatus::Created if self.started => return,
             RunStatus::Created => "created",
             RunStatus::Queued => "queued",
+            RunStatus::InProgress if self.in_progress => return,
             RunStatus::InProgress => "in_progress",
             // AgentScope has no waiting: the response completes, and the unanswered call or
             // approval request at its end says what the client owes.
@@ -173,7 +265,21 @@ impl AgentScopeEncoder {
             RunStatus::Rejected => "rejected",
             RunStatus::Incomplete => "incomplete",
         };
-        self.ensure_started(out);
+        match status {
+            RunStatus::Created
+            | RunStatus::Queued
+            | RunStatus::Rejected
+            | RunStatus::InProgress => self.ensure_started(out),
+            // A run that worked was in progress first.
+            _ => self.ensure_in_progress(out),
+        }
+        // Why a run did not complete is also a message of AgentScope's `error` type, so that
+        // clients that show messages show it, and the output keeps it.
+        if let Some(error) = error
+            && status.is_terminal()
+        {
+            self.error(out, error);
+        }
         self.response(out, name, error);
     }
 
@@ -228,7 +334,7 @@ impl AgentScopeEncoder {
             id: String::from_utf8(id_json).unwrap_or_default(),
             kind,
             // Outputs are the tool's, as AgentScope writes them.
-            role: if kind == "function_call_output" {
+            role: if kind.ends_with("_output") {
                 "tool"
             } else {
                 turn.role
@@ -299,14 +405,18 @@ impl AgentScopeEncoder {
             StreamedPart::ToolCall {
                 tool_call_id,
                 tool_name,
-            } => (
-                "function_call",
-                SlotKind::Call {
-                    call_id: tool_call_id.to_string(),
-                    name: tool_name.clone(),
-                    raw: String::new(),
-                },
-            ),
+            } => {
+                let kind = self.call_kind(tool_call_id.as_str(), tool_name);
+                (
+                    call_type(&kind),
+                    SlotKind::Call {
+                        call_id: tool_call_id.to_string(),
+                        name: tool_name.clone(),
+                        raw: String::new(),
+                        server: mcp_server(kind),
+                    },
+                )
+            }
         };
         let at = self.message_for(out, message_id, kind);
         let seq = self.next_seq;
@@ -317,7 +427,13 @@ impl AgentScopeEncoder {
         message.n_open += 1;
         // Text starts with its first delta; a call with the builders' first delta, which names
         // it (later ones carry argument text).
-        if let SlotKind::Call { call_id, name, .. } = &slot_kind {
+        if let SlotKind::Call {
+            call_id,
+            name,
+            server,
+            ..
+        } = &slot_kind
+        {
             self.next_seq += 1;
             out.extend_from_slice(b"data: ");
             content_head(
@@ -330,10 +446,7 @@ impl AgentScopeEncoder {
                 &message.id,
             );
             out.extend_from_slice(b",\"data\":");
-            push_json(
-                out,
-                &json!({"call_id": call_id, "name": name, "arguments": ""}),
-            );
+            push_json(out, &call_data(call_id, name, "", server.as_deref()));
             out.extend_from_slice(b"}\n\n");
         }
         turn.slots.push(Slot {
@@ -424,7 +537,15 @@ impl AgentScopeEncoder {
         self.scratch.clear();
         let body = &mut self.scratch;
         match (&slot.kind, part) {
-            (SlotKind::Call { call_id, name, raw }, _) => {
+            (
+                SlotKind::Call {
+                    call_id,
+                    name,
+                    raw,
+                    server,
+                },
+                _,
+            ) => {
                 content_head(
                     body,
                     seq,
@@ -435,10 +556,7 @@ impl AgentScopeEncoder {
                     &message.id,
                 );
                 body.extend_from_slice(b",\"data\":");
-                push_json(
-                    body,
-                    &json!({"call_id": call_id, "name": name, "arguments": raw}),
-                );
+                push_json(body, &call_data(call_id, name, raw, server.as_deref()));
             }
             (SlotKind::Refusal, Part::Refusal(refusal)) => {
                 content_head(
@@ -474,8 +592,15 @@ impl AgentScopeEncoder {
                 return;
             }
             Part::Reasoning(_) => "reasoning",
-            Part::ToolCall(_) => "function_call",
-            Part::ToolResult(_) | Part::ToolError(_) => "function_call_output",
+            Part::ToolCall(call) => {
+                call_type(&self.call_kind(call.tool_call_id.as_str(), &call.tool_name))
+            }
+            Part::ToolResult(result) => output_type(
+                &self.output_kind(result.tool_call_id.as_str(), result.tool_name.as_deref()),
+            ),
+            Part::ToolError(error) => output_type(
+                &self.output_kind(error.tool_call_id.as_str(), error.tool_name.as_deref()),
+            ),
             Part::ApprovalRequest(_) => "mcp_approval_request",
             Part::ApprovalResponse(_) => "mcp_approval_response",
             _ => "message",
@@ -498,6 +623,26 @@ impl AgentScopeEncoder {
                 push_json(body, &refusal.text);
             }
             Part::File(file) => file_body(body, seq, index, id, file),
+            Part::ToolCall(call) => {
+                content_head(body, seq, "completed", "data", index, "false", id);
+                body.extend_from_slice(b",\"data\":");
+                let server = mcp_server(
+                    self.tool_kinds
+                        .get(&call.tool_name)
+                        .cloned()
+                        .unwrap_or_default(),
+                );
+                let arguments = call.args.to_json_text();
+                push_json(
+                    body,
+                    &call_data(
+                        call.tool_call_id.as_str(),
+                        &call.tool_name,
+                        &arguments,
+                        server.as_deref(),
+                    ),
+                );
+            }
             other => {
                 content_head(body, seq, "completed", "data", index, "false", id);
                 body.extend_from_slice(b",\"data\":");
@@ -573,21 +718,27 @@ impl AgentScopeEncoder {
         );
     }
 
+    /// A message of AgentScope's `error` type (`code`, `message`), completed at once and so
+    /// part of the output.
     fn error(&mut self, out: &mut Vec<u8>, error: &ErrorInfo) {
         let seq = self.seq();
-        out.extend_from_slice(b"data: {\"sequence_number\":");
-        push_u64(out, seq);
-        out.extend_from_slice(
+        let body = &mut self.scratch;
+        body.clear();
+        body.extend_from_slice(b"{\"sequence_number\":");
+        push_u64(body, seq);
+        body.extend_from_slice(
             b",\"object\":\"message\",\"status\":\"completed\",\"error\":null,\"id\":\"error_",
         );
-        push_u64(out, seq);
-        out.extend_from_slice(
+        push_u64(body, seq);
+        body.extend_from_slice(
             b"\",\"type\":\"error\",\"role\":\"assistant\",\"content\":null,\"code\":",
         );
-        push_json(out, &error.code);
-        out.extend_from_slice(b",\"message\":");
-        push_json(out, &error.message);
-        out.extend_from_slice(b",\"usage\":null,\"metadata\":null}\n\n");
+        push_json(body, &error.code);
+        body.extend_from_slice(b",\"message\":");
+        push_json(body, &error.message);
+        body.extend_from_slice(b",\"usage\":null,\"metadata\":null}");
+        frame(out, body);
+        push_content(&mut self.output, body);
     }
 }
 
@@ -620,7 +771,7 @@ impl Encoder for AgentScopeEncoder {
                 metadata,
                 ..
             } => {
-                self.ensure_started(out);
+                self.ensure_in_progress(out);
                 self.message_start(message_id.as_str(), *role, metadata);
             }
             EventKind::PartStart {
@@ -628,7 +779,7 @@ impl Encoder for AgentScopeEncoder {
                 index,
                 part,
             } => {
-                self.ensure_started(out);
+                self.ensure_in_progress(out);
                 self.part_start(out, message_id.as_str(), *index, part);
             }
             EventKind::PartDelta {
@@ -641,20 +792,57 @@ impl Encoder for AgentScopeEncoder {
                 index,
                 part,
             } => {
-                self.ensure_started(out);
+                self.ensure_in_progress(out);
                 self.part_complete(out, message_id.as_str(), *index, part);
             }
             EventKind::MessageComplete { message } => {
-                self.ensure_started(out);
+                self.ensure_in_progress(out);
                 self.message_complete(out, message);
             }
             EventKind::Heartbeat {} => self.heartbeat(out),
             EventKind::Error(error) => {
-                self.ensure_started(out);
+                self.ensure_in_progress(out);
                 self.error(out, error);
             }
         }
     }
+}
+
+/// The type of the message a call of this kind is.
+fn call_type(kind: &ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Mcp { .. } => "mcp_call",
+        ToolKind::Plugin => "plugin_call",
+        ToolKind::Component => "component_call",
+        _ => "function_call",
+    }
+}
+
+/// The type of the message the output of a call of this kind is.
+fn output_type(kind: &ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Mcp { .. } => "mcp_call_output",
+        ToolKind::Plugin => "plugin_call_output",
+        ToolKind::Component => "component_call_output",
+        _ => "function_call_output",
+    }
+}
+
+fn mcp_server(kind: ToolKind) -> Option<String> {
+    match kind {
+        ToolKind::Mcp { server } => Some(server),
+        _ => None,
+    }
+}
+
+/// A call's `data`: their `FunctionCall` (`call_id`, `name`, `arguments`), or `McpCall` with
+/// the server's `server_label`.
+fn call_data(call_id: &str, name: &str, arguments: &str, server: Option<&str>) -> Value {
+    let mut data = json!({"call_id": call_id, "name": name, "arguments": arguments});
+    if let Some(server) = server {
+        data["server_label"] = json!(server);
+    }
+    data
 }
 
 fn role_name(role: Role) -> &'static str {

@@ -20,14 +20,14 @@
 //! | canonical | AgentScope |
 //! |---|---|
 //! | `run_created` | `response` `created` (`id` = run id, `session_id`), then `sequence_number` 0 |
-//! | `run_status` in progress / queued | `response` `in_progress` / `queued` |
+//! | `run_status` in progress / queued | `response` `in_progress` / `queued`; `in_progress` also before the first message when the source said none (an AI SDK stream), as their Runner always sends it |
 //! | `run_status` completed, awaiting | `response` `completed`, `completed_at`, `output` = the completed messages in completion order, `usage` |
-//! | `run_status` failed, canceled, rejected, incomplete | `response` of that status with `error {code, message}`; `output` as far as it got |
+//! | `run_status` failed, canceled, rejected, incomplete | a message of type `error` (`code`, `message`), then the `response` of that status with `error {code, message}`; `output` as far as it got, that message last |
 //! | text | `text` content of a `message` message: `delta: true` pieces, then `completed` with the whole text |
 //! | refusal | `refusal` content, streamed the same way |
 //! | reasoning | `text` content of a `reasoning` message |
-//! | tool call | a `function_call` message with one `data` content: the first delta `{call_id, name, arguments: ""}`, then `{arguments: "<piece>"}`, completed `{call_id, name, arguments}` |
-//! | tool result | a `function_call_output` message (role `tool`): `data {call_id, name, output}`, `output` the result's JSON text; `is_error` when set |
+//! | tool call | a `function_call` message with one `data` content: the first delta `{call_id, name, arguments: ""}`, then `{arguments: "<piece>"}`, completed `{call_id, name, arguments}`; `mcp_call` (data with `server_label`), `plugin_call` or `component_call` for a tool of that kind ([`AgentScopeEncoder::with_tool_kinds`]) |
+//! | tool result | a `function_call_output` message (role `tool`), or the `_output` of the call's type: `data {call_id, name, output}`, `output` the result's JSON text; `is_error` when set |
 //! | tool error | the same, `output` = the message, plus `error_type` (`VALIDATION`/`EXECUTION`) |
 //! | file | `image` (`image_url`; inline data as a `data:` URL), inline `audio` (`data`, `format`), else `file` (`file_url`/`file_data`, `filename`); each with our `media_type` key |
 //! | data, source, artifact, plan update | a `data` content whose dict is the part's own JSON (`{"type": "source", …}`) |
@@ -61,7 +61,13 @@
 //!   see above).
 //! - Canonical sequence numbers, `created_at` of messages, `agent` of the run, and the run's
 //!   creation time are not carried; responses carry the time given to
-//!   [`AgentScopeEncoder::with_created_at`] (0 by default).
+//!   [`AgentScopeEncoder::with_created_at`] (0 by default), and `completed_at` is read from the
+//!   clock given to [`AgentScopeEncoder::with_clock`] (else `created_at`).
+//! - An MCP call's `name` is the tool's name as the model called it (`<server>_<tool>`), not the
+//!   server's own name for it; `server_label` names the server. The kind of a call is not read
+//!   back: every call type decodes as a tool call.
+//! - An `error` message decodes as an `error` event, so a failed run read back has one beside
+//!   its failed status.
 //! - Role `data` is written as `assistant`. A message that starts with a tool result or error
 //!   (whose AgentScope role is `tool`) decodes as an assistant message.
 //! - Several canonical messages in one run decode as one.

@@ -1,5 +1,7 @@
 //! AgentX's `POST /chat` (seed 000): new messages, optionally in a session, answered with the
-//! run's message packets over SSE.
+//! run's message packets over SSE. Messages in a session whose run waits that answer it (approval
+//! responses, client tool outputs) continue that run; messages that answer nothing of it are
+//! refused as busy.
 
 use agentwire_dialects::agentx::{self, AgentxEncoder};
 use agentwire_runtime::RunStart;
@@ -8,7 +10,9 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
 
-use super::{Params, SSE_HEADERS, Shared, agent, bad_request, stream};
+use super::{
+    Params, SSE_HEADERS, Shared, agent, answer_waiting, bad_request, stream, stream_reader,
+};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
@@ -31,6 +35,13 @@ async fn chat(
         (None, Some(name)) => state.agent(Some(name))?,
         _ => agent(&state, &params)?,
     };
+    if let Some(session_id) = &request.session_id
+        && let Some((reader, run_id)) =
+            answer_waiting(&state, &caller, session_id.as_str(), &request.messages).await?
+    {
+        let encoder = Box::new(AgentxEncoder::default());
+        return Ok(stream_reader(reader, &run_id, encoder, &SSE_HEADERS));
+    }
     let start = RunStart::new(request.messages)
         .with_client_tools(request.tools)
         .with_settings(request.settings);

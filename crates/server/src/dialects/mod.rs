@@ -21,8 +21,9 @@ use axum::extract::Path;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 
+use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::{LiveRun, Reader, RunsError, Until};
+use crate::runs::{LiveRun, Reader, RunsError, Until, Waiting};
 use crate::state::AppState;
 
 type Shared = axum::extract::State<Arc<AppState>>;
@@ -146,6 +147,49 @@ fn answers(output: &[Message], parts: &[Part]) -> Message {
         .cloned()
         .collect();
     Message::new(Role::User, parts)
+}
+
+/// The session's waiting run, given what `input` answers of what it waits for: a reader of the
+/// run from where it waited, and its id. `None` when the session has no run waiting or `input`
+/// answers none of what it waits for (a new run then starts, or is refused as busy). The path
+/// of every dialect whose request both starts runs and answers them (AgentScope, AgentX).
+async fn answer_waiting(
+    state: &AppState,
+    caller: &Caller,
+    session: &str,
+    input: &[Message],
+) -> Result<Option<(Reader, String)>, ApiError> {
+    let parts: Vec<Part> = input
+        .iter()
+        .flat_map(|message| message.parts.iter().cloned())
+        .collect();
+    match state.runs.waiting(caller, session).await? {
+        Some(Waiting::Here(live)) => {
+            let found = answers(&live.handle.output(), &parts);
+            if found.parts.is_empty() {
+                return Ok(None);
+            }
+            live.log.settled().await;
+            let after = last_seq(&live);
+            state.runs.answer(&live, found).await?;
+            let run_id = live.handle.id().to_string();
+            let reader = state.runs.follow_live(live, after, Until::Settled, true);
+            Ok(Some((reader, run_id)))
+        }
+        Some(Waiting::Elsewhere(record)) => {
+            // Another node executes it: the answer goes there through the store, and the run
+            // streams on from the store and that node's notices.
+            let run_id = record.id.to_string();
+            let (_, output) = state.runs.status(&run_id, caller).await?;
+            let found = answers(&output, &parts);
+            if found.parts.is_empty() {
+                return Ok(None);
+            }
+            let reader = state.runs.continue_elsewhere(*record, found).await?;
+            Ok(Some((reader, run_id)))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Whether a reader that has read up to the end of `live`'s log has the whole stream for now.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::ToolSpec;
+use agentwire_core::{ToolKind, ToolSpec};
 use rmcp::ServiceError;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, RequestMetaObject,
@@ -55,6 +55,12 @@ impl std::fmt::Debug for McpTool {
 impl Tool for McpTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Mcp {
+            server: self.server().to_owned(),
+        }
     }
 
     fn call(&self, args: Value, context: ToolContext) -> ToolFuture<'_> {
