@@ -124,6 +124,42 @@ fn convert_to_agentscope_gives_the_statuses_its_protocol_requires() {
     assert!(text.find("\"in_progress\"").expect("in progress") < first_message);
 }
 
+/// An A2A stream begins with its task; an AI SDK stream has none to give, so one is made up.
+#[test]
+fn convert_to_a2a_begins_with_the_task() {
+    let path = golden("ai-sdk", scenarios::tool_call().name);
+    let out = agentwire(
+        &[
+            "convert",
+            "--from",
+            "ai-sdk",
+            "--to",
+            "a2a",
+            path.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let results: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|item| serde_json::from_str::<Value>(item).expect("json")["result"].take())
+        .collect();
+    assert_eq!(
+        results[0]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED"
+    );
+    assert_eq!(
+        results
+            .iter()
+            .filter(|result| result.get("task").is_some())
+            .count(),
+        1
+    );
+    assert!(results[1..].iter().all(|result| result["task"].is_null()));
+}
+
 #[test]
 fn convert_to_viber_and_back_gives_the_same_messages() {
     let scenario = scenarios::approval();

@@ -5,7 +5,7 @@
 mod common;
 
 use agentwire_core::{
-    Accumulator, Awaiting, ErrorInfo, Event, EventKind, Message, Part, RunStatus,
+    Accumulator, Awaiting, ErrorInfo, Event, EventKind, Message, Part, Role, RunStatus,
 };
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::a2a::{
@@ -198,6 +198,32 @@ fn adjacent_text_parts_and_message_facts_survive() {
     );
     let decoded = decode_whole(&mut A2aDecoder::default(), &wire).expect("decodes");
     assert_eq!(accumulate(&decoded), [message]);
+}
+
+/// A2A streams begin with the task: one is made up for events that do not begin with
+/// `run_created`, unless the stream continues a task its client has.
+#[test]
+fn a_stream_without_run_created_begins_with_a_task_unless_it_continues_one() {
+    let message = Message::new(Role::Assistant, vec![Part::text("hi")]).with_id("m1");
+    let events = events_for(&message, &mut Choices::new(Vec::new()));
+    let items = |encoder: &mut A2aEncoder| -> Vec<Value> {
+        String::from_utf8(encode(encoder, &events))
+            .expect("utf-8")
+            .lines()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .map(|item| serde_json::from_str::<Value>(item).expect("json")["result"].take())
+            .collect()
+    };
+    let made_up = items(&mut A2aEncoder::new(1, "t", "c"));
+    assert_eq!(made_up[0]["task"]["id"], "t");
+    assert_eq!(
+        made_up[0]["task"]["status"]["state"],
+        "TASK_STATE_SUBMITTED"
+    );
+    assert!(made_up[1..].iter().all(|item| item["task"].is_null()));
+    let continued = items(&mut A2aEncoder::new(1, "t", "c").continuing());
+    assert!(continued.iter().all(|item| item["task"].is_null()));
+    assert_eq!(continued.len(), made_up.len() - 1);
 }
 
 proptest! {

@@ -27,6 +27,9 @@ pub struct A2aEncoder {
     /// The A2A state last sent, repeated by items that report an error without a new state.
     state: &'static str,
     message: Option<OpenMessage>,
+    /// The client has the task: an A2A stream begins with it, so a stream whose events do not
+    /// begin with `run_created` (one converted from a dialect without it) gets one made up.
+    task_sent: bool,
 }
 
 impl Default for A2aEncoder {
@@ -36,6 +39,7 @@ impl Default for A2aEncoder {
             fixed_ids: false,
             state: "TASK_STATE_SUBMITTED",
             message: None,
+            task_sent: false,
         }
     }
 }
@@ -55,6 +59,15 @@ impl A2aEncoder {
             fixed_ids: true,
             ..Self::default()
         }
+    }
+
+    /// The encoder of a stream that continues a task its client has been sent already (a
+    /// follow-up after an answer, which begins with the task as it waits): no task is made up
+    /// for it.
+    #[must_use]
+    pub fn continuing(mut self) -> Self {
+        self.task_sent = true;
+        self
     }
 
     fn status(
@@ -83,6 +96,14 @@ impl A2aEncoder {
 
 impl Encoder for A2aEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        let made_up = !matches!(
+            event.kind,
+            EventKind::RunCreated { .. } | EventKind::Heartbeat {}
+        );
+        if made_up && !self.task_sent {
+            self.envelope.task(out, None);
+        }
+        self.task_sent |= !matches!(event.kind, EventKind::Heartbeat {});
         let env = &self.envelope;
         match &event.kind {
             EventKind::RunCreated {

@@ -387,6 +387,10 @@ impl TaskFirst {
             let item = json!({"jsonrpc": "2.0", "id": request_id, "result": {"task": task}});
             format!("data: {item}\n\n").into_bytes()
         });
+        let encoder = match task {
+            Some(_) => encoder.continuing(),
+            None => encoder,
+        };
         Self { task, encoder }
     }
 }
