@@ -5,9 +5,12 @@
 //! It reads the last user message and the current turn's tool results, and plays one of a few
 //! fixed plans:
 //!
-//! - `tour` (also `demo`, `show`): reasoning, then a `write_file` call that leaves out the path on
-//!   purpose (the validation error comes back), the corrected call, `list_files` and `read_file`
-//!   in parallel, and an answer that quotes what the tools returned;
+//! - `tour` (also `demo`, `show`): every kind of part a run makes. Reasoning, then a plan
+//!   (`update_plan`) and a `write_file` call that leaves out the path on purpose (the validation
+//!   error comes back), the corrected call, `list_files` and `read_file` in parallel with the
+//!   plan's progress, a summary saved with `save_artifact` as the plan completes, and an answer
+//!   that quotes what the tools returned, with an image (a `file`), a `source` and `data`. The
+//!   plan and the artifact are left out when the agent lacks those tools;
 //! - `write <text>`: writes the text to a note; `list`: lists the workspace; `read <path>`: reads
 //!   a file;
 //! - anything else: a short answer that says what this brain is and what to try.
@@ -19,6 +22,7 @@
 
 use std::sync::Arc;
 
+use agentwire_core::part::{FilePart, FileSource};
 use agentwire_core::{Message, Part, Role, Usage};
 use serde_json::{Value, json};
 
@@ -72,6 +76,39 @@ impl Brain for DemoBrain {
 const LABEL: &str = "*(demo brain: offline and scripted; set OPENAI_API_KEY or ANTHROPIC_API_KEY \
                      for a real model)*\n\n";
 const TOUR_NOTE: &str = "/demo/note.txt";
+
+/// The artifact the tour saves.
+const TOUR_SUMMARY: &str = "# The agentwire tour\n\n\
+    1. A plan, kept current with `update_plan`.\n\
+    2. A call refused by validation, and its correction.\n\
+    3. Two calls run in parallel.\n\
+    4. This summary, saved with `save_artifact`.\n\
+    5. An answer with a file, a source and data.\n";
+
+/// The image the tour's answer shows: a small SVG badge, base64.
+const TOUR_BADGE_SVG: &str = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHdpZHRoPSIyNDAiIGhlaWdodD0iNjQiIHZpZXdCb3g9IjAgMCAyNDAgNjQiPjxyZWN0IHdpZHRoPSIyNDAiIGhlaWdodD0iNjQiIHJ4PSIxMiIgZmlsbD0iIzFmM2E1ZiIvPjxjaXJjbGUgY3g9IjMyIiBjeT0iMzIiIHI9IjE0IiBmaWxsPSIjN2NjNGZmIi8+PHBhdGggZD0iTTI2IDMyaDEyTTMyIDI2djEyIiBzdHJva2U9IiMxZjNhNWYiIHN0cm9rZS13aWR0aD0iMyIvPjx0ZXh0IHg9IjU4IiB5PSI0MCIgZm9udC1mYW1pbHk9InNhbnMtc2VyaWYiIGZvbnQtc2l6ZT0iMjAiIGZpbGw9IiNmZmYiPmFnZW50d2lyZSB0b3VyPC90ZXh0Pjwvc3ZnPg==";
+
+/// The tour's plan with its first `done` steps completed and the next one in progress.
+fn tour_plan(done: usize) -> Value {
+    let steps = [
+        "Write a note to the workspace",
+        "List the folder and read the note back",
+        "Save a summary as an artifact",
+    ];
+    let plan: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .map(|(at, step)| {
+            let status = match at.cmp(&done) {
+                std::cmp::Ordering::Less => "completed",
+                std::cmp::Ordering::Equal => "in_progress",
+                std::cmp::Ordering::Greater => "pending",
+            };
+            json!({"step": step, "status": status})
+        })
+        .collect();
+    json!({"plan": plan})
+}
 
 /// What the brain knows of the turn it answers.
 struct Turn<'a> {
@@ -173,13 +210,20 @@ impl<'a> Turn<'a> {
 
     fn tour(&self, out: &mut Script) {
         let note = "Written by agentwire's demo brain.";
+        let planning = self.offers(&["update_plan"]);
+        let artifacts = self.offers(&["save_artifact"]);
         if self.outcome("write_1").is_none() {
             out.reasoning(
                 "The user wants the tour. I will write a note, but leave out the path on purpose, \
                  so the validation error and the correction can be seen.",
             );
             out.text(&format!("{LABEL}Let me write a note to the workspace."));
-            out.call(&self.id("write_1"), "write_file", &json!({"content": note}));
+            let mut calls = Vec::new();
+            if planning {
+                calls.push((self.id("plan_1"), "update_plan", tour_plan(0)));
+            }
+            calls.push((self.id("write_1"), "write_file", json!({"content": note})));
+            out.parallel_calls(&calls);
         } else if self.outcome("write_2").is_none() {
             let error = self
                 .outcome("write_1")
@@ -195,10 +239,30 @@ impl<'a> Turn<'a> {
             );
         } else if self.outcome("list").is_none() || self.outcome("read").is_none() {
             out.text("Now I will list the folder and read the note back, both at once.");
-            out.parallel_calls(&[
+            let mut calls = vec![
                 (self.id("list"), "list_files", json!({"path": "/demo"})),
                 (self.id("read"), "read_file", json!({"path": TOUR_NOTE})),
-            ]);
+            ];
+            if planning {
+                calls.push((self.id("plan_2"), "update_plan", tour_plan(1)));
+            }
+            out.parallel_calls(&calls);
+        } else if artifacts && self.outcome("artifact").is_none() {
+            out.text("I will save a summary of the tour as an artifact, and mark the plan done.");
+            let mut calls = vec![(
+                self.id("artifact"),
+                "save_artifact",
+                json!({
+                    "name": "tour-summary.md",
+                    "title": "Tour summary",
+                    "media_type": "text/markdown",
+                    "content": TOUR_SUMMARY,
+                }),
+            )];
+            if planning {
+                calls.push((self.id("plan_3"), "update_plan", tour_plan(3)));
+            }
+            out.parallel_calls(&calls);
         } else {
             let listing = self
                 .outcome("list")
@@ -209,10 +273,32 @@ impl<'a> Turn<'a> {
                 .map(describe_outcome)
                 .unwrap_or_default();
             out.text(&format!(
-                "Done. Listing `/demo` gave {listing}, and reading the note gave {content}.\n\n\
-                 That was the whole tour: reasoning, text, a tool call refused by validation, its \
-                 correction, two tool calls run in parallel, and their results."
+                "Done. Listing `/demo` gave {listing}, and reading the note gave {content}. \
+                 Here is a picture a model could return, as a file:"
             ));
+            out.part(BrainEvent::File(FilePart {
+                media_type: "image/svg+xml".into(),
+                source: FileSource::Data(TOUR_BADGE_SVG.into()),
+                filename: Some("tour-badge.svg".into()),
+            }));
+            out.text(
+                "Each event reaches you as a server-sent event, the format the HTML standard \
+                 defines; a model that cites what it read gives sources like this one:",
+            );
+            out.part(BrainEvent::source(
+                "https://html.spec.whatwg.org/multipage/server-sent-events.html",
+                Some("HTML Standard: Server-sent events"),
+            ));
+            out.part(BrainEvent::Data {
+                name: "demo.tour".into(),
+                data: json!({"steps": 5, "tools": ["update_plan", "write_file", "list_files", "read_file", "save_artifact"]}),
+            });
+            out.text(
+                "\n\nThat was the whole tour: reasoning, text, a plan kept up to date, a tool call \
+                 refused by validation, its correction, tool calls run in parallel and their \
+                 results, an artifact, a file, a source, structured data, and a step for each \
+                 model call.",
+            );
         }
     }
 
@@ -328,6 +414,11 @@ impl Script {
                 .push(BrainEvent::ReasoningDelta { text: word.into() });
         }
         self.output_chars += text.len();
+    }
+
+    /// A whole event that is not text: a file, a source, data.
+    fn part(&mut self, event: BrainEvent) {
+        self.events.push(event);
     }
 
     fn call(&mut self, id: &str, name: &str, args: &Value) {

@@ -1,6 +1,7 @@
 //! [`BrainEvent`]: what a model call streams, in the order the model produces it.
 
 use agentwire_core::Usage;
+use agentwire_core::part::{FilePart, FileSource};
 use serde::{Deserialize, Serialize};
 
 /// One thing a model produced. Tool-call events carry the provider's call id, so parallel calls
@@ -11,6 +12,8 @@ use serde::{Deserialize, Serialize};
 /// `{"type": "refusal_delta", "text": "I can't help with that."}`, `{"type": "tool_call_start",
 /// "id": "c1", "name": "write_file"}`, `{"type": "tool_call_delta", "id": "c1", "args": "{\"pa"}`,
 /// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "data", "name": "…", "data": {…}}`,
+/// `{"type": "source", "url": "https://…", "title": "…"}`, `{"type": "file", "media_type":
+/// "image/png", "url": "data:image/png;base64,…"}`,
 /// `{"type": "finish", "reason": "stop", "usage": {…}}`, `{"type": "error", "message": "…"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -64,6 +67,22 @@ pub enum BrainEvent {
         /// The payload.
         data: serde_json::Value,
     },
+    /// A source the answer draws on: the URL of a citation or of a search result the provider
+    /// found (OpenAI's `url_citation` annotations, Anthropic's web search results and the
+    /// citations of its text). The runtime adds it as a whole `source` part, once per URL and
+    /// message, with an id it mints. Adapters give a text block's sources when the block ends,
+    /// so they do not cut the text they annotate into pieces.
+    Source {
+        /// Where the source is.
+        url: String,
+        /// Its title, when the provider gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
+    /// A file the model produced, whole: an image it generated (OpenRouter's `images` on a Chat
+    /// Completions delta, an `image` block from an Anthropic-compatible server). The runtime
+    /// adds it as a `file` part, as it came: a URL (which may be a `data:` URL) or base64 data.
+    File(FilePart),
     /// The model call ended normally; nothing follows.
     Finish {
         /// Why the model stopped.
@@ -117,9 +136,50 @@ impl BrainEvent {
         Self::ToolCallEnd { id: id.into() }
     }
 
+    /// [`BrainEvent::Source`].
+    pub fn source(url: impl Into<String>, title: Option<&str>) -> Self {
+        Self::Source {
+            url: url.into(),
+            title: title.map(str::to_owned),
+        }
+    }
+
     /// [`BrainEvent::Finish`].
     pub fn finish(reason: FinishReason, usage: Option<Usage>) -> Self {
         Self::Finish { reason, usage }
+    }
+}
+
+/// A file part for an image a provider gave by URL: the media type is the `data:` URL's, else
+/// the one the path's extension names, else `image/*` (an image of a type not said).
+pub(crate) fn image_at(url: String) -> FilePart {
+    let media_type = match url.strip_prefix("data:") {
+        Some(rest) => rest
+            .split([';', ','])
+            .next()
+            .filter(|media_type| media_type.contains('/'))
+            .unwrap_or("image/*")
+            .to_owned(),
+        None => {
+            let path = url.split(['?', '#']).next().unwrap_or_default();
+            let extension = path
+                .rsplit_once('.')
+                .map(|(_, ext)| ext.to_ascii_lowercase());
+            match extension.as_deref() {
+                Some("png") => "image/png",
+                Some("jpg" | "jpeg") => "image/jpeg",
+                Some("gif") => "image/gif",
+                Some("webp") => "image/webp",
+                Some("svg") => "image/svg+xml",
+                _ => "image/*",
+            }
+            .to_owned()
+        }
+    };
+    FilePart {
+        media_type,
+        source: FileSource::Url(url),
+        filename: None,
     }
 }
 
@@ -178,6 +238,10 @@ mod tests {
             {"type": "tool_call_delta", "id": "c1", "args": "{\"path\": \"a.txt\", "},
             {"type": "tool_call_end", "id": "c1"},
             {"type": "data", "name": "anthropic.thinking_signature", "data": {"signature": "c2ln"}},
+            {"type": "source", "url": "https://example.com/a", "title": "A"},
+            {"type": "source", "url": "https://example.com/b"},
+            {"type": "file", "media_type": "image/png", "url": "data:image/png;base64,iVBORw0K"},
+            {"type": "file", "media_type": "image/png", "data": "iVBORw0K"},
             {"type": "finish", "reason": "tool_calls"},
             {"type": "reasoning_delta", "text": "Done."},
             {"type": "refusal_delta", "text": "I can't help with that."},
@@ -186,6 +250,15 @@ mod tests {
         ]);
         let parsed: Vec<BrainEvent> = serde_json::from_value(events.clone()).expect("parses");
         assert_eq!(serde_json::to_value(&parsed).expect("serializes"), events);
+    }
+
+    #[test]
+    fn an_image_s_media_type_comes_from_its_url() {
+        let media = |url: &str| image_at(url.to_owned()).media_type;
+        assert_eq!(media("data:image/webp;base64,UklG"), "image/webp");
+        assert_eq!(media("data:,x"), "image/*");
+        assert_eq!(media("https://x.test/a/cat.JPG?size=2"), "image/jpeg");
+        assert_eq!(media("https://x.test/render"), "image/*");
     }
 
     #[test]

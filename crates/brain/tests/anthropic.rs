@@ -560,3 +560,53 @@ fn settings_the_messages_api_lacks_are_refused_naming_them() {
         Ok(())
     );
 }
+
+/// A web search answer split at every byte: the server tool's blocks are data, the results
+/// sources (each URL once), and the cited text stays one piece, its sources given at its stop.
+#[tokio::test]
+async fn a_web_search_answer_split_at_every_byte_gives_sources_once() {
+    let server = FakeProvider::start();
+    let body = fake::web_search();
+    let brain = brain(&server);
+    let expected = |events: Vec<Result<BrainEvent, String>>| {
+        let events: Vec<BrainEvent> = events.into_iter().map(Result::unwrap).collect();
+        let names: Vec<String> = events
+            .iter()
+            .map(|event| match event {
+                BrainEvent::Data { name, .. } => name.clone(),
+                BrainEvent::Source { url, .. } => format!("source {url}"),
+                BrainEvent::TextDelta { text } => format!("text {text}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        let (first, second) = (fake::SEARCH_RESULT, fake::OTHER_RESULT);
+        assert_eq!(
+            names[..7],
+            [
+                "anthropic.server_tool_use".to_owned(),
+                "anthropic.web_search_tool_result".to_owned(),
+                format!("source {}", first.0),
+                format!("source {}", second.0),
+                "text Events are separated by a blank line".to_owned(),
+                "text , and a line starting with a colon is a comment.".to_owned(),
+                "text  Both from the standard.".to_owned(),
+            ]
+        );
+        assert_eq!(events.len(), 8);
+        assert_eq!(events[2], BrainEvent::source(first.0, Some(first.1)));
+        assert!(matches!(events[7], BrainEvent::Finish { .. }));
+    };
+    for at in 1..body.len() {
+        server.push(FakeResponse::sse_split(body.as_bytes(), &[at]));
+    }
+    let every_byte: Vec<usize> = (1..body.len()).collect();
+    server.push(FakeResponse::sse_split(body.as_bytes(), &every_byte));
+    let calls = futures::stream::iter(0..body.len())
+        .map(|_| call_text(&brain, hi()))
+        .buffer_unordered(8);
+    let mut calls = std::pin::pin!(calls);
+    while let Some(items) = calls.next().await {
+        expected(items);
+    }
+    assert_eq!(server.pending(), 0);
+}

@@ -676,3 +676,57 @@ async fn with_n_choices_the_first_is_the_answer_and_the_others_come_as_data() {
     );
     assert_eq!(server.requests()[0].body["n"], json!(2));
 }
+
+/// A search model's answer with its `url_citation` annotations and an image-output model's
+/// `images`, as one stream, split at every byte: the sources come once each before the finish,
+/// the image where it came.
+#[tokio::test]
+async fn citations_and_images_split_at_every_byte() {
+    let server = FakeProvider::start();
+    let brain = brain(&server);
+    let citation = json!({
+        "type": "url_citation",
+        "url_citation": {
+            "end_index": 62,
+            "start_index": 30,
+            "title": "Server-sent events \u{2014} HTML Standard",
+            "url": "https://html.spec.whatwg.org/multipage/server-sent-events.html"
+        }
+    });
+    let sse = ChatStream::new()
+        .delta(json!({"role": "assistant", "content": "", "refusal": null, "annotations": []}))
+        .text("SSE frames end with a blank line ")
+        .text("([html.spec.whatwg.org](https://html.spec.whatwg.org/multipage/server-sent-events.html)).")
+        .delta(json!({"annotations": [citation]}))
+        .delta(json!({"content": "", "images": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}, "index": 0}]}))
+        .delta(json!({"annotations": [citation]}))
+        .finish("stop")
+        .usage(40, 25)
+        .done()
+        .to_sse();
+    let expected = [
+        BrainEvent::text_delta("SSE frames end with a blank line "),
+        BrainEvent::text_delta(
+            "([html.spec.whatwg.org](https://html.spec.whatwg.org/multipage/server-sent-events.html)).",
+        ),
+        BrainEvent::File(agentwire_core::part::FilePart {
+            media_type: "image/png".into(),
+            source: agentwire_core::part::FileSource::Url(
+                "data:image/png;base64,iVBORw0KGgo=".into(),
+            ),
+            filename: None,
+        }),
+        BrainEvent::source(
+            "https://html.spec.whatwg.org/multipage/server-sent-events.html",
+            Some("Server-sent events \u{2014} HTML Standard"),
+        ),
+        BrainEvent::finish(FinishReason::Stop, usage(40, 25)),
+    ];
+    for split in 0..=sse.len() {
+        server.push(FakeResponse::sse_split(&sse, &[split]));
+        assert_eq!(events(&brain, hi()).await, expected, "split at {split}");
+    }
+    let every_byte: Vec<usize> = (1..sse.len()).collect();
+    server.push(FakeResponse::sse_split(&sse, &every_byte));
+    assert_eq!(events(&brain, hi()).await, expected);
+}

@@ -7,13 +7,16 @@ use serde::{Deserialize, Serialize};
 /// Tokens used by one model call, one message or one run.
 ///
 /// `input_tokens` are the prompt, `output_tokens` the completion; `total_tokens` is what the
-/// provider reported as the total (normally their sum). The optional counts are breakdowns some
-/// providers give; `None` means the provider did not say.
+/// provider reported as the total (normally their sum). Read from JSON without a total, or with
+/// a total of 0 while tokens were counted (a script, a client that leaves it out), the total is
+/// input plus output, so a reported usage always has one. The optional counts are breakdowns
+/// some providers give; `None` means the provider did not say.
 ///
 /// ```json
 /// {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "UsageJson")]
 pub struct Usage {
     /// Prompt tokens.
     #[serde(default, alias = "inputTokens", alias = "prompt_tokens")]
@@ -48,6 +51,34 @@ impl Usage {
             output_tokens,
             total_tokens: input_tokens + output_tokens,
             ..Self::default()
+        }
+    }
+}
+
+/// [`Usage`] as JSON gives it: the total may be missing.
+#[derive(Deserialize)]
+struct UsageJson {
+    #[serde(default, alias = "inputTokens", alias = "prompt_tokens")]
+    input_tokens: u64,
+    #[serde(default, alias = "outputTokens", alias = "completion_tokens")]
+    output_tokens: u64,
+    #[serde(default, alias = "totalTokens")]
+    total_tokens: Option<u64>,
+    #[serde(default, alias = "reasoningTokens")]
+    reasoning_tokens: Option<u64>,
+    #[serde(default, alias = "cachedInputTokens")]
+    cached_input_tokens: Option<u64>,
+}
+
+impl From<UsageJson> for Usage {
+    fn from(json: UsageJson) -> Self {
+        let sum = json.input_tokens.saturating_add(json.output_tokens);
+        Self {
+            input_tokens: json.input_tokens,
+            output_tokens: json.output_tokens,
+            total_tokens: json.total_tokens.filter(|total| *total > 0).unwrap_or(sum),
+            reasoning_tokens: json.reasoning_tokens,
+            cached_input_tokens: json.cached_input_tokens,
         }
     }
 }
@@ -102,5 +133,20 @@ mod tests {
             serde_json::from_str(r#"{"prompt_tokens":3,"completion_tokens":4,"totalTokens":7}"#)
                 .expect("parses");
         assert_eq!(usage, Usage::new(3, 4));
+    }
+
+    #[test]
+    fn a_missing_or_zero_total_is_input_plus_output() {
+        for json in [
+            r#"{"input_tokens":10,"output_tokens":5}"#,
+            r#"{"input_tokens":10,"output_tokens":5,"total_tokens":0}"#,
+        ] {
+            let usage: Usage = serde_json::from_str(json).expect("parses");
+            assert_eq!(usage, Usage::new(10, 5), "{json}");
+        }
+        let usage: Usage =
+            serde_json::from_str(r#"{"input_tokens":10,"output_tokens":5,"total_tokens":18}"#)
+                .expect("parses");
+        assert_eq!(usage.total_tokens, 18, "a reported total is kept");
     }
 }

@@ -10,7 +10,7 @@
 //! base_url = "https://api.openai.com/v1"
 //! api_key_env = "OPENAI_API_KEY"    # the key is read from this env var, never stored in the file
 //! system = "You are a helpful assistant."
-//! tools = ["write_file", "read_file", "list_files"]
+//! tools = ["write_file", "read_file", "list_files", "update_plan", "save_artifact"]
 //! workspace = ".agentwire/workspace"
 //! approval = []
 //! tool_kinds = { write_file = "plugin" }  # how AgentScope shows calls: plugin | component | function
@@ -40,7 +40,7 @@ use agentwire_brain::{
 use agentwire_core::ToolKind;
 use agentwire_core::communication::CommunicationSchema;
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
-use agentwire_tools::{Tool, Workspace};
+use agentwire_tools::{SaveArtifact, Tool, UpdatePlan, Workspace};
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -97,8 +97,8 @@ pub struct AgentConfig {
     pub api_key_env: Option<String>,
     /// The system prompt.
     pub system: Option<String>,
-    /// The built-in tools the agent may use (default: the three workspace file tools).
-    /// Every tool of the MCP servers is added besides.
+    /// The built-in tools the agent may use, of [`BUILTIN_TOOLS`] (default: the three
+    /// workspace file tools). Every tool of the MCP servers is added besides.
     pub tools: Option<Vec<String>>,
     /// The root of the file tools (default `.agentwire/workspace`).
     pub workspace: Option<PathBuf>,
@@ -220,6 +220,17 @@ const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
 const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
 const DEFAULT_WORKSPACE: &str = ".agentwire/workspace";
 
+/// Every built-in tool `tools` may name: the workspace file tools, then the tools that make
+/// parts for the reader (`update_plan`: a `plan_update`; `save_artifact`: an `artifact`, its
+/// content saved in the workspace).
+pub const BUILTIN_TOOLS: [&str; 5] = [
+    "write_file",
+    "read_file",
+    "list_files",
+    UpdatePlan::NAME,
+    SaveArtifact::NAME,
+];
+
 impl AgentConfig {
     /// An entry with this name and every default: the demo brain with the file tools.
     pub fn named(name: impl Into<String>) -> Self {
@@ -248,7 +259,8 @@ impl AgentConfig {
 
     /// The agent `agentwire serve` runs without a configuration file: `assistant`,
     /// on OpenAI when `OPENAI_API_KEY` is set, else on Anthropic when `ANTHROPIC_API_KEY` is,
-    /// else on the offline demo brain; with the workspace file tools.
+    /// else on the offline demo brain; with every built-in tool (the workspace file tools,
+    /// `update_plan` and `save_artifact`), so its first runs can show every kind of part.
     pub fn default_assistant(env: impl Fn(&str) -> Option<String>) -> Self {
         let provider = if env(OPENAI_KEY_ENV).is_some() {
             Provider::Openai
@@ -263,6 +275,12 @@ impl AgentConfig {
             system: Some(
                 "You are a helpful assistant. You can read and write files in your workspace."
                     .into(),
+            ),
+            tools: Some(
+                BUILTIN_TOOLS
+                    .iter()
+                    .map(|name| (*name).to_owned())
+                    .collect(),
             ),
             ..Self::named("assistant")
         }
@@ -442,34 +460,46 @@ impl AgentConfig {
             Some(tools) => tools.iter().map(String::as_str).collect(),
             None => Workspace::TOOL_NAMES.to_vec(),
         };
-        if let Some(unknown) = wanted
-            .iter()
-            .find(|name| !Workspace::TOOL_NAMES.contains(name))
-        {
+        if let Some(unknown) = wanted.iter().find(|name| !BUILTIN_TOOLS.contains(name)) {
             return Err(self.invalid(format!(
                 "no built-in tool is called '{unknown}'; the built-ins are {} (MCP tools come \
                  from `[[agents.mcp]]`)",
-                Workspace::TOOL_NAMES.join(", ")
+                BUILTIN_TOOLS.join(", ")
             )));
         }
-        if wanted.is_empty() {
-            return Ok(Vec::new());
+        let needs_workspace = wanted
+            .iter()
+            .any(|name| *name == SaveArtifact::NAME || Workspace::TOOL_NAMES.contains(name));
+        let workspace = if needs_workspace {
+            let root = base_dir.join(
+                self.workspace
+                    .as_deref()
+                    .unwrap_or(Path::new(DEFAULT_WORKSPACE)),
+            );
+            Some(Workspace::open(&root).map_err(|error| {
+                self.invalid(format!(
+                    "cannot open the workspace {}: {error}",
+                    root.display()
+                ))
+            })?)
+        } else {
+            None
+        };
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        if let Some(workspace) = &workspace {
+            tools.extend(workspace.tools());
+            tools.push(Arc::new(SaveArtifact::new(workspace.clone())));
         }
-        let root = base_dir.join(
-            self.workspace
-                .as_deref()
-                .unwrap_or(Path::new(DEFAULT_WORKSPACE)),
-        );
-        let workspace = Workspace::open(&root).map_err(|error| {
-            self.invalid(format!(
-                "cannot open the workspace {}: {error}",
-                root.display()
-            ))
-        })?;
-        Ok(workspace
-            .tools()
-            .into_iter()
-            .filter(|tool| wanted.contains(&tool.spec().name.as_str()))
+        tools.push(Arc::new(UpdatePlan::new()));
+        // In the order the file lists them, so the model is offered them in that order.
+        Ok(wanted
+            .iter()
+            .filter_map(|name| {
+                tools
+                    .iter()
+                    .find(|tool| tool.spec().name == *name)
+                    .map(Arc::clone)
+            })
             .collect())
     }
 

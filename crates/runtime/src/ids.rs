@@ -1,4 +1,5 @@
-//! Fresh ids for what a run creates: the run itself, its messages, steps and approval requests.
+//! Fresh ids for what a run creates: the run itself, its messages, steps, approval requests and
+//! the sources its answers cite.
 //!
 //! The source is injected ([`AgentBuilder::ids`](crate::AgentBuilder::ids)) so that tests get
 //! stable ids (`msg_1`, `step_1`, `apr_1`) while a server gets ids that are unique across
@@ -20,6 +21,8 @@ pub enum IdKind {
     Step,
     /// An approval request: `apr_…`.
     Approval,
+    /// A source an answer cites: `src_…`.
+    Source,
 }
 
 impl IdKind {
@@ -30,6 +33,7 @@ impl IdKind {
             IdKind::Message => "msg",
             IdKind::Step => "step",
             IdKind::Approval => "apr",
+            IdKind::Source => "src",
         }
     }
 
@@ -39,6 +43,7 @@ impl IdKind {
             IdKind::Message => 1,
             IdKind::Step => 2,
             IdKind::Approval => 3,
+            IdKind::Source => 4,
         }
     }
 }
@@ -64,7 +69,7 @@ impl IdSource for UniqueIds {
 /// one counter per kind, shared by every run of the agent that holds it.
 #[derive(Debug, Default)]
 pub struct SequentialIds {
-    counters: [AtomicU64; 4],
+    counters: [AtomicU64; 5],
 }
 
 impl IdSource for SequentialIds {

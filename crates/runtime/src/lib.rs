@@ -76,7 +76,7 @@ mod wait;
 pub use agent::{Agent, AgentBuilder, AgentError};
 pub use checkpoint::{Checkpoint, ResumeError, RunResume};
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use config::{AgentConfig, AgentsFile, ConfigError, DeclaredKind, Provider};
+pub use config::{AgentConfig, AgentsFile, BUILTIN_TOOLS, ConfigError, DeclaredKind, Provider};
 pub use events::RunEvents;
 pub use handler::{Handler, HandlerError, HandlerRequest, Responder};
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};

@@ -3,9 +3,12 @@
 //! A run writes one assistant message per turn, and a new one each time it resumes after
 //! waiting for the client. Inside a message, each model call is a step that opens with a
 //! `step_start` part; the model's output streams through the [`MessageBuilder`] as it arrives
-//! (tool calls appear before they run). At the end of a step its tool calls are sorted: the
-//! agent's own tools run concurrently through the toolbox, each result or error streaming as it
-//! finishes; a call that needs approval gets an `approval_request` part; a call of a client
+//! (tool calls appear before they run; a source the model cites becomes a `source` part once
+//! per URL in a message, an image it returns a `file` part). At the end of a step its tool
+//! calls are sorted: the agent's own tools run concurrently through the toolbox, each result or
+//! error streaming as it finishes, followed by the part a built-in made (`save_artifact`'s
+//! `artifact`; `update_plan`'s `plan_update`, which continues the conversation's plan if it has
+//! one); a call that needs approval gets an `approval_request` part; a call of a client
 //! tool is left to the client. If anything waits for the client, the message completes and the
 //! run pauses (see [`Wait`]); otherwise the next step begins with the history and the message
 //! so far. A step without tool calls is the answer (a refusal included); a step the provider
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
 use agentwire_core::ids::ApprovalId;
-use agentwire_core::part::{ApprovalRequest, DataPart, StepStart};
+use agentwire_core::part::{ApprovalRequest, DataPart, PlanAction, Source, StepStart};
 use agentwire_core::{
     Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
     MessageStart, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
@@ -369,6 +372,14 @@ impl Orchestrator {
                     builder.part(&mut self.out, Part::Data(DataPart { name, data }));
                     Ok(())
                 }
+                BrainEvent::Source { url, title } => {
+                    self.source(builder, url, title);
+                    Ok(())
+                }
+                BrainEvent::File(file) => {
+                    builder.part(&mut self.out, Part::File(file));
+                    Ok(())
+                }
                 BrainEvent::Finish { reason, usage } => {
                     if let Some(usage) = usage {
                         *self.usage.get_or_insert_default() += usage;
@@ -431,7 +442,12 @@ impl Orchestrator {
                 answer = running.next() => match answer {
                     Some((idx, part)) => {
                         answered[idx] = true;
+                        let made = agent.toolbox.result_part(&calls[idx], &part);
                         builder.part(&mut self.out, part);
+                        if let Some(made) = made {
+                            let made = self.continue_plan(builder, made);
+                            builder.part(&mut self.out, made);
+                        }
                         self.flush();
                     }
                     None => return Ok(()),
@@ -445,6 +461,50 @@ impl Orchestrator {
         }
         self.flush();
         Err(halt)
+    }
+
+    /// Adds a source the model cited, unless the message has one with its URL already.
+    fn source(&mut self, builder: &mut MessageBuilder, url: String, title: Option<String>) {
+        let cited = builder
+            .message()
+            .parts
+            .iter()
+            .any(|part| matches!(part, Part::Source(source) if source.url == url));
+        if !cited {
+            let source_id = self.shared.agent.inner.ids.next_id(IdKind::Source);
+            builder.part(
+                &mut self.out,
+                Part::Source(Source {
+                    source_id: source_id.into(),
+                    url,
+                    title,
+                }),
+            );
+        }
+    }
+
+    /// One plan per conversation: a plan update made while the conversation has a plan (in
+    /// its history, its earlier messages or this one) continues that plan, under its id, as
+    /// `updated` rather than `created`. Any other part passes as it is.
+    fn continue_plan(&self, builder: &MessageBuilder, part: Part) -> Part {
+        let Part::PlanUpdate(mut update) = part else {
+            return part;
+        };
+        let plan_of = |message: &Message| {
+            message.parts.iter().rev().find_map(|part| match part {
+                Part::PlanUpdate(earlier) => Some(earlier.plan_id.clone()),
+                _ => None,
+            })
+        };
+        let earlier = plan_of(builder.message())
+            .or_else(|| self.shared.lock().messages.iter().rev().find_map(plan_of));
+        if let Some(plan_id) = earlier {
+            update.plan_id = plan_id;
+            if update.action == PlanAction::Created {
+                update.action = PlanAction::Updated;
+            }
+        }
+        Part::PlanUpdate(update)
     }
 
     /// Pauses the run until the client has answered everything `wait` asks, and returns what

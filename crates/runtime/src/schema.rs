@@ -27,13 +27,15 @@ use agentwire_core::{Message, Part, ToolCall};
 /// The schema an agent follows unless its builder names another: seed 004's chat (the client
 /// and the agent take turns), with the two waits an agent with tools may need: the agent may
 /// ask the client to run a function (`awaiting_function_output`, as in the function-calling
-/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in).
+/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in). Its
+/// answer may cite sources (as the one-shot built-in's may) and hold files, such as images a
+/// model returns.
 ///
 /// ```json
 /// {
 ///   "idle": [{"party": "client", "type": "user_message", "schema": [{"contentType": "text/plain", "required": true}], "nextState": "running"}],
 ///   "running": [
-///     {"party": "server", "type": "agent_message", "schema": [{"contentType": "text/plain", "required": true}], "nextState": "idle"},
+///     {"party": "server", "type": "agent_message", "schema": [{"contentType": "text/plain", "required": true}, {"name": "/sources/*", "contentType": "text/x-uri", "required": false}, {"contentType": "*/*", "required": false}], "nextState": "idle"},
 ///     {"party": "server", "type": "function_call", "schema": [{"name": "/function", "contentType": "application/json", "required": true}], "nextState": "awaiting_function_output"},
 ///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"}
 ///   ],
@@ -59,7 +61,9 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 "running",
                 vec![
                     Transition::new(Party::Server, MessageKind::AGENT_MESSAGE, "idle")
-                        .with(ContentSpec::required("text/plain")),
+                        .with(ContentSpec::required("text/plain"))
+                        .with(ContentSpec::optional("text/x-uri").named("/sources/*"))
+                        .with(ContentSpec::optional("*/*")),
                     Transition::new(
                         Party::Server,
                         MessageKind::FUNCTION_CALL,

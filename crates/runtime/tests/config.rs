@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use agentwire_core::part::PlanAction;
 use agentwire_core::{Accumulator, Message, Part, RunStatus};
 use agentwire_runtime::{AgentConfig, AgentsFile, ConfigError, Provider, RunStart};
 use agentwire_testkit::fake_openai::ChatStream;
@@ -167,7 +168,8 @@ async fn the_default_assistant_picks_its_brain_from_the_environment() {
     });
     assert_eq!(anthropic.provider, Provider::Anthropic);
 
-    // The demo assistant runs offline with its file tools and shows the whole tour.
+    // The demo assistant runs offline with every built-in tool and shows the whole tour: every
+    // kind of part a run makes.
     let dir = tempfile::tempdir().unwrap();
     let mut config = demo;
     config.tokens_per_second = Some(0.0);
@@ -184,11 +186,54 @@ async fn the_default_assistant_picks_its_brain_from_the_environment() {
     );
     assert_eq!(
         count(|part| matches!(part, Part::ToolResult(_))),
-        3,
+        7,
         "{parts:#?}"
     );
     assert!(count(|part| matches!(part, Part::Reasoning(_))) >= 2);
-    assert!(count(|part| matches!(part, Part::StepStart(_))) >= 4);
+    assert_eq!(count(|part| matches!(part, Part::StepStart(_))), 5);
+    let kinds: std::collections::BTreeSet<&str> = parts.iter().map(Part::type_name).collect();
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        [
+            "artifact",
+            "data",
+            "file",
+            "plan_update",
+            "reasoning",
+            "source",
+            "step_start",
+            "text",
+            "tool_call",
+            "tool_error",
+            "tool_result"
+        ]
+    );
+    // One plan, created, updated, completed.
+    let plans: Vec<(String, PlanAction)> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::PlanUpdate(plan) => Some((plan.plan_id.to_string(), plan.action)),
+            _ => None,
+        })
+        .collect();
+    let actions: Vec<PlanAction> = plans.iter().map(|(_, action)| *action).collect();
+    assert_eq!(
+        actions,
+        [
+            PlanAction::Created,
+            PlanAction::Updated,
+            PlanAction::Completed
+        ]
+    );
+    assert!(plans.iter().all(|(id, _)| *id == plans[0].0), "{plans:?}");
+    let summary = dir
+        .path()
+        .join(".agentwire/workspace/artifacts/tour-summary.md");
+    assert!(
+        std::fs::read_to_string(summary)
+            .unwrap()
+            .contains("agentwire tour")
+    );
     let note = dir.path().join(".agentwire/workspace/demo/note.txt");
     assert!(
         std::fs::read_to_string(note)

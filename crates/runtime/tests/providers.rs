@@ -546,7 +546,8 @@ async fn anthropic_a_refusal_ends_the_run_incomplete_with_its_stop_details() {
 /// call, its result and the citation are kept as data parts where they came, and the next
 /// request does not send them back (this agent offers no server tool).
 #[tokio::test]
-async fn anthropic_server_tool_blocks_are_kept_as_data_parts_and_not_sent_back() {
+async fn anthropic_server_tool_blocks_are_kept_as_data_parts_their_results_are_sources_and_not_sent_back()
+ {
     let result = json!({
         "type": "web_search_tool_result",
         "tool_use_id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
@@ -589,7 +590,21 @@ async fn anthropic_server_tool_blocks_are_kept_as_data_parts_and_not_sent_back()
     let answer = first.handle.output()[0].clone();
     assert_eq!(
         part_types(&answer),
-        ["step_start", "text", "data", "data", "text"]
+        ["step_start", "text", "data", "data", "source", "text"]
+    );
+    let Part::Source(source) = &answer.parts[4] else {
+        panic!("not a source")
+    };
+    assert_eq!(
+        (source.url.as_str(), source.title.as_deref()),
+        (
+            "https://www.timeanddate.com/weather/usa/new-york/historic",
+            Some("Weather in New York City in May 2025")
+        )
+    );
+    assert!(
+        source.source_id.to_string().starts_with("src_"),
+        "{source:?}"
     );
     let data: Vec<(&str, &Value)> = answer
         .parts

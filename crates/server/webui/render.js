@@ -315,12 +315,17 @@ function planView(part) {
   const details = part.details;
   /** @type {HTMLElement | null} */
   let body = null;
-  const steps = details && Array.isArray(details.steps) ? details.steps : null;
+  // `steps`, or `plan` as the built-in `update_plan` writes it ({step, status}).
+  const steps = details && Array.isArray(details.steps) ? details.steps : details && Array.isArray(details.plan) ? details.plan : null;
   if (steps) {
-    body = h('ol', {}, steps.map((/** @type {any} */ step) => {
-      const done = typeof step === 'object' && step && (step.done || step.status === 'completed' || step.status === 'done');
-      return h('li', { class: done ? 'done' : '' }, [typeof step === 'string' ? step : step?.title ?? step?.text ?? pretty(step)]);
-    }));
+    body = h('div', {}, [
+      h('ol', {}, steps.map((/** @type {any} */ step) => {
+        const done = typeof step === 'object' && step && (step.done || step.status === 'completed' || step.status === 'done');
+        const active = typeof step === 'object' && step && step.status === 'in_progress';
+        return h('li', { class: done ? 'done' : active ? 'active' : '' }, [typeof step === 'string' ? step : step?.title ?? step?.text ?? step?.step ?? pretty(step)]);
+      })),
+      typeof details.explanation === 'string' ? h('p', { class: 'explanation', text: details.explanation }) : null,
+    ]);
   } else if (details != null) {
     body = h('pre', { text: pretty(details) });
   }

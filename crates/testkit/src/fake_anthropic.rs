@@ -1,7 +1,7 @@
 //! Anthropic Messages stream bodies in the real wire format (`event:` + `data:` lines, as in the
 //! captured examples of Anthropic's streaming documentation), for a fake provider server to
 //! send: text, thinking with a signature, tool use with its arguments in many pieces, parallel
-//! tool use, an error mid-stream and a stream cut short.
+//! tool use, a web search answer with citations, an error mid-stream and a stream cut short.
 //!
 //! Each body's model, ids and token counts are the constants here, so tests can state what a
 //! parser must make of it.
@@ -85,6 +85,72 @@ pub fn parallel_tool_use() -> String {
     body += &tool_block(0, TOOL_USE_ID, "read_file", r#"{"path": "a.txt"}"#, 5);
     body += &tool_block(1, SECOND_TOOL_USE_ID, "list_files", r#"{"dir": "/"}"#, 4);
     body += &stop("tool_use");
+    body
+}
+
+/// The first result of [`web_search`]: its URL and title.
+pub const SEARCH_RESULT: (&str, &str) = (
+    "https://html.spec.whatwg.org/multipage/server-sent-events.html",
+    "HTML Standard: Server-sent events",
+);
+/// The second result of [`web_search`], which the answer does not cite.
+pub const OTHER_RESULT: (&str, &str) = (
+    "https://developer.mozilla.org/en-US/docs/Web/API/Server-sent_events",
+    "Server-sent events - Web APIs | MDN",
+);
+
+/// A web search answer as the web search tool streams it: the `server_tool_use` block with its
+/// query in `input_json_delta`s, the `web_search_tool_result` block whole (two results), then
+/// text whose citations name [`SEARCH_RESULT`] (twice) with their cited text and encrypted
+/// index, and a last text block without citations.
+pub fn web_search() -> String {
+    let tool_id = "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE";
+    let mut body = start(json!({"input_tokens": INPUT_TOKENS, "output_tokens": 3}));
+    body += &block_start(
+        0,
+        json!({"type": "server_tool_use", "id": tool_id, "name": "web_search", "input": {}}),
+    );
+    body += &delta(
+        0,
+        json!({"type": "input_json_delta", "partial_json": r#"{"query": "#}),
+    );
+    body += &delta(
+        0,
+        json!({"type": "input_json_delta", "partial_json": r#""server-sent events format"}"#}),
+    );
+    body += &block_stop(0);
+    let result = |(url, title): (&str, &str), content: &str| {
+        json!({"type": "web_search_result", "url": url, "title": title,
+               "encrypted_content": content, "page_age": "2 days ago"})
+    };
+    body += &block_start(
+        1,
+        json!({"type": "web_search_tool_result", "tool_use_id": tool_id, "content": [
+            result(SEARCH_RESULT, "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y"),
+            result(OTHER_RESULT, "EtEBCioIARgBIiQ3YTAwMjY1Mi1mZjM5LTQ1NGUtODgxNC1kNjNjNTk1ZWI3Y"),
+        ]}),
+    );
+    body += &block_stop(1);
+    let (url, title) = SEARCH_RESULT;
+    let citation = |cited: &str| {
+        json!({"type": "citations_delta", "citation": {
+            "type": "web_search_result_location", "cited_text": cited, "url": url,
+            "title": title, "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm"
+        }})
+    };
+    body += &block_start(2, json!({"type": "text", "text": "", "citations": []}));
+    body += &delta(
+        2,
+        citation("Each message is separated by a pair of newlines."),
+    );
+    body += &text_delta(2, "Events are separated by a blank line");
+    body += &delta(2, citation("Lines starting with a colon are comments."));
+    body += &text_delta(2, ", and a line starting with a colon is a comment.");
+    body += &block_stop(2);
+    body += &block_start(3, json!({"type": "text", "text": ""}));
+    body += &text_delta(3, " Both from the standard.");
+    body += &block_stop(3);
+    body += &stop("end_turn");
     body
 }
 

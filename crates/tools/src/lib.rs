@@ -19,7 +19,9 @@
 //!   `Deserialize` and [`JsonSchema`]; the schema comes from the type ([`parameters_for`]).
 //!
 //! [`Workspace`] gives the built-in file tools `write_file`, `read_file` and `list_files`,
-//! confined to one directory. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
+//! confined to one directory. Two more built-ins let a model produce parts a reader sees beside
+//! its text ([`Tool::result_part`]): [`UpdatePlan`] (`update_plan`, a `plan_update` part) and
+//! [`SaveArtifact`] (`save_artifact`, an `artifact` part, its content saved in the workspace). [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
 //! as [`Tool`]s.
 //!
 //! ```
@@ -50,10 +52,12 @@
 //! tools depends on `schemars` 1.x itself (or names this crate's re-export with
 //! `#[schemars(crate = "agentwire_tools::schemars")]`).
 
+mod artifact;
 mod file_tools;
 mod fn_tool;
 pub mod mcp;
 mod output;
+mod plan;
 mod schema;
 mod tool;
 mod toolbox;
@@ -61,7 +65,9 @@ mod validation;
 mod workspace;
 
 pub use agentwire_core::ToolSpec;
+pub use artifact::SaveArtifact;
 pub use fn_tool::FnTool;
+pub use plan::UpdatePlan;
 pub use schema::parameters_for;
 pub use schemars::{self, JsonSchema};
 pub use tool::{Tool, ToolContext, ToolFailure, ToolFuture};

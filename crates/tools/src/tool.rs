@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use agentwire_core::{RunId, ToolCallId, ToolErrorKind, ToolKind, ToolSpec};
+use agentwire_core::{Part, RunId, ToolCall, ToolCallId, ToolErrorKind, ToolKind, ToolSpec};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -26,6 +26,16 @@ pub trait Tool: Send + Sync {
     /// `mcp_call`, `plugin_call`, …). Default: [`ToolKind::Function`].
     fn kind(&self) -> ToolKind {
         ToolKind::Function
+    }
+
+    /// A part that shows the reader what a successful call made, added to the message right
+    /// after the call's `tool_result`: the `artifact` [`save_artifact`](crate::SaveArtifact)
+    /// saved, the `plan_update` [`update_plan`](crate::UpdatePlan) made. `call` is the call as
+    /// the model made it (its arguments passed the schema) and `result` what it returned.
+    /// `None`, the default, adds nothing.
+    fn result_part(&self, call: &ToolCall, result: &Value) -> Option<Part> {
+        let _ = (call, result);
+        None
     }
 }
 

@@ -197,6 +197,19 @@ impl Toolbox {
         }
     }
 
+    /// The part the tool adds after a successful call ([`Tool::result_part`]): `outcome` is
+    /// what [`run`](Self::run) answered `call` with. `None` for an error, an unknown tool, or a
+    /// tool that adds nothing.
+    pub fn result_part(&self, call: &ToolCall, outcome: &Part) -> Option<Part> {
+        let Part::ToolResult(result) = outcome else {
+            return None;
+        };
+        if result.is_error() || result.tool_call_id != call.tool_call_id {
+            return None;
+        }
+        self.get(&call.tool_name)?.result_part(call, &result.result)
+    }
+
     /// Checks a call without running it: the tool exists and the arguments fit its schema. The
     /// error is the `VALIDATION` failure [`run`](Self::run) would answer with. A call that needs
     /// a person's approval is checked first, so nobody is asked to approve a call that cannot

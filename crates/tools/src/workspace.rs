@@ -46,6 +46,14 @@ pub(crate) struct FileContent {
     pub(crate) content: String,
 }
 
+/// Where [`Workspace::save_artifact`] put a version.
+#[derive(Debug)]
+pub(crate) struct SavedArtifact {
+    pub(crate) path: String,
+    pub(crate) version: u32,
+    pub(crate) bytes: usize,
+}
+
 /// What `list_files` answers: the directory and its entries sorted by name; `more` counts the
 /// entries left out past the listing limit.
 #[derive(Debug, Serialize)]
@@ -234,6 +242,45 @@ impl Workspace {
                 path: shown,
                 entries: listed,
                 more,
+            })
+        })
+        .await
+    }
+
+    /// Saves a version of the artifact `name` (a plain file name): the content becomes
+    /// `/artifacts/<name>`, where `read_file` finds it, and is kept as
+    /// `/artifacts/.versions/<name>/<version>`. The version is one past the versions kept;
+    /// each is created new, so two saves at once get different versions.
+    pub(crate) async fn save_artifact(
+        &self,
+        name: &str,
+        content: String,
+    ) -> Result<SavedArtifact, ToolFailure> {
+        let latest = file_path(&format!("/artifacts/{name}"))?;
+        let versions = file_path(&format!("/artifacts/.versions/{name}"))?;
+        let shown = shown(&latest);
+        self.blocking(move |dir| {
+            let failed = |error: io::Error| io_failure(&error, "save", &shown);
+            create_parents(dir, &versions).map_err(failed)?;
+            let kept = dir.read_dir(&versions).map_err(failed)?.count();
+            let mut version = u32::try_from(kept).unwrap_or(u32::MAX).saturating_add(1);
+            let mut options = cap_std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut file = loop {
+                match dir.open_with(versions.join(version.to_string()), &options) {
+                    Ok(file) => break file,
+                    Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                        version = version.saturating_add(1);
+                    }
+                    Err(error) => return Err(failed(error)),
+                }
+            };
+            io::Write::write_all(&mut file, content.as_bytes()).map_err(failed)?;
+            dir.write(&latest, content.as_bytes()).map_err(failed)?;
+            Ok(SavedArtifact {
+                path: shown,
+                version,
+                bytes: content.len(),
             })
         })
         .await

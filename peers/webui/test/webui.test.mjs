@@ -140,8 +140,9 @@ const config = [
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
   agent('markdown', 'tokens_per_second = 30'),
   agent('orphan', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-orphan"'),
-  // The offline demo brain, whose `tour` streams reasoning, text and tall tool cards.
-  `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"`,
+  // The offline demo brain, whose `tour` streams every kind of part: reasoning, text, tall tool
+  // cards, a plan, an artifact, an image, a source and data.
+  `[[agents]]\nname = "guide"\nprovider = "demo"\ntokens_per_second = 200\nworkspace = "ws-tour"\ntools = ["write_file", "read_file", "list_files", "update_plan", "save_artifact"]`,
 ].join('\n');
 
 let server;
@@ -784,6 +785,15 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       assert.match(await answer.innerText(), /That was the whole tour/);
       // Tall cards and reasoning came before it: the view followed them all.
       assert.ok((await page.locator('.part.tool').count()) >= 4);
+      // Every kind of part the tour makes is on the page: the plan (completed at the end), the
+      // artifact, the image, the source and the data.
+      assert.equal(await page.locator('.part.plan').count(), 3);
+      assert.equal(await page.locator('.part.plan').last().getAttribute('data-action'), 'completed');
+      assert.equal(await page.locator('.part.artifact').count(), 1);
+      assert.match(await page.locator('.part.artifact').innerText(), /Tour summary/);
+      assert.equal(await page.locator('.part.file.image img').count(), 1);
+      assert.equal(await page.locator('.part.source a').getAttribute('href'), 'https://html.spec.whatwg.org/multipage/server-sent-events.html');
+      assert.equal(await page.locator('.part.data').count(), 1);
       assert.ok((await belowEnd(page)) < 8, `the view is ${await belowEnd(page)}px above the end`);
       await assertInView(page, answer, 'the final answer');
       assert.equal(await page.locator('#jump').isVisible(), false);

@@ -29,12 +29,26 @@
 //!   to run the step again.
 //!
 //! Nothing is dropped unseen, and newer streams keep working:
+//! Sources and images:
+//! - a citation with a URL (`web_search_result_location`'s `url`; `search_result_location`'s
+//!   `source` when it is an http(s) URL), in a text block's `citations` or a `citations_delta`,
+//!   becomes a [`BrainEvent::Source`] when its text block stops, so it does not cut the text
+//!   it annotates into pieces; each URL once per stream. The cited text and its encrypted index
+//!   are not kept (a source part has no place for them, and they are not sent back). A citation
+//!   without a URL (`char_location`, `page_location`, `content_block_location`: places in the
+//!   request's documents) is kept as data, as below;
+//! - a `web_search_tool_result` block is kept as data (below), then each of its results with a
+//!   URL becomes a [`BrainEvent::Source`];
+//! - an `image` block (the Messages API sends none in answers; a compatible server may) becomes
+//!   a [`BrainEvent::File`]: its base64 `source` as data, a `url` source as a URL.
+//!
 //! - a content block of a type this parser does not know (`server_tool_use`,
 //!   `web_search_tool_result`, whatever comes next) is kept whole: at its stop, a
 //!   [`BrainEvent::Data`] named `anthropic.<block type>` holding the block as it started, its
 //!   `input` completed from its `input_json_delta`s (parsed, or the text if it does not parse)
 //!   and any other deltas it got listed under `"deltas"`, as sent;
-//! - a delta of a type this parser does not know in a known block (`citations_delta`) is a
+//! - a delta of a type this parser does not know in a known block (a `citations_delta` without
+//!   a URL, or outside a text block) is a
 //!   [`BrainEvent::Data`] named `anthropic.<delta type>` holding the delta, where it came;
 //! - an event type this parser does not know is logged as a `tracing` warning, once per type
 //!   and stream, with the start of its payload (it belongs to no block, so there is no place in
@@ -47,9 +61,11 @@
 //! ends before `message_stop` are [`BrainError::MalformedStream`].
 
 use agentwire_core::Usage;
+use agentwire_core::part::{FilePart, FileSource};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::event::image_at;
 use crate::http::excerpt;
 use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
@@ -74,6 +90,8 @@ pub struct EventParser {
     usage: Counts,
     stop_reason: Option<String>,
     stop_details: Option<Value>,
+    /// The URLs given as sources in this stream.
+    sourced: Vec<String>,
     done: bool,
     n_events: u64,
     /// Unknown event types logged in this stream.
@@ -83,8 +101,12 @@ pub struct EventParser {
 /// A content block in progress.
 #[derive(Debug)]
 enum Block {
-    /// Text (or redacted thinking, which has no deltas): nothing to do at its stop.
+    /// Redacted thinking or an image, which have no deltas: nothing to do at its stop.
     Plain,
+    /// Text, with the sources its citations named, given at its stop.
+    Text {
+        sources: Vec<(String, Option<String>)>,
+    },
     /// A block type this parser does not know, kept to be sent whole at its stop.
     Unknown {
         /// The `content_block` as it started.
@@ -164,6 +186,11 @@ enum ContentBlock {
     Text {
         #[serde(default)]
         text: String,
+        #[serde(default)]
+        citations: Option<Vec<Value>>,
+    },
+    Image {
+        source: ImageSource,
     },
     Thinking {
         #[serde(default)]
@@ -199,8 +226,18 @@ enum Delta {
         #[serde(default)]
         partial_json: String,
     },
+    #[serde(rename = "citations_delta")]
+    Citations { citation: Value },
     #[serde(other)]
     Unknown,
+}
+
+/// An `image` block's `source`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageSource {
+    Base64 { media_type: String, data: String },
+    Url { url: String },
 }
 
 #[derive(Default, Deserialize)]
@@ -249,7 +286,7 @@ impl StreamParser for EventParser {
             StreamEvent::ContentBlockStop { index } => {
                 let position = self.position(index)?;
                 let (_, block) = self.open.remove(position);
-                Self::stop(block, out);
+                self.stop(block, out);
             }
             StreamEvent::MessageDelta { delta, usage } => {
                 if let Some(reason) = delta.stop_reason {
@@ -303,8 +340,30 @@ impl EventParser {
             return Err(self.malformed(format!("block {index} starts twice")));
         }
         let block = match content_block {
-            ContentBlock::Text { text } => {
+            ContentBlock::Text { text, citations } => {
                 push_text(out, text);
+                let mut sources = Vec::new();
+                for citation in citations.unwrap_or_default() {
+                    match cited_url(&citation) {
+                        Some(source) => sources.push(source),
+                        // As a `citations_delta` would have brought it.
+                        None => out.push(BrainEvent::Data {
+                            name: "anthropic.citations_delta".into(),
+                            data: json!({"type": "citations_delta", "citation": citation}),
+                        }),
+                    }
+                }
+                Block::Text { sources }
+            }
+            ContentBlock::Image { source } => {
+                out.push(BrainEvent::File(match source {
+                    ImageSource::Base64 { media_type, data } => FilePart {
+                        media_type,
+                        source: FileSource::Data(data),
+                        filename: None,
+                    },
+                    ImageSource::Url { url } => image_at(url),
+                }));
                 Block::Plain
             }
             ContentBlock::Thinking {
@@ -358,7 +417,12 @@ impl EventParser {
                 input_json.push_str(&partial_json);
             }
             (_, Block::Unknown { deltas, .. }) => deltas.push(reread(data, "delta")),
-            (Delta::Unknown, _) => {
+            (Delta::Citations { citation }, Block::Text { sources })
+                if cited_url(&citation).is_some() =>
+            {
+                sources.extend(cited_url(&citation));
+            }
+            (Delta::Unknown | Delta::Citations { .. }, _) => {
                 let delta = reread(data, "delta");
                 out.push(BrainEvent::Data {
                     name: data_name(&delta),
@@ -388,9 +452,14 @@ impl EventParser {
         Ok(())
     }
 
-    fn stop(block: Block, out: &mut Vec<BrainEvent>) {
+    fn stop(&mut self, block: Block, out: &mut Vec<BrainEvent>) {
         match block {
             Block::Plain => {}
+            Block::Text { sources } => {
+                for (url, title) in sources {
+                    self.source(url, title, out);
+                }
+            }
             Block::Unknown {
                 mut block,
                 input_json,
@@ -406,10 +475,17 @@ impl EventParser {
                         fields.insert("deltas".into(), Value::Array(deltas));
                     }
                 }
+                let results = match block.get("type").and_then(Value::as_str) {
+                    Some("web_search_tool_result") => search_results(&block),
+                    _ => Vec::new(),
+                };
                 out.push(BrainEvent::Data {
                     name: data_name(&block),
                     data: block,
                 });
+                for (url, title) in results {
+                    self.source(url, title, out);
+                }
             }
             Block::Thinking { signature } => {
                 if !signature.is_empty() {
@@ -440,7 +516,7 @@ impl EventParser {
     fn end(&mut self, out: &mut Vec<BrainEvent>) {
         self.done = true;
         for (_, block) in std::mem::take(&mut self.open) {
-            Self::stop(block, out);
+            self.stop(block, out);
         }
         if let Some(details) = self.stop_details.take() {
             out.push(BrainEvent::Data {
@@ -455,6 +531,14 @@ impl EventParser {
                 .map_or(FinishReason::Stop, FinishReason::from),
             usage: self.usage.total(),
         });
+    }
+
+    /// A source, unless its URL was given already in this stream.
+    fn source(&mut self, url: String, title: Option<String>, out: &mut Vec<BrainEvent>) {
+        if !self.sourced.contains(&url) {
+            self.sourced.push(url.clone());
+            out.push(BrainEvent::Source { url, title });
+        }
     }
 
     /// An event type this parser does not know: logged, once per type and stream.
@@ -529,6 +613,42 @@ fn reread(data: &str, key: &str) -> Value {
         .ok()
         .and_then(|mut payload| payload.get_mut(key).map(Value::take))
         .unwrap_or(Value::Null)
+}
+
+/// The URL and title a citation names, when it names a URL: a web search result's `url`, or a
+/// search result's `source` when that is an http(s) URL.
+fn cited_url(citation: &Value) -> Option<(String, Option<String>)> {
+    let url = match citation.get("type").and_then(Value::as_str)? {
+        "web_search_result_location" => citation.get("url"),
+        "search_result_location" => citation.get("source"),
+        _ => None,
+    }
+    .and_then(Value::as_str)
+    .filter(|url| url.starts_with("https://") || url.starts_with("http://"))?;
+    Some((url.to_owned(), title_of(citation)))
+}
+
+/// The results with a URL of a `web_search_tool_result` block (its `content` is an error
+/// object, not a list, when the search failed).
+fn search_results(block: &Value) -> Vec<(String, Option<String>)> {
+    let Some(results) = block.get("content").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    results
+        .iter()
+        .filter_map(|result| {
+            let url = result.get("url").and_then(Value::as_str)?;
+            Some((url.to_owned(), title_of(result)))
+        })
+        .collect()
+}
+
+fn title_of(value: &Value) -> Option<String> {
+    value
+        .get("title")
+        .and_then(Value::as_str)
+        .filter(|title| !title.is_empty())
+        .map(str::to_owned)
 }
 
 /// `anthropic.<type>` for a block or delta kept as data.

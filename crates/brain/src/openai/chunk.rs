@@ -19,9 +19,17 @@
 //! "finish_reason"}`, so a client sees every choice it paid for while the run stays one
 //! conversation.
 //!
-//! Nothing in a delta is dropped unseen: a key this parser does not read (`audio`,
-//! `annotations`, a server's own extension) is logged as a `tracing` warning, once per key and
-//! stream, unless its value is empty (`null`, `""`, `[]`, `{}`, which servers send for fields
+//! A delta's `annotations` of type `url_citation` (`{"type": "url_citation", "url_citation":
+//! {"url", "title", "start_index", "end_index"}}`, as search models send them; the same fields
+//! flat beside `type` are read too) become [`BrainEvent::Source`]s, given just before the finish
+//! so they do not cut the answer's text into pieces; each URL once per stream, the character
+//! range not kept (a source part has no place for it). A delta's `images` (OpenRouter's image
+//! output: `[{"type": "image_url", "image_url": {"url": "data:image/png;base64,…"}}]`) become
+//! [`BrainEvent::File`]s where they come.
+//!
+//! Nothing in a delta is dropped unseen: a key this parser does not read (`audio`, a server's
+//! own extension), and an annotation or image it cannot read, is logged as a `tracing` warning,
+//! once per key and stream, unless its value is empty (`null`, `""`, `[]`, `{}`, which servers send for fields
 //! they leave unused). Read and not logged although they add nothing: `role` (always the
 //! assistant's) and OpenRouter's `reasoning_details` (the `reasoning` text again, structured).
 
@@ -33,6 +41,7 @@ use serde::de::{IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
+use crate::event::image_at;
 use crate::http::excerpt;
 use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 
@@ -48,6 +57,8 @@ pub struct ChunkParser {
     calls: Vec<(u64, String)>,
     finish: Option<FinishReason>,
     usage: Option<Usage>,
+    /// Sources cited so far, `(url, title)`, each URL once; given before the finish.
+    sources: Vec<(String, Option<String>)>,
     done: bool,
     n_chunks: u64,
     /// Delta keys not read that were logged in this stream.
@@ -83,6 +94,8 @@ struct Delta {
     reasoning: Option<String>,
     refusal: Option<String>,
     tool_calls: Option<Vec<ToolCallDelta>>,
+    annotations: Option<Value>,
+    images: Option<Value>,
     /// Keys not read whose value is not empty, with that value.
     unread: Vec<(String, Value)>,
 }
@@ -95,6 +108,8 @@ enum DeltaKey {
     Reasoning,
     Refusal,
     ToolCalls,
+    Annotations,
+    Images,
     Role,
     ReasoningDetails,
     Other(String),
@@ -124,6 +139,8 @@ impl<'de> Visitor<'de> for DeltaVisitor {
                 DeltaKey::Reasoning => delta.reasoning = map.next_value()?,
                 DeltaKey::Refusal => delta.refusal = map.next_value()?,
                 DeltaKey::ToolCalls => delta.tool_calls = map.next_value()?,
+                DeltaKey::Annotations => delta.annotations = map.next_value()?,
+                DeltaKey::Images => delta.images = map.next_value()?,
                 DeltaKey::Role | DeltaKey::ReasoningDetails => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -280,7 +297,14 @@ impl ChunkParser {
         for call in delta.tool_calls.unwrap_or_default() {
             self.tool_call(call, out);
         }
-        for (key, value) in delta.unread {
+        let mut unread = delta.unread;
+        if let Some(annotations) = delta.annotations {
+            self.annotations(annotations, &mut unread);
+        }
+        if let Some(images) = delta.images {
+            images_of(images, out, &mut unread);
+        }
+        for (key, value) in unread {
             if !self.logged.contains(&key) {
                 let value = value.to_string();
                 tracing::warn!(
@@ -290,6 +314,40 @@ impl ChunkParser {
                 );
                 self.logged.push(key);
             }
+        }
+    }
+
+    /// Keeps the `url_citation`s among `annotations` as sources; anything else is unread.
+    fn annotations(&mut self, annotations: Value, unread: &mut Vec<(String, Value)>) {
+        let Value::Array(items) = annotations else {
+            if !is_empty(&annotations) {
+                unread.push(("annotations".into(), annotations));
+            }
+            return;
+        };
+        let mut other = Vec::new();
+        for item in items {
+            let citation = (item.get("type").and_then(Value::as_str) == Some("url_citation"))
+                .then(|| item.get("url_citation").unwrap_or(&item))
+                .and_then(|citation| {
+                    let url = citation.get("url").and_then(Value::as_str)?;
+                    let title = citation.get("title").and_then(Value::as_str);
+                    Some((
+                        url.to_owned(),
+                        title.filter(|t| !t.is_empty()).map(str::to_owned),
+                    ))
+                });
+            match citation {
+                Some((url, title)) => {
+                    if !self.sources.iter().any(|(known, _)| *known == url) {
+                        self.sources.push((url, title));
+                    }
+                }
+                None => other.push(item),
+            }
+        }
+        if !other.is_empty() {
+            unread.push(("annotations".into(), Value::Array(other)));
         }
     }
 
@@ -331,6 +389,9 @@ impl ChunkParser {
         for (_, id) in self.calls.drain(..) {
             out.push(BrainEvent::ToolCallEnd { id });
         }
+        for (url, title) in self.sources.drain(..) {
+            out.push(BrainEvent::Source { url, title });
+        }
         for (index, choice) in std::mem::take(&mut self.others) {
             out.push(BrainEvent::Data {
                 name: OTHER_CHOICE.into(),
@@ -341,6 +402,32 @@ impl ChunkParser {
             reason: self.finish.take().unwrap_or(FinishReason::Stop),
             usage: self.usage.take(),
         });
+    }
+}
+
+/// The `image_url` items of a delta's `images` as files, where they come; anything else is
+/// unread.
+fn images_of(images: Value, out: &mut Vec<BrainEvent>, unread: &mut Vec<(String, Value)>) {
+    let Value::Array(items) = images else {
+        if !is_empty(&images) {
+            unread.push(("images".into(), images));
+        }
+        return;
+    };
+    let mut other = Vec::new();
+    for item in items {
+        let url = item
+            .get("image_url")
+            .and_then(|image| image.get("url").or(Some(image)))
+            .and_then(Value::as_str)
+            .filter(|url| !url.is_empty());
+        match url {
+            Some(url) => out.push(BrainEvent::File(image_at(url.to_owned()))),
+            None => other.push(item),
+        }
+    }
+    if !other.is_empty() {
+        unread.push(("images".into(), Value::Array(other)));
     }
 }
 
@@ -514,9 +601,9 @@ mod tests {
         let logs = crate::http::logs_of(|| {
             check(
                 &[
-                    r#"{"choices":[{"delta":{"role":"assistant","content":"Hi","refusal":null,"audio":null,"annotations":[],"function_call":null,"reasoning_details":[]}}]}"#,
-                    r#"{"choices":[{"delta":{"content":" there","annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/a","title":"A"}}]}}]}"#,
-                    r#"{"choices":[{"delta":{"annotations":[{"type":"url_citation","url_citation":{"url":"https://example.com/b"}}],"x_extension":7}}]}"#,
+                    r#"{"choices":[{"delta":{"role":"assistant","content":"Hi","refusal":null,"audio":null,"annotations":[],"images":[],"function_call":null,"reasoning_details":[]}}]}"#,
+                    r#"{"choices":[{"delta":{"content":" there","audio":{"id":"audio_1","data":"UklG"}}}]}"#,
+                    r#"{"choices":[{"delta":{"annotations":[{"type":"file_citation","file_id":"f1"}],"x_extension":7,"audio":{"data":"AAAA"}}}]}"#,
                     r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
                     "[DONE]",
                 ],
@@ -528,15 +615,83 @@ mod tests {
             );
         });
         let lines: Vec<&str> = logs.lines().collect();
-        assert_eq!(lines.len(), 2, "{logs}");
+        assert_eq!(lines.len(), 3, "{logs}");
         assert!(lines[0].contains("WARN"), "{logs}");
-        assert!(lines[0].contains("annotations"), "{logs}");
-        assert!(lines[0].contains("https://example.com/a"), "{logs}");
+        assert!(
+            lines[0].contains("audio") && lines[0].contains("audio_1"),
+            "{logs}"
+        );
         assert!(
             lines[1].contains("x_extension") && lines[1].contains('7'),
             "{logs}"
         );
+        assert!(
+            lines[2].contains("annotations") && lines[2].contains("file_citation"),
+            "{logs}"
+        );
         assert!(logs.contains("does not read"), "{logs}");
+    }
+
+    /// A search model's answer: `url_citation` annotations (nested, as OpenAI sends them, and
+    /// flat), one URL cited twice; the sources come once each, after the text, before the
+    /// finish.
+    #[test]
+    fn url_citations_become_sources_before_the_finish() {
+        check(
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null,"annotations":[]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"content":"Rust 1.0 shipped in May 2015 ([blog.rust-lang.org](https://blog.rust-lang.org/2015/05/15/Rust-1.0.html))."}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"annotations":[{"type":"url_citation","url_citation":{"end_index":95,"start_index":27,"title":"Announcing Rust 1.0","url":"https://blog.rust-lang.org/2015/05/15/Rust-1.0.html"}}]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"annotations":[{"type":"url_citation","url_citation":{"end_index":95,"start_index":27,"title":"Announcing Rust 1.0","url":"https://blog.rust-lang.org/2015/05/15/Rust-1.0.html"}},{"type":"url_citation","url":"https://en.wikipedia.org/wiki/Rust_(programming_language)","title":"","start_index":0,"end_index":4}]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+            &[
+                BrainEvent::text_delta(
+                    "Rust 1.0 shipped in May 2015 ([blog.rust-lang.org](https://blog.rust-lang.org/2015/05/15/Rust-1.0.html)).",
+                ),
+                BrainEvent::source(
+                    "https://blog.rust-lang.org/2015/05/15/Rust-1.0.html",
+                    Some("Announcing Rust 1.0"),
+                ),
+                BrainEvent::source(
+                    "https://en.wikipedia.org/wiki/Rust_(programming_language)",
+                    None,
+                ),
+                BrainEvent::finish(FinishReason::Stop, None),
+            ],
+        );
+    }
+
+    /// OpenRouter's image output: `images` on the delta, each a data URL, where it comes.
+    #[test]
+    fn images_become_files_where_they_come() {
+        check(
+            &[
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"Here it is."}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","images":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="},"index":0}]}}]}"#,
+                r#"{"choices":[{"index":0,"delta":{"images":[{"type":"image_url","image_url":{"url":"https://cdn.example.com/out/cat.webp"}}]},"finish_reason":"stop"}]}"#,
+                "[DONE]",
+            ],
+            &[
+                BrainEvent::text_delta("Here it is."),
+                BrainEvent::File(agentwire_core::part::FilePart {
+                    media_type: "image/png".into(),
+                    source: agentwire_core::part::FileSource::Url(
+                        "data:image/png;base64,iVBORw0KGgo=".into(),
+                    ),
+                    filename: None,
+                }),
+                BrainEvent::File(agentwire_core::part::FilePart {
+                    media_type: "image/webp".into(),
+                    source: agentwire_core::part::FileSource::Url(
+                        "https://cdn.example.com/out/cat.webp".into(),
+                    ),
+                    filename: None,
+                }),
+                BrainEvent::finish(FinishReason::Stop, None),
+            ],
+        );
     }
 
     #[test]

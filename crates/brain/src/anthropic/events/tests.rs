@@ -135,10 +135,10 @@ fn parallel_blocks_are_told_apart_by_index() {
 }
 
 /// A web search turn as Anthropic's web search tool documentation shows it streaming: the
-/// server tool's call with its query in `input_json_delta`s, the search result block whole,
-/// then text with a citation.
+/// server tool's call with its query in `input_json_delta`s, the search result block whole
+/// (its results as sources), then text with a citation.
 #[test]
-fn server_tool_blocks_and_unknown_deltas_are_kept_as_data_in_order() {
+fn server_tool_blocks_are_kept_as_data_in_order_and_search_results_are_sources() {
     let result = json!({
         "type": "web_search_tool_result",
         "tool_use_id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
@@ -194,10 +194,11 @@ fn server_tool_blocks_and_unknown_deltas_are_kept_as_data_in_order() {
                 name: "anthropic.web_search_tool_result".into(),
                 data: result,
             },
-            BrainEvent::Data {
-                name: "anthropic.citations_delta".into(),
-                data: citation,
-            },
+            BrainEvent::source(
+                "https://www.timeanddate.com/weather/usa/new-york/historic",
+                Some("Weather in New York City in May 2025"),
+            ),
+            // The citation names the same URL: no second source.
             BrainEvent::text_delta("It is sunny."),
             BrainEvent::finish(FinishReason::Stop, Some(Usage::new(25, 40))),
         ],
@@ -354,5 +355,91 @@ fn broken_streams_are_malformed() {
             r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}"#,
         ],
         "the provider's stream is malformed: event 2: block 0 got a delta of another block type",
+    );
+}
+
+/// Text with citations: web search results and search results with URLs become sources when
+/// the text block stops (the text stays one piece), each URL once; a citation of a document
+/// (no URL) stays data where it came.
+#[test]
+fn citations_with_urls_become_sources_at_the_text_s_stop() {
+    let web = |url: &str, title: &str| {
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {
+            "type": "web_search_result_location", "cited_text": "…", "url": url, "title": title,
+            "encrypted_index": "EpMBCioIBxgCIiQ"
+        }}})
+        .to_string()
+    };
+    let document = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {
+        "type": "char_location", "cited_text": "The grass is green.", "document_index": 0,
+        "document_title": "Facts", "start_char_index": 0, "end_char_index": 20
+    }}});
+    let search_result = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {
+        "type": "search_result_location", "cited_text": "…", "source": "https://docs.example.com/guide",
+        "title": "Guide", "search_result_index": 0, "start_block_index": 0, "end_block_index": 1
+    }}});
+    check(
+        &[
+            MESSAGE_START,
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"","citations":[]}}"#,
+            &web("https://a.example/one", "One"),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"First, "}}"#,
+            &document.to_string(),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"green; "}}"#,
+            &web("https://a.example/one", "One"),
+            &search_result.to_string(),
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"then more."}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Whole.","citations":[{"type":"web_search_result_location","cited_text":"…","url":"https://a.example/two","title":"","encrypted_index":"Eo"},{"type":"page_location","cited_text":"p","document_index":1,"start_page_number":1,"end_page_number":2}]}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+        &[
+            BrainEvent::text_delta("First, "),
+            BrainEvent::Data {
+                name: "anthropic.citations_delta".into(),
+                data: document["delta"].clone(),
+            },
+            BrainEvent::text_delta("green; "),
+            BrainEvent::text_delta("then more."),
+            BrainEvent::source("https://a.example/one", Some("One")),
+            BrainEvent::source("https://docs.example.com/guide", Some("Guide")),
+            BrainEvent::text_delta("Whole."),
+            BrainEvent::Data {
+                name: "anthropic.citations_delta".into(),
+                data: json!({"type": "citations_delta", "citation": {"type": "page_location", "cited_text": "p", "document_index": 1, "start_page_number": 1, "end_page_number": 2}}),
+            },
+            BrainEvent::source("https://a.example/two", None),
+            BrainEvent::finish(FinishReason::Stop, Some(Usage::new(25, 9))),
+        ],
+    );
+}
+
+/// An `image` block (from an Anthropic-compatible server; the Messages API answers with none)
+/// is a file: base64 as data, a URL as a URL.
+#[test]
+fn image_blocks_become_files() {
+    check(
+        &[
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"image","source":{"type":"url","url":"https://x.example/a.gif"}}}"#,
+            r#"{"type":"content_block_stop","index":1}"#,
+            r#"{"type":"message_stop"}"#,
+        ],
+        &[
+            BrainEvent::File(FilePart {
+                media_type: "image/png".into(),
+                source: FileSource::Data("iVBORw0KGgo=".into()),
+                filename: None,
+            }),
+            BrainEvent::File(FilePart {
+                media_type: "image/gif".into(),
+                source: FileSource::Url("https://x.example/a.gif".into()),
+                filename: None,
+            }),
+            BrainEvent::finish(FinishReason::Stop, None),
+        ],
     );
 }
