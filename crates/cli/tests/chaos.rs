@@ -462,7 +462,7 @@ fn percentile(sorted: &[Duration], p: usize) -> Duration {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_killed_under_load_break_no_promise() {
-    let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
+    let Some(url) = agentwire_testkit::postgres::schema_url().await else {
         eprintln!("AGENTWIRE_TEST_DATABASE_URL is not set: skipped");
         return;
     };

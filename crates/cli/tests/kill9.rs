@@ -215,10 +215,11 @@ proptest! {
     /// The same on PostgreSQL, with a stable node name.
     #[test]
     fn seqs_are_never_reused_across_a_kill_9_on_postgres(read_before_kill in 1usize..300) {
-        let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
-            return Ok(());
-        };
-        runtime().block_on(crash_after(read_before_kill, Some(&url)));
+        runtime().block_on(async {
+            if let Some(url) = agentwire_testkit::postgres::schema_url().await {
+                crash_after(read_before_kill, Some(&url)).await;
+            }
+        });
     }
 }
 

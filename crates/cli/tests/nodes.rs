@@ -100,7 +100,7 @@ async fn start_run(http: &reqwest::Client, url: &str) -> (String, reqwest::Respo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_runs_of_a_killed_node_end_through_the_others_within_10_s() {
-    let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
+    let Some(url) = agentwire_testkit::postgres::schema_url().await else {
         eprintln!("AGENTWIRE_TEST_DATABASE_URL is not set: skipped");
         return;
     };

@@ -143,7 +143,7 @@ async fn a_waiting_run_survives_kill_9_and_goes_on_after_the_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_waiting_on_a_killed_node_goes_on_through_another() {
-    let Ok(url) = std::env::var("AGENTWIRE_TEST_DATABASE_URL") else {
+    let Some(url) = agentwire_testkit::postgres::schema_url().await else {
         eprintln!("AGENTWIRE_TEST_DATABASE_URL is not set: skipped");
         return;
     };

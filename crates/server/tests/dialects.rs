@@ -180,8 +180,7 @@ async fn ai_sdk_approval_round_trip() {
 /// Two servers of the approver (the default agent) and a slow talker on one PostgreSQL
 /// (`AGENTWIRE_TEST_DATABASE_URL`).
 async fn two_nodes() -> (TestServer, TestServer) {
-    let url = std::env::var("AGENTWIRE_TEST_DATABASE_URL")
-        .expect("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`");
+    let url = agentwire_testkit::postgres::required_schema_url().await;
     let settings = || Settings {
         database_url: Some(url.clone()),
         ..Settings::default()

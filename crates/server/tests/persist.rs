@@ -114,16 +114,16 @@ async fn a_finished_run_and_its_session_survive_a_restart() {
     second.shutdown().await;
 }
 
-fn postgres_url() -> String {
-    std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
-    })
+/// A PostgreSQL schema of the test's own, which its nodes share.
+async fn postgres_url() -> String {
+    agentwire_testkit::postgres::required_schema_url().await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_postgres_stream_and_cancel_each_others_runs() {
+    let url = postgres_url().await;
     let settings = || Settings {
-        database_url: Some(postgres_url()),
+        database_url: Some(url.clone()),
         ..Settings::default()
     };
     let words: Vec<&str> = std::iter::repeat_n("tick ", 400).collect();
@@ -188,8 +188,9 @@ async fn two_servers_on_one_postgres_stream_and_cancel_each_others_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn input_through_the_other_node_reaches_the_run_and_its_answer_comes_back() {
+    let url = postgres_url().await;
     let settings = || Settings {
-        database_url: Some(postgres_url()),
+        database_url: Some(url.clone()),
         ..Settings::default()
     };
     let a = TestServer::start(vec![approver()], settings()).await;
@@ -460,10 +461,11 @@ async fn a_waiting_run_another_node_took_over_is_let_go() {
         .unwrap()
         .as_nanos();
     let node = format!("node_slow_{nanos}");
+    let url = postgres_url().await;
     let a = TestServer::start(
         vec![approver()],
         Settings {
-            database_url: Some(postgres_url()),
+            database_url: Some(url.clone()),
             node_id: Some(node.clone()),
             ..Settings::default()
         },
@@ -473,7 +475,7 @@ async fn a_waiting_run_another_node_took_over_is_let_go() {
     waiting.until_end().await;
     let id = run_id(&waiting);
     // Another node takes it over (as one would once this node's lease looked lapsed).
-    let store = agentwire_store::Store::open(&postgres_url()).await.unwrap();
+    let store = agentwire_store::Store::open(&url).await.unwrap();
     let taken = store
         .take_over(&id.as_str().into(), &node, &format!("node_other_{nanos}"))
         .await

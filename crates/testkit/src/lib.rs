@@ -11,6 +11,7 @@ pub mod fake_anthropic;
 pub mod fake_openai;
 pub mod fake_provider;
 pub mod golden;
+pub mod postgres;
 pub mod run;
 pub mod scenarios;
 pub mod strategy;

@@ -2,8 +2,6 @@
 //! raw access to its tables.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 /// A database for one test: its URL and what keeps it alive.
 pub struct Db {
     pub url: String,
@@ -21,28 +19,8 @@ pub fn sqlite_db() -> Db {
 }
 
 pub async fn postgres_db() -> Db {
-    let base = std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
-    });
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let schema = format!(
-        "test_{}_{}_{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    );
-    let pool = sqlx::PgPool::connect(&base).await.unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
-    let separator = if base.contains('?') { '&' } else { '?' };
     Db {
-        url: format!("{base}{separator}options[search_path]={schema}"),
+        url: agentwire_testkit::postgres::required_schema_url().await,
         _dir: None,
     }
 }
