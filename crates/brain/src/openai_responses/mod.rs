@@ -51,7 +51,7 @@ use crate::{
 /// [`Connection`] means here (`config.connection.…`):
 ///
 /// - `base_url`: up to and without `/responses`. Default OpenAI's,
-///   [`DEFAULT_BASE_URL`](crate::openai::DEFAULT_BASE_URL).
+///   [`DEFAULT_BASE_URL`].
 /// - `api_key`: sent as `Authorization: Bearer <key>`; `None` for a server that needs none.
 /// - `headers`: extra headers (e.g. an `OpenAI-Organization`).
 /// - `retry`: when failed calls are tried again.

@@ -251,7 +251,11 @@ fn annotations_come_as_data_once_their_text_is_done() {
     });
     check(
         &ResponsesStream::new()
-            .annotated_message("msg_1", &["Oslo ", "is cold."], &[citation.clone()])
+            .annotated_message(
+                "msg_1",
+                &["Oslo ", "is cold."],
+                std::slice::from_ref(&citation),
+            )
             .completed(8, 4, 0),
         Ok(vec![
             BrainEvent::text_delta("Oslo "),
