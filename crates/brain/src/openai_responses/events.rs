@@ -21,10 +21,12 @@
 //!   API wants the item back in the next turn's input. It follows the reasoning text it holds,
 //!   so it becomes a `data` part right after the `reasoning` part: parts carry no provider
 //!   metadata, and a part keeps its place through storage and dialect round trips.
-//! - Annotations (`url_citation`, `file_citation`, …) of an output text, from
-//!   `response.output_text.annotation.added`, are kept as they came, each as a
-//!   [`BrainEvent::Data`] named [`ANNOTATION`], once the text they annotate is done: the brain
-//!   has no citation event, and a data part in the middle of the text would cut it in two.
+//! - Annotations of an output text, from `response.output_text.annotation.added`, are given
+//!   once the text they annotate is done, so they do not cut it in two: a `url_citation`
+//!   (`{"type", "url", "title", "start_index", "end_index"}`) as a [`BrainEvent::Source`], each
+//!   URL once per stream (the character range has no place in a source part); any other
+//!   (`file_citation`, `container_file_citation`, `file_path`) kept as it came, as a
+//!   [`BrainEvent::Data`] named [`ANNOTATION`].
 //! - An output item of another type (a built-in tool's call, such as `web_search_call`) is kept
 //!   whole at its `response.output_item.done`, as a [`BrainEvent::Data`] named `openai.<type>`.
 //! - `response.completed` finishes with `tool_calls` when the response called a function, else
@@ -50,8 +52,8 @@ use crate::{BrainError, BrainEvent, FinishReason, StreamParser};
 /// next turn's input.
 pub const REASONING_ITEM: &str = "openai.reasoning";
 
-/// The name of the [`BrainEvent::Data`] holding one annotation of the answer's text (a
-/// `url_citation`, a `file_citation`, …) as the API sent it.
+/// The name of the [`BrainEvent::Data`] holding one annotation of the answer's text that is not
+/// a URL citation (a `file_citation`, a `file_path`, …) as the API sent it.
 pub const ANNOTATION: &str = "openai.annotation";
 
 /// Turns Responses API stream events into brain events, one event at a time.
@@ -65,6 +67,8 @@ pub struct EventParser {
     summary_at: Option<(String, u64)>,
     /// Annotations of the text streaming, given once the text is done.
     annotations: Vec<Value>,
+    /// The URLs cited as sources so far: each is given once.
+    cited: Vec<String>,
     done: bool,
     n_events: u64,
     /// Unknown event types logged in this stream.
@@ -388,10 +392,21 @@ impl EventParser {
 
     fn flush_annotations(&mut self, out: &mut Vec<BrainEvent>) {
         for annotation in self.annotations.drain(..) {
-            out.push(BrainEvent::Data {
-                name: ANNOTATION.into(),
-                data: annotation,
-            });
+            let url = (item_type(&annotation) == "url_citation")
+                .then(|| string_field(&annotation, "url"))
+                .flatten();
+            let Some(url) = url else {
+                out.push(BrainEvent::Data {
+                    name: ANNOTATION.into(),
+                    data: annotation,
+                });
+                continue;
+            };
+            if !self.cited.contains(&url) {
+                let title = string_field(&annotation, "title").filter(|title| !title.is_empty());
+                self.cited.push(url.clone());
+                out.push(BrainEvent::Source { url, title });
+            }
         }
     }
 

@@ -241,29 +241,39 @@ fn a_failed_response_and_an_error_event_are_model_errors() {
 }
 
 #[test]
-fn annotations_come_as_data_once_their_text_is_done() {
-    let citation = json!({
-        "type": "url_citation",
-        "start_index": 0,
-        "end_index": 5,
-        "url": "https://example.com/oslo",
-        "title": "Oslo"
-    });
+fn url_citations_are_sources_once_their_text_is_done_and_other_annotations_data() {
+    let citation = |url: &str, title: &str| json!({"type": "url_citation", "start_index": 0, "end_index": 5, "url": url, "title": title});
+    let file = json!({"type": "file_citation", "index": 9, "file_id": "file-2dtbBZdjtDKS8eqWxqbgDi", "filename": "notes.pdf"});
     check(
         &ResponsesStream::new()
             .annotated_message(
                 "msg_1",
                 &["Oslo ", "is cold."],
-                std::slice::from_ref(&citation),
+                &[
+                    citation("https://example.com/oslo", "Oslo"),
+                    file.clone(),
+                    citation("https://example.com/oslo", "Oslo again"),
+                ],
+            )
+            .annotated_message(
+                "msg_2",
+                &[" Bergen is wet."],
+                &[
+                    citation("https://example.com/bergen", ""),
+                    citation("https://example.com/oslo", "Oslo"),
+                ],
             )
             .completed(8, 4, 0),
         Ok(vec![
             BrainEvent::text_delta("Oslo "),
             BrainEvent::text_delta("is cold."),
+            BrainEvent::source("https://example.com/oslo", Some("Oslo")),
             BrainEvent::Data {
                 name: ANNOTATION.into(),
-                data: citation,
+                data: file,
             },
+            BrainEvent::text_delta(" Bergen is wet."),
+            BrainEvent::source("https://example.com/bergen", None),
             BrainEvent::finish(FinishReason::Stop, usage(8, 4, 0)),
         ]),
     );
