@@ -39,6 +39,7 @@ mod event;
 mod history;
 mod http;
 pub mod openai;
+pub mod openai_responses;
 mod request;
 pub mod scripted;
 
@@ -54,6 +55,7 @@ pub use error::BrainError;
 pub use event::{BrainEvent, FinishReason};
 pub use http::{RetryPolicy, StreamParser};
 pub use openai::{OpenAiBrain, OpenAiConfig};
+pub use openai_responses::{OpenAiResponsesBrain, OpenAiResponsesConfig};
 pub use request::BrainRequest;
 pub use scripted::ScriptedBrain;
 

@@ -5,7 +5,7 @@
 //! [[agents]]
 //! name = "assistant"
 //! description = "General assistant"
-//! provider = "openai"               # openai (any OpenAI-compatible server) | anthropic | scripted | demo
+//! provider = "openai"               # openai (any OpenAI-compatible server) | openai-responses | anthropic | scripted | demo
 //! model = "gpt-4o-mini"
 //! base_url = "https://api.openai.com/v1"
 //! api_key_env = "OPENAI_API_KEY"    # the key is read from this env var, never stored in the file
@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use agentwire_brain::{
     AnthropicBrain, AnthropicConfig, Brain, BrainError, DemoBrain, OpenAiBrain, OpenAiConfig,
-    ScriptedBrain,
+    OpenAiResponsesBrain, OpenAiResponsesConfig, ScriptedBrain,
 };
 use agentwire_core::ToolKind;
 use agentwire_core::communication::CommunicationSchema;
@@ -127,6 +127,13 @@ pub struct AgentConfig {
     pub temperature: Option<f64>,
     /// The most tokens one model call may produce.
     pub max_tokens: Option<u32>,
+    /// For `openai-responses`: the reasoning effort a reasoning model spends (`minimal`,
+    /// `low`, `medium`, `high`), sent as `reasoning.effort`; the model's default when unset.
+    pub reasoning_effort: Option<String>,
+    /// For `openai-responses`: the reasoning summary a reasoning model streams (`auto`,
+    /// `concise`, `detailed`), sent as `reasoning.summary`; none when unset (its encrypted
+    /// reasoning is kept across turns either way).
+    pub reasoning_summary: Option<String>,
     /// Whether a request may choose another model for its run (default `true`); `false` refuses
     /// such a request, naming `model`. The other generation settings of a request always
     /// override `temperature` and `max_tokens` for its run.
@@ -161,6 +168,10 @@ impl From<DeclaredKind> for ToolKind {
 pub enum Provider {
     /// OpenAI Chat Completions, or any server that speaks it.
     Openai,
+    /// OpenAI's Responses API (`openai-responses`), or any server that speaks it (Open
+    /// Responses): reasoning items carried across turns.
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
     /// Anthropic Messages.
     Anthropic,
     /// A script of brain events (tests, demos, load).
@@ -253,6 +264,8 @@ impl AgentConfig {
             tokens_per_second: None,
             temperature: None,
             max_tokens: None,
+            reasoning_effort: None,
+            reasoning_summary: None,
             allow_model_override: None,
         }
     }
@@ -365,6 +378,20 @@ impl AgentConfig {
                 config.max_tokens = self.max_tokens;
                 Arc::new(OpenAiBrain::new(config).map_err(brain_error)?)
             }
+            Provider::OpenaiResponses => {
+                let mut config =
+                    OpenAiResponsesConfig::new(self.model.as_deref().unwrap_or(OPENAI_MODEL));
+                let custom_server = self.base_url.is_some();
+                if let Some(base_url) = &self.base_url {
+                    config.connection.base_url.clone_from(base_url);
+                }
+                config.connection.api_key = self.api_key(OPENAI_KEY_ENV, !custom_server, env)?;
+                config.temperature = self.temperature;
+                config.max_output_tokens = self.max_tokens;
+                config.reasoning_effort.clone_from(&self.reasoning_effort);
+                config.reasoning_summary.clone_from(&self.reasoning_summary);
+                Arc::new(OpenAiResponsesBrain::new(config).map_err(brain_error)?)
+            }
             Provider::Anthropic => {
                 let mut config =
                     AnthropicConfig::new(self.model.as_deref().unwrap_or(ANTHROPIC_MODEL));
@@ -407,13 +434,25 @@ impl AgentConfig {
     /// Settings that one provider reads and this agent's provider would silently ignore are
     /// refused, so a misplaced line does not go unnoticed.
     fn check_settings_fit_provider(&self) -> Result<(), ConfigError> {
-        let remote = matches!(self.provider, Provider::Openai | Provider::Anthropic);
+        let remote = matches!(
+            self.provider,
+            Provider::Openai | Provider::OpenaiResponses | Provider::Anthropic
+        );
+        let responses = self.provider == Provider::OpenaiResponses;
         let misplaced = [
             ("model", self.model.is_some() && !remote),
             ("base_url", self.base_url.is_some() && !remote),
             ("api_key_env", self.api_key_env.is_some() && !remote),
             ("temperature", self.temperature.is_some() && !remote),
             ("max_tokens", self.max_tokens.is_some() && !remote),
+            (
+                "reasoning_effort",
+                self.reasoning_effort.is_some() && !responses,
+            ),
+            (
+                "reasoning_summary",
+                self.reasoning_summary.is_some() && !responses,
+            ),
             (
                 "allow_model_override",
                 self.allow_model_override.is_some() && !remote,
@@ -529,6 +568,7 @@ impl Provider {
     pub fn name(self) -> &'static str {
         match self {
             Provider::Openai => "openai",
+            Provider::OpenaiResponses => "openai-responses",
             Provider::Anthropic => "anthropic",
             Provider::Scripted => "scripted",
             Provider::Demo => "demo",

@@ -292,6 +292,14 @@ async fn every_mistake_is_named() {
             "agent 'a': `model` has no meaning for provider 'demo'",
         ),
         (
+            "[[agents]]\nname = \"a\"\nprovider = \"openai-responses\"\n",
+            "agent 'a': the API key is read from the environment variable OPENAI_API_KEY, which is not set",
+        ),
+        (
+            "[[agents]]\nname = \"a\"\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\nreasoning_effort = \"low\"\n",
+            "agent 'a': `reasoning_effort` has no meaning for provider 'openai'",
+        ),
+        (
             "[[agents]]\nname = \"a\"\nprovider = \"scripted\"\n",
             "provider 'scripted' needs `script`",
         ),
