@@ -2,7 +2,7 @@
 //!
 //! The native JSON spelling is seed 000's: `"type": "tool_call"`, snake_case fields. The seed 003
 //! spelling (`"type": "tool-call"`, `toolCallId`) is accepted on input through aliases; producing
-//! it is the job of [`crate::camel`].
+//! it is the job of `camel`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

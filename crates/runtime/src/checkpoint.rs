@@ -160,7 +160,7 @@ impl Agent {
     /// Takes up a checkpointed run where it waited: the run is `awaiting` again, with the same
     /// calls, answers and budget, and goes on when [`RunHandle::input`] answers the rest. Its
     /// events are numbered from `next_seq`; it emits none until it is answered or canceled. The
-    /// host stores its events as the first did ([`RunStart::stored`]).
+    /// host stores its events as the first did ([`RunStart::stored`](crate::RunStart::stored)).
     pub fn resume(&self, resume: RunResume) -> Result<Run, ResumeError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| ResumeError::NoRuntime)?;
         if self.inner.handler.is_some() {

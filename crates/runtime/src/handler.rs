@@ -1,5 +1,5 @@
 //! Custom agents: a [`Handler`] writes a run's answer itself with seed 002's layered builder
-//! ([`ResponseBuilder`](agentwire_core::ResponseBuilder)) instead of a brain and the
+//! ([`ResponseBuilder`]) instead of a brain and the
 //! orchestrator. An agent built with [`AgentBuilder::handler`](crate::AgentBuilder::handler) is
 //! an [`Agent`](crate::Agent) like any other: a server serves it through every dialect, its runs
 //! have a [`RunHandle`](crate::RunHandle), are canceled and time out the same way.

@@ -300,7 +300,7 @@ impl Store {
     /// every event stored before is kept. Its seq comes after every seq the run had stored or
     /// reserved ([`EventBatch::reserve_through`]): a client that saw deltas that were never
     /// stored and resumes from the last one still gets it. What the run completed joins its
-    /// session in the same transaction ([`interrupted_output`]), so the history shows it and
+    /// session in the same transaction (`interrupted_output`), so the history shows it and
     /// the next turn's model knows which tools already ran. Returns the runs it ended.
     pub async fn mark_interrupted(&self, node: &str) -> Result<Vec<RunId>, StoreError> {
         type OpenRun = (String, Option<String>, i64, Option<String>);
