@@ -27,7 +27,9 @@ use agentwire_core::{Message, Part, ToolCall};
 /// The schema an agent follows unless its builder names another: seed 004's chat (the client
 /// and the agent take turns), with the two waits an agent with tools may need: the agent may
 /// ask the client to run a function (`awaiting_function_output`, as in the function-calling
-/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in).
+/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in). The
+/// client may `cancel` while the agent works and while it waits (back to `idle`), as the
+/// interruptible built-in allows while it works: a UI's Stop button.
 ///
 /// ```json
 /// {
@@ -35,10 +37,17 @@ use agentwire_core::{Message, Part, ToolCall};
 ///   "running": [
 ///     {"party": "server", "type": "agent_message", "schema": [{"contentType": "text/plain", "required": true}], "nextState": "idle"},
 ///     {"party": "server", "type": "function_call", "schema": [{"name": "/function", "contentType": "application/json", "required": true}], "nextState": "awaiting_function_output"},
-///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"}
+///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
 ///   ],
-///   "awaiting_function_output": [{"party": "client", "type": "function_output", "schema": [{"name": "/function_output", "contentType": "application/json", "required": true}], "nextState": "running"}],
-///   "awaiting_approval": [{"party": "client", "type": "approval_response", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "running"}]
+///   "awaiting_function_output": [
+///     {"party": "client", "type": "function_output", "schema": [{"name": "/function_output", "contentType": "application/json", "required": true}], "nextState": "running"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
+///   ],
+///   "awaiting_approval": [
+///     {"party": "client", "type": "approval_response", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "running"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
+///   ]
 /// }
 /// ```
 ///
@@ -72,6 +81,7 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                         "awaiting_approval",
                     )
                     .with(json.clone().named("/approval")),
+                    cancel(),
                 ],
             ),
             (
@@ -79,6 +89,7 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 vec![
                     Transition::new(Party::Client, MessageKind::FUNCTION_OUTPUT, "running")
                         .with(json.clone().named("/function_output")),
+                    cancel(),
                 ],
             ),
             (
@@ -86,9 +97,13 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 vec![
                     Transition::new(Party::Client, MessageKind::APPROVAL_RESPONSE, "running")
                         .with(json.named("/approval")),
+                    cancel(),
                 ],
             ),
         ];
+        fn cancel() -> Transition {
+            Transition::new(Party::Client, MessageKind::CANCEL, "idle")
+        }
         // Every next state above is declared, so this cannot fail (a unit test checks it); the
         // fallback only keeps library code free of panics.
         Arc::new(CommunicationSchema::new(states).unwrap_or_else(|_| CommunicationSchema::chat()))
@@ -210,7 +225,8 @@ pub(crate) fn function_call<'c>(calls: impl Iterator<Item = &'c ToolCall>) -> Ut
     }
 }
 
-/// The client's `cancel`, which interruptible schemas declare.
+/// The client's `cancel`, which a schema must allow in the run's state (the default schema and
+/// the interruptible built-in do).
 pub(crate) fn cancel() -> Utterance {
     Utterance::new(Party::Client, MessageKind::CANCEL)
 }

@@ -421,7 +421,9 @@ async fn a_new_question_for_a_running_run_is_refused() {
         run.handle.input(Message::user("more")),
         Err(InputError::NewTurn)
     ));
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
 }
 
 #[tokio::test]
@@ -636,7 +638,10 @@ async fn a_checkpointed_run_can_be_canceled() {
             next_seq: first.seen.last().unwrap().seq + 1,
         })
         .unwrap();
-    resumed.handle.cancel();
+    resumed
+        .handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     let mut second = Client::new(resumed.events);
     assert_eq!(second.until_end().await, RunStatus::Canceled);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
