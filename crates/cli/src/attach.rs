@@ -93,10 +93,10 @@ mod tests {
 
     #[test]
     fn a_file_becomes_a_part_named_and_typed_by_its_extension() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let path = dir.path().join("Pixel.PNG");
-        std::fs::write(&path, b"foo").unwrap();
-        let Part::File(file) = file_part(&path).unwrap() else {
+        std::fs::write(&path, b"foo").expect("written");
+        let Part::File(file) = file_part(&path).expect("attached") else {
             panic!("a file part");
         };
         assert_eq!(file.media_type, "image/png");
