@@ -3,6 +3,7 @@
 //! dialect and shows its events and final messages; `convert` re-encodes a stream from one
 //! dialect to another.
 
+mod attach;
 mod chat;
 mod convert;
 mod inspect;
@@ -60,6 +61,10 @@ enum Command {
         /// Continue this session (its id is in the output of an earlier run).
         #[arg(long)]
         session: Option<String>,
+        /// Attach a file to the message (an image for a model that reads images), sent inline
+        /// as a `file` part; repeat for several.
+        #[arg(long = "file", value_name = "PATH")]
+        files: Vec<std::path::PathBuf>,
         #[command(flatten)]
         server: ServerArgs,
         /// `[URL] MESSAGE...`: the server's base URL (http:// or https://; default
@@ -219,6 +224,7 @@ fn main() -> ExitCode {
             Command::Run {
                 agent,
                 session,
+                files,
                 server,
                 args,
             } => {
@@ -229,6 +235,7 @@ fn main() -> ExitCode {
                     agent,
                     session,
                     message,
+                    files,
                 })
                 .await
             }

@@ -65,13 +65,19 @@ pub(crate) struct RunArgs {
     pub(crate) agent: Option<String>,
     pub(crate) session: Option<String>,
     pub(crate) message: String,
+    /// Files attached to the message.
+    pub(crate) files: Vec<std::path::PathBuf>,
 }
 
 /// Runs one message to its end and prints the run and its messages as JSON; the exit code
 /// says how it ended ([`exit_code`]).
 pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     let client = client(&args.url, args.key.as_deref())?;
-    let mut start = StartRun::new(Message::user(args.message));
+    let mut message = Message::user(args.message);
+    for path in &args.files {
+        message.parts.push(crate::attach::file_part(path)?);
+    }
+    let mut start = StartRun::new(message);
     if let Some(agent) = args.agent {
         start = start.agent(agent);
     }

@@ -9,8 +9,8 @@ use agentwire_core::{
 };
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::a2a::{
-    A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentSkill, agent_card, decode_request,
-    decode_task_request,
+    A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentExtension, AgentSkill, agent_card,
+    decode_request, decode_task_request,
 };
 use agentwire_testkit::stream::{Choices, events_for};
 use agentwire_testkit::{golden, scenarios, strategy};
@@ -558,6 +558,9 @@ fn the_agent_card_is_golden() {
             tags: vec!["weather".into()],
             examples: vec!["What is the weather in Paris?".into()],
         }],
+        extensions: vec![AgentExtension::communication_schema(
+            &agentwire_core::communication::CommunicationSchema::one_shot(),
+        )],
     });
     let mut json = serde_json::to_vec_pretty(&card).expect("serializes");
     json.push(b'\n');

@@ -94,7 +94,9 @@ async fn idle_run(agent: &Agent) -> Run {
 
 /// Cancels a run and reads its events to the end.
 async fn end(mut run: Run) {
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     while run.events.recv().await.is_some() {}
 }
 

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentwire_core::communication::SchemaMachine;
+use agentwire_core::communication::{SchemaMachine, StateName};
 use agentwire_core::{GenerationSettings, Message, RunId, RunStatus, SessionId, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -32,6 +32,11 @@ use crate::wait::Wait;
 pub struct Checkpoint {
     /// The run's state in its agent's communication schema.
     state: String,
+    /// The state the run started from, which it leaves its session in if it does not end well
+    /// ([`RunHandle::session_state`]); absent from checkpoints written before sessions kept a
+    /// state, which then start from `idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    start_state: Option<String>,
     /// How many messages of the conversation the run was given are its input.
     input_len: usize,
     /// The agent's complete messages so far.
@@ -148,6 +153,7 @@ impl RunHandle {
         let (wait, parked) = (state.wait.as_ref()?, state.parked.as_ref()?);
         Some(Checkpoint {
             state: state.machine.state().to_string(),
+            start_state: Some(state.start_state.to_string()),
             input_len: state.output_from - state.history_len,
             output: state.messages[state.output_from..].to_vec(),
             wait: wait.clone(),
@@ -175,6 +181,7 @@ impl Agent {
         } = resume;
         let Checkpoint {
             state,
+            start_state,
             input_len,
             output,
             wait,
@@ -207,6 +214,10 @@ impl Agent {
             agent: self.clone(),
             status,
             state: Mutex::new(RunState {
+                start_state: start_state
+                    .filter(|start| machine.schema().contains_state(start))
+                    .map_or_else(StateName::idle, StateName::from),
+                canceled_to: None,
                 machine,
                 messages: conversation,
                 history_len,

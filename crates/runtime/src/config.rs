@@ -15,6 +15,7 @@
 //! approval = []
 //! tool_kinds = { write_file = "plugin" }  # how AgentScope shows calls: plugin | component | function
 //! schema = "chat"                   # a built-in name or the path of a JSON schema file
+//! input_types = ["text/plain", "image/*", "application/pdf"]   # what a user message may carry
 //! max_steps = 8
 //! allow_model_override = true       # may a request choose another model for its run
 //!
@@ -38,7 +39,7 @@ use agentwire_brain::{
     OpenAiResponsesBrain, OpenAiResponsesConfig, ScriptedBrain,
 };
 use agentwire_core::ToolKind;
-use agentwire_core::communication::CommunicationSchema;
+use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
 use agentwire_tools::{SaveArtifact, Tool, UpdatePlan, Workspace};
 use serde::Deserialize;
@@ -114,6 +115,13 @@ pub struct AgentConfig {
     /// `interruptible`, `approval`, `long_running`) or the path of a JSON schema file. By
     /// default the runtime picks one that fits the agent's tools.
     pub schema: Option<String>,
+    /// The content types a user message may carry besides what the schema declares, e.g.
+    /// `["text/plain", "image/*", "application/pdf"]`: what the agent's model can read. Each
+    /// is added to the schema's `user_message` as optional content (a file part of that media
+    /// type); text stays required where the schema requires it. By default text and images
+    /// (`image/*`) for `openai` and `anthropic`, whose models take images, and text only for
+    /// `scripted` and `demo`; a schema from a file is taken as written unless this is set.
+    pub input_types: Option<Vec<String>>,
     /// The most model calls in one run (default 8).
     pub max_steps: Option<u32>,
     /// MCP servers whose tools the agent may use.
@@ -258,6 +266,7 @@ impl AgentConfig {
             approval: Vec::new(),
             tool_kinds: BTreeMap::new(),
             schema: None,
+            input_types: None,
             max_steps: None,
             mcp: Vec::new(),
             script: None,
@@ -322,8 +331,8 @@ impl AgentConfig {
         if let Some(max_steps) = self.max_steps {
             builder = builder.max_steps(max_steps);
         }
-        if let Some(schema) = &self.schema {
-            builder = builder.schema(self.load_schema(schema, base_dir)?);
+        if let Some(schema) = self.schema(base_dir)? {
+            builder = builder.schema(schema);
         }
         for tool in self.builtin_tools(base_dir)? {
             builder = builder.tool_arc(tool);
@@ -542,6 +551,31 @@ impl AgentConfig {
             .collect())
     }
 
+    /// The agent's schema (`None`: the runtime's default) widened by its input types.
+    fn schema(&self, base_dir: &Path) -> Result<Option<CommunicationSchema>, ConfigError> {
+        let from_file = self
+            .schema
+            .as_deref()
+            .is_some_and(|name| CommunicationSchema::builtin(name).is_none());
+        let input_types = match &self.input_types {
+            Some(types) => types.clone(),
+            None if from_file => Vec::new(),
+            None => self.provider.input_types(),
+        };
+        let schema = match &self.schema {
+            Some(schema) => Some(self.load_schema(schema, base_dir)?),
+            None if input_types.is_empty() => None,
+            None => Some(crate::schema::default_schema().as_ref().clone()),
+        };
+        let Some(schema) = schema else {
+            return Ok(None);
+        };
+        schema
+            .accepting(Party::Client, MessageKind::USER_MESSAGE, &input_types)
+            .map(Some)
+            .map_err(|error| self.invalid(format!("input_types: {error}")))
+    }
+
     fn load_schema(
         &self,
         schema: &str,
@@ -564,6 +598,24 @@ impl AgentConfig {
 }
 
 impl Provider {
+    /// The content types a user message may carry by default (see
+    /// [`AgentConfig::input_types`]): text and images for the providers whose models read
+    /// images; none beyond the schema's for the others.
+    pub fn input_types(self) -> Vec<String> {
+        match self {
+            Provider::Openai | Provider::Anthropic => {
+                vec!["text/plain".to_owned(), "image/*".to_owned()]
+            }
+            // The Responses API also reads PDFs (`input_file`).
+            Provider::OpenaiResponses => vec![
+                "text/plain".to_owned(),
+                "image/*".to_owned(),
+                "application/pdf".to_owned(),
+            ],
+            Provider::Scripted | Provider::Demo => Vec::new(),
+        }
+    }
+
     /// The provider as the file spells it.
     pub fn name(self) -> &'static str {
         match self {

@@ -57,6 +57,7 @@ use tokio_util::sync::CancellationToken;
 use crate::events::EventQueue;
 use crate::ids::IdKind;
 use crate::run::Shared;
+use crate::schema;
 
 /// Writes a run's answer. Implemented by every `async fn(HandlerRequest, Responder) ->
 /// Result<(), HandlerError>` and closure of that shape; see the module docs.
@@ -277,14 +278,21 @@ pub(crate) async fn drive(
 
 /// Sends a batch of the handler's events on, keeping the run's handle in step: a completed
 /// message joins the run's conversation before its event is out, a status is set after its
-/// event is (as the orchestrator does).
+/// event is (as the orchestrator does). A handler is not held to the schema, but its messages
+/// move the schema as an agent's answer would where the schema allows it, so its session
+/// goes on from there (`RunHandle::session_state`).
 fn forward(shared: &Shared, queue: &EventQueue, events: Vec<Event>) {
     let mut status = None;
     {
         let mut state = shared.lock();
         for event in &events {
             match &event.kind {
-                EventKind::MessageComplete { message } => state.messages.push(message.clone()),
+                EventKind::MessageComplete { message } => {
+                    if message.role == Role::Assistant {
+                        let _ = state.machine.accept(&schema::agent_message(message));
+                    }
+                    state.messages.push(message.clone());
+                }
                 EventKind::RunStatus {
                     status: new,
                     error,

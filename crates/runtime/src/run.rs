@@ -7,6 +7,12 @@
 //! answer. The next user message starts a new run with the session's history; a finished run
 //! takes no more input. That keeps a run's life short and its state small, and leaves the
 //! conversation to the session, which outlives runs.
+//!
+//! The communication schema governs the conversation, not one turn (seed 004's "run" is the
+//! whole conversation): a run starts where its session's last run left the schema
+//! ([`RunStart::schema_state`]), and says where it leaves it ([`RunHandle::session_state`]), so
+//! a one-shot agent's session is over after its answer, and a client's `cancel` is an utterance
+//! the schema must allow ([`RunHandle::cancel`]).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -64,6 +70,10 @@ pub struct RunStart {
     /// The run's generation settings, overriding the agent's configured defaults for every
     /// model call of the run. Checked before the run starts ([`Agent::check_settings`]).
     pub settings: GenerationSettings,
+    /// Where the conversation stands in the agent's communication schema: the state its
+    /// session's last run left ([`RunHandle::session_state`]). `None`, or a state the agent's
+    /// schema does not have (the session changed agents), starts from `idle`.
+    pub schema_state: Option<StateName>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -149,6 +159,12 @@ impl RunStart {
     /// Sets the run's generation settings.
     pub fn with_settings(mut self, settings: GenerationSettings) -> Self {
         self.settings = settings;
+        self
+    }
+
+    /// Sets the schema state the conversation is in (see [`RunStart::schema_state`]).
+    pub fn with_schema_state(mut self, state: Option<StateName>) -> Self {
+        self.schema_state = state;
         self
     }
 }
@@ -263,6 +279,11 @@ pub(crate) struct Shared {
 #[derive(Debug)]
 pub(crate) struct RunState {
     pub(crate) machine: SchemaMachine,
+    /// The schema state the run started from, before its input: what a run that does not end
+    /// well leaves its session in ([`RunHandle::session_state`]).
+    pub(crate) start_state: StateName,
+    /// Where the client's accepted `cancel` leads, once the client has canceled the run.
+    pub(crate) canceled_to: Option<StateName>,
     /// The history, then this run's input, then the agent's complete messages: what the model
     /// sees.
     pub(crate) messages: Vec<Message>,
@@ -332,7 +353,11 @@ impl Agent {
         {
             return Err(StartError::ClientToolsNotAllowed);
         }
-        let mut machine = SchemaMachine::new(Arc::clone(&config.schema));
+        let mut machine = start
+            .schema_state
+            .and_then(|state| SchemaMachine::resume(Arc::clone(&config.schema), state))
+            .unwrap_or_else(|| SchemaMachine::new(Arc::clone(&config.schema)));
+        let start_state = machine.state().clone();
         for message in &start.input {
             start_role(message.role).map_err(|role| StartError::Role { role })?;
             // A system message instructs the model (it reaches it as one); it is not an
@@ -364,6 +389,8 @@ impl Agent {
             status,
             state: Mutex::new(RunState {
                 machine,
+                start_state,
+                canceled_to: None,
                 messages,
                 history_len,
                 output_from,
@@ -442,9 +469,13 @@ impl RunHandle {
     }
 
     /// The run's state in the agent's communication schema, e.g. `running` or
-    /// `awaiting_approval`.
+    /// `awaiting_approval`; once the client's `cancel` is accepted, the state it leads to.
     pub fn state(&self) -> StateName {
-        self.shared.lock().machine.state().clone()
+        let state = self.shared.lock();
+        state
+            .canceled_to
+            .clone()
+            .unwrap_or_else(|| state.machine.state().clone())
     }
 
     /// Tokens used so far, summed over the run's model calls; `None` while no call reported
@@ -568,17 +599,53 @@ impl RunHandle {
         }
     }
 
-    /// Cancels the run: the model's stream and running tools stop at once, open parts are
+    /// The schema state the run leaves its session in, for the session's next run
+    /// ([`RunStart::schema_state`]): while the run goes on, and when it completes or waits,
+    /// the state it has reached; when the client canceled it, where the schema's `cancel`
+    /// leads; when it failed, is incomplete or its host stopped it ([`RunHandle::abort`],
+    /// [`RunHandle::interrupt`]), the state it started from, so the client can try again.
+    pub fn session_state(&self) -> StateName {
+        let state = self.shared.lock();
+        match *self.shared.status.borrow() {
+            RunStatus::Failed | RunStatus::Incomplete => state.start_state.clone(),
+            RunStatus::Canceled => state
+                .canceled_to
+                .clone()
+                .unwrap_or_else(|| state.start_state.clone()),
+            _ => state.machine.state().clone(),
+        }
+    }
+
+    /// The client cancels the run: `cancel` must be a message the agent's schema allows in the
+    /// run's state (the default schema allows it while the agent works and while it waits; the
+    /// `chat` built-in never does), else the refusal names the state and what is allowed and
+    /// nothing changes. Then the model's stream and running tools stop at once, open parts are
     /// closed, calls that did not run are answered as canceled, and the run ends `canceled`
-    /// with everything complete kept. Does nothing to a run that has ended.
-    pub fn cancel(&self) {
+    /// with everything complete kept; its session goes on from the state `cancel` leads to.
+    /// Does nothing to a run that has ended.
+    pub fn cancel(&self) -> Result<(), Refusal> {
         {
             let mut state = self.shared.lock();
             if self.shared.status.borrow().is_terminal() {
-                return;
+                return Ok(());
             }
-            // Interruptible schemas declare the client's cancel; others keep their state.
-            let _ = state.machine.accept(&schema::cancel());
+            // Checked, not taken: the run's machine stays where the work is (an answer that
+            // completes meanwhile is still the schema's), and the session takes the cancel's
+            // next state when the run ends canceled.
+            let next = state.machine.check(&schema::cancel())?.next_state.clone();
+            state.canceled_to.get_or_insert(next);
+        }
+        self.shared.cancel.cancel();
+        Ok(())
+    }
+
+    /// Stops the run as [`RunHandle::cancel`] does, for its host rather than its client (a
+    /// write the host could not make, a copy of the run it let go): not a message of the
+    /// schema, so never refused. The run ends `canceled`, and its session keeps the state the
+    /// run started from. Does nothing to a run that has ended.
+    pub fn abort(&self) {
+        if self.shared.status.borrow().is_terminal() {
+            return;
         }
         self.shared.cancel.cancel();
     }

@@ -29,7 +29,8 @@ use agentwire_core::{Message, Part, ToolCall};
 /// ask the client to run a function (`awaiting_function_output`, as in the function-calling
 /// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in). Its
 /// answer may cite sources (as the one-shot built-in's may) and hold files, such as images a
-/// model returns.
+/// model returns. The client may `cancel` while the agent works and while it waits (back to
+/// `idle`), as the interruptible built-in allows while it works: a UI's Stop button.
 ///
 /// ```json
 /// {
@@ -37,10 +38,17 @@ use agentwire_core::{Message, Part, ToolCall};
 ///   "running": [
 ///     {"party": "server", "type": "agent_message", "schema": [{"contentType": "text/plain", "required": true}, {"name": "/sources/*", "contentType": "text/x-uri", "required": false}, {"contentType": "*/*", "required": false}], "nextState": "idle"},
 ///     {"party": "server", "type": "function_call", "schema": [{"name": "/function", "contentType": "application/json", "required": true}], "nextState": "awaiting_function_output"},
-///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"}
+///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
 ///   ],
-///   "awaiting_function_output": [{"party": "client", "type": "function_output", "schema": [{"name": "/function_output", "contentType": "application/json", "required": true}], "nextState": "running"}],
-///   "awaiting_approval": [{"party": "client", "type": "approval_response", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "running"}]
+///   "awaiting_function_output": [
+///     {"party": "client", "type": "function_output", "schema": [{"name": "/function_output", "contentType": "application/json", "required": true}], "nextState": "running"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
+///   ],
+///   "awaiting_approval": [
+///     {"party": "client", "type": "approval_response", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "running"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
+///   ]
 /// }
 /// ```
 ///
@@ -76,6 +84,7 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                         "awaiting_approval",
                     )
                     .with(json.clone().named("/approval")),
+                    cancel(),
                 ],
             ),
             (
@@ -83,6 +92,7 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 vec![
                     Transition::new(Party::Client, MessageKind::FUNCTION_OUTPUT, "running")
                         .with(json.clone().named("/function_output")),
+                    cancel(),
                 ],
             ),
             (
@@ -90,9 +100,13 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 vec![
                     Transition::new(Party::Client, MessageKind::APPROVAL_RESPONSE, "running")
                         .with(json.named("/approval")),
+                    cancel(),
                 ],
             ),
         ];
+        fn cancel() -> Transition {
+            Transition::new(Party::Client, MessageKind::CANCEL, "idle")
+        }
         // Every next state above is declared, so this cannot fail (a unit test checks it); the
         // fallback only keeps library code free of panics.
         Arc::new(CommunicationSchema::new(states).unwrap_or_else(|_| CommunicationSchema::chat()))
@@ -214,7 +228,8 @@ pub(crate) fn function_call<'c>(calls: impl Iterator<Item = &'c ToolCall>) -> Ut
     }
 }
 
-/// The client's `cancel`, which interruptible schemas declare.
+/// The client's `cancel`, which a schema must allow in the run's state (the default schema and
+/// the interruptible built-in do).
 pub(crate) fn cancel() -> Utterance {
     Utterance::new(Party::Client, MessageKind::CANCEL)
 }

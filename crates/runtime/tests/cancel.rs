@@ -50,7 +50,9 @@ async fn cancel_mid_stream_stops_the_model_at_once() {
         client.seen.push(event);
     }
     let canceled_at = tokio::time::Instant::now();
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     assert!(
         canceled_at.elapsed() < Duration::from_millis(100),
@@ -121,7 +123,9 @@ async fn cancel_stops_running_tools_at_once() {
         .unwrap();
     let mut client = Client::new(run.events);
     started.await.unwrap();
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&run.handle);
     // Give the aborted task and the watcher a moment to observe the cancellation.
@@ -174,14 +178,18 @@ async fn waiting_for_approval() -> (RunHandle, Client) {
 #[tokio::test]
 async fn cancel_while_waiting_answers_the_waiting_calls() {
     let (handle, mut client) = waiting_for_approval().await;
-    handle.cancel();
+    handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&handle);
     let output = handle.output();
     assert_eq!(output.len(), 2);
     assert_eq!(part_types(&output[1]), ["tool_error"]);
     // Cancel again, or after the end: nothing changes.
-    handle.cancel();
+    handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(handle.status(), RunStatus::Canceled);
 }
 
@@ -198,7 +206,9 @@ async fn an_interrupt_by_the_host_ends_the_run_incomplete_with_its_reason() {
     // The waiting call is answered all the same.
     assert_eq!(part_types(&handle.output()[1]), ["tool_error"]);
     // A cancel after the end changes nothing.
-    handle.cancel();
+    handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(handle.status(), RunStatus::Incomplete);
 }
 
@@ -217,7 +227,9 @@ async fn an_interruptible_schema_records_the_cancel() {
         .start(RunStart::new(vec![Message::user("hi")]))
         .unwrap();
     assert_eq!(run.handle.state(), "running");
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(run.handle.state(), "idle");
     let mut client = Client::new(run.events);
     assert_eq!(client.until_end().await, RunStatus::Canceled);
@@ -251,7 +263,9 @@ async fn cancel_as_the_run_resumes_answers_the_approved_call() {
     run.handle
         .input(common::approval("apr_1", true, None))
         .unwrap();
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&run.handle);
     assert!(!ran.load(Ordering::SeqCst));
@@ -297,11 +311,87 @@ async fn cancel_while_an_approved_call_runs() {
         .input(common::approval("apr_1", true, None))
         .unwrap();
     started.await.unwrap();
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&run.handle);
     let resumed = &run.handle.output()[1];
     assert_eq!(part_types(resumed), ["approval_response", "tool_error"]);
     assert!(matches!(&resumed.parts[1], Part::ToolError(error)
         if error.message == "The call to tool 'slow_rm' was not completed: the run was canceled."));
+}
+
+#[tokio::test]
+async fn a_schema_without_cancel_refuses_the_clients_cancel_but_not_the_hosts() {
+    let brain = Recording::paced(
+        json!({"turns": [[{"type": "text_delta", "text": "a"}, {"type": "text_delta", "text": "b"},
+                         {"type": "finish", "reason": "stop"}]]}),
+        1.0,
+    );
+    let agent = agent(&brain)
+        .schema(CommunicationSchema::chat())
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("hi")]))
+        .unwrap();
+    let refusal = run.handle.cancel().unwrap_err();
+    assert_eq!(
+        refusal.to_string(),
+        "in state 'running' the client may not send cancel; allowed: server agent_message"
+    );
+    assert_eq!(run.handle.state(), "running");
+    // The host's stop is no message of the schema: the run ends, its session keeps `idle`.
+    run.handle.abort();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Canceled);
+    assert_eq!(run.handle.session_state(), "idle");
+}
+
+#[tokio::test]
+async fn a_run_starts_from_its_sessions_state_and_says_where_it_leaves_it() {
+    let brain = Recording::new(json!({"turns": [
+        [{"type": "text_delta", "text": "answer"}, {"type": "finish", "reason": "stop"}]
+    ]}));
+    let agent = agent(&brain)
+        .schema(CommunicationSchema::one_shot())
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("q")]).with_schema_state(None))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    assert_eq!(run.handle.session_state(), "done");
+    // The session is over: a second question is refused where the first left it.
+    let again = agent
+        .start(RunStart::new(vec![Message::user("more?")]).with_schema_state(Some("done".into())));
+    assert_eq!(
+        again.err().map(|error| error.to_string()).as_deref(),
+        Some("in state 'done' nothing may be sent")
+    );
+    // A state the schema does not have (the session changed agents) starts from idle.
+    let other = agent.start(
+        RunStart::new(vec![Message::user("q")]).with_schema_state(Some("awaiting_x".into())),
+    );
+    assert!(other.is_ok());
+}
+
+#[tokio::test]
+async fn a_run_that_fails_leaves_its_session_where_it_started() {
+    let brain = Recording::new(json!({"turns": [
+        [{"type": "text_delta", "text": "no"}, {"type": "error", "message": "boom"}]
+    ]}));
+    let agent = agent(&brain)
+        .schema(CommunicationSchema::one_shot())
+        .build()
+        .unwrap();
+    let run = agent
+        .start(RunStart::new(vec![Message::user("q")]))
+        .unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Failed);
+    assert_eq!(run.handle.state(), "running");
+    assert_eq!(run.handle.session_state(), "idle");
 }

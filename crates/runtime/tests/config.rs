@@ -386,3 +386,40 @@ fn mcp_server_everything() -> PathBuf {
     );
     path
 }
+
+#[tokio::test]
+async fn input_types_widen_what_a_user_message_may_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_key = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-test".to_owned());
+    let content_types = |agent: &agentwire_runtime::Agent| -> Vec<String> {
+        agent.schema().transitions("idle")[0]
+            .content
+            .iter()
+            .map(|spec| spec.content_type.clone())
+            .collect()
+    };
+    // The default assistant on OpenAI reads images.
+    let openai = AgentConfig::default_assistant(with_key);
+    let built = openai.build(dir.path(), with_key).await.unwrap();
+    assert_eq!(content_types(&built), ["text/plain", "image/*"]);
+    // The demo brain reads text only; a configured list wins, on a built-in schema too.
+    let demo = AgentConfig::named("d")
+        .build(dir.path(), no_env)
+        .await
+        .unwrap();
+    assert_eq!(content_types(&demo), ["text/plain"]);
+    let file = AgentsFile::from_toml(
+        r#"[[agents]]
+           name = "r"
+           schema = "one_shot"
+           input_types = ["text/plain", "application/pdf"]
+           tools = []
+        "#,
+    )
+    .unwrap();
+    let built = file.agents[0].build(dir.path(), no_env).await.unwrap();
+    assert_eq!(content_types(&built), ["text/plain", "application/pdf"]);
+    let bad = AgentsFile::from_toml("[[agents]]\nname = \"b\"\ninput_types = [\"pdf\"]\n").unwrap();
+    let error = bad.agents[0].build(dir.path(), no_env).await.unwrap_err();
+    assert!(error.to_string().contains("input_types"), "{error}");
+}

@@ -104,7 +104,9 @@ async fn cancel_drops_the_handler_and_ends_the_run_canceled() {
             break;
         }
     }
-    handle.cancel();
+    handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     tokio::time::timeout(Duration::from_secs(5), async {
         while let Some(event) = run.events.recv().await {
             client.push(&event).unwrap();

@@ -158,7 +158,9 @@ async fn cancel_aborts_the_provider_request() {
         client.accumulator.push(&event).unwrap();
         client.seen.push(event);
     }
-    run.handle.cancel();
+    run.handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     assert_eq!(client.until_end().await, RunStatus::Canceled);
     client.check_agrees_with(&run.handle);
     tokio::time::timeout(Duration::from_secs(5), server.wait_aborted(1))

@@ -291,7 +291,7 @@ async fn mixed_calls_in_one_step() {
     let early = run.handle.input(output("c3", json!({"city": "Paris"})));
     assert_eq!(
         early.unwrap_err().to_string(),
-        "in state 'awaiting_approval' the client may not send function_output; allowed: client approval_response"
+        "in state 'awaiting_approval' the client may not send function_output; allowed: client approval_response, client cancel"
     );
 
     run.handle.input(approval("apr_1", true, None)).unwrap();
@@ -372,7 +372,7 @@ async fn input_in_the_wrong_state_is_refused_naming_the_state() {
     let refused = run.handle.input(Message::user("Never mind"));
     assert_eq!(
         refused.unwrap_err().to_string(),
-        "in state 'awaiting_approval' the client may not send user_message; allowed: client approval_response"
+        "in state 'awaiting_approval' the client may not send user_message; allowed: client approval_response, client cancel"
     );
     let unknown = run.handle.input(approval("apr_7", true, None));
     assert_eq!(
@@ -421,7 +421,8 @@ async fn a_new_question_for_a_running_run_is_refused() {
         run.handle.input(Message::user("more")),
         Err(InputError::NewTurn)
     ));
-    run.handle.cancel();
+    // This schema has no cancel: the host stops the run.
+    run.handle.abort();
 }
 
 #[tokio::test]
@@ -454,7 +455,7 @@ async fn a_start_the_schema_refuses_starts_nothing() {
     let twice = agent.start(RunStart::new(vec![Message::user("a"), Message::user("b")]));
     assert_eq!(
         twice.unwrap_err().to_string(),
-        "in state 'running' the client may not send user_message; allowed: server agent_message, server function_call, server approval_request"
+        "in state 'running' the client may not send user_message; allowed: server agent_message, server function_call, server approval_request, client cancel"
     );
     let empty = agent.start(RunStart::new(vec![Message::new(Role::User, vec![])]));
     assert_eq!(
@@ -663,7 +664,10 @@ async fn a_checkpointed_run_can_be_canceled() {
             next_seq: first.seen.last().unwrap().seq + 1,
         })
         .unwrap();
-    resumed.handle.cancel();
+    resumed
+        .handle
+        .cancel()
+        .expect("the schema allows the client's cancel");
     let mut second = Client::new(resumed.events);
     assert_eq!(second.until_end().await, RunStatus::Canceled);
     assert_eq!(calls.load(Ordering::SeqCst), 0);

@@ -211,9 +211,21 @@ pub(crate) async fn get_session(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let messages = state.session(&id, &caller).await?;
+    let (session, messages) = state.session_record(&id, &caller).await?;
     let last_run = crate::session_list::last_run(&state, &id).await?;
-    Ok(Json(json!({"id": id, "messages": messages, "last_run": last_run})).into_response())
+    let body = json!({
+        "id": id,
+        "messages": messages,
+        "state": schema_state(session.schema_state.as_deref()),
+        "last_run": last_run,
+    });
+    Ok(Json(body).into_response())
+}
+
+/// Where a session's conversation stands in its agent's communication schema: the state its
+/// last run that ended left it in, or `idle`, where every schema starts.
+fn schema_state(stored: Option<&str>) -> &str {
+    stored.unwrap_or(agentwire_core::communication::StateName::IDLE)
 }
 
 /// The body of `POST /v1/sessions/{id}/fork`: the message the copy stops before (`None`:
@@ -235,7 +247,8 @@ pub(crate) async fn fork_session(
 ) -> Result<Response, ApiError> {
     let ForkSession { before } = parse(&bytes)?;
     let (fork, messages) = state.fork_session(&id, &caller, before.as_ref()).await?;
-    let body = json!({"id": fork, "messages": messages, "last_run": null});
+    let body =
+        json!({"id": fork, "messages": messages, "state": schema_state(None), "last_run": null});
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 

@@ -160,9 +160,12 @@ fn native_paths() -> Map<String, Value> {
             run_answer("Accepted; the run goes on."),
             &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"parameters": [run_id.clone()], "requestBody": json_body(schema("Message"))}))},
         "/v1/runs/{id}/cancel": {"post": with(with(operation(
-            "Cancel a run", "Cancels the run, here or on the node that executes it.",
+            "Cancel a run", "Cancels the run, here or on the node that executes it. `cancel` is a message \
+             of the agent's communication schema: where the schema does not allow it in the run's state \
+             (the `chat` built-in never does; the default schema does while the agent works or waits), \
+             the answer is 409 `input_refused` naming the state, and the run goes on.",
             run_answer("Asked; the run ends `canceled`."),
-            &[401, 404]), tag.clone()), json!({"parameters": [run_id]}))},
+            &[401, 404, 409]), tag.clone()), json!({"parameters": [run_id]}))},
         "/v1/sessions": {"get": with(with(operation(
             "List sessions",
             "The caller's sessions (with keys, the key's own), most recently updated first, a page at a \

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use agentwire_core::{Message, MessageId, SessionId};
 use agentwire_runtime::{Agent, RunLimits};
-use agentwire_store::{Store, StoreError};
+use agentwire_store::{SessionRecord, Store, StoreError};
 use axum::extract::FromRef;
 
 use crate::auth::Keys;
@@ -96,13 +96,22 @@ impl AppState {
         id: &str,
         caller: &Caller,
     ) -> Result<Vec<Message>, RunsError> {
+        Ok(self.session_record(id, caller).await?.1)
+    }
+
+    /// A session's row (its schema state, …) and messages, if `caller` may see it.
+    pub(crate) async fn session_record(
+        &self,
+        id: &str,
+        caller: &Caller,
+    ) -> Result<(SessionRecord, Vec<Message>), RunsError> {
         let session_id = SessionId::from(id);
-        match self.store.session(&session_id).await? {
-            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
+        let record = match self.store.session(&session_id).await? {
+            Some(session) if session.owner.as_deref() == caller.owner_id() => session,
             _ => return Err(RunsError::no_session(id)),
-        }
+        };
         match self.store.session_messages(&session_id).await {
-            Ok(messages) => Ok(messages),
+            Ok(messages) => Ok((record, messages)),
             Err(StoreError::SessionNotFound(_)) => Err(RunsError::no_session(id)),
             Err(error) => Err(error.into()),
         }

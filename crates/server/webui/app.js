@@ -33,6 +33,9 @@ const ui = {
   input: /** @type {HTMLTextAreaElement} */ ($('input')),
   send: /** @type {HTMLButtonElement} */ ($('send')),
   stop: /** @type {HTMLButtonElement} */ ($('stop')),
+  attach: /** @type {HTMLButtonElement} */ ($('attach')),
+  attachInput: /** @type {HTMLInputElement} */ ($('attach-input')),
+  attachments: $('attachments'),
   agent: /** @type {HTMLSelectElement} */ ($('agent')),
   status: $('run-status'),
   error: $('error'),
@@ -53,6 +56,8 @@ const ui = {
 const RECONNECTS = 5;
 
 const state = {
+  /** @type {Part[]} files attached to the next message, as `file` parts */
+  attachments: [],
   /** @type {string | undefined} */
   sessionId: undefined,
   /** @type {LiveRun | undefined} */
@@ -228,20 +233,68 @@ function newMessageId() {
   return `msg_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
+/**
+ * Reads the files chosen with the paperclip into `file` parts (inline base64 data) for the next
+ * message; the server checks their media types against the agent's schema.
+ * @param {FileList | null} files
+ */
+async function attach(files) {
+  for (const file of Array.from(files ?? [])) {
+    const url = await new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result));
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+    const data = /** @type {string} */ (url).slice(/** @type {string} */ (url).indexOf(',') + 1);
+    state.attachments.push({ type: 'file', media_type: file.type || 'application/octet-stream', data, filename: file.name });
+  }
+  showAttachments();
+  ui.input.focus();
+}
+
+/** The attachments strip above the composer: one chip per file, each with a remove button. */
+function showAttachments() {
+  ui.attachments.replaceChildren(
+    ...state.attachments.map((part, index) =>
+      h('span', { class: 'chip' }, [
+        `📎 ${part.filename ?? part.media_type}`,
+        h('button', {
+          type: 'button',
+          'aria-label': `Remove ${part.filename ?? 'the file'}`,
+          text: '✕',
+          onclick: () => {
+            state.attachments.splice(index, 1);
+            showAttachments();
+          },
+        }),
+      ]),
+    ),
+  );
+  ui.attachments.hidden = state.attachments.length === 0;
+}
+
 /** Sends what the composer holds: the run's input when it waits for one, else a new run. */
 async function send() {
   const text = ui.input.value.trim();
-  if (!text || ui.send.disabled) return;
+  if ((!text && state.attachments.length === 0) || ui.send.disabled) return;
   clearError();
+  const attached = state.attachments;
+  /** @type {Part[]} */
+  const parts = text ? [{ type: 'text', text }, ...attached] : [...attached];
   /** @type {Message} */
-  const message = { id: newMessageId(), role: 'user', parts: [{ type: 'text', text }] };
+  const message = { id: newMessageId(), role: 'user', parts };
   const waiting = state.run && state.run.acc.status?.status === 'awaiting' ? state.run : undefined;
   ui.input.value = '';
+  state.attachments = [];
+  showAttachments();
   autosize();
   if (!waiting) {
     if (!(await startRun(message))) {
       // Refused (the error shows why): the message was not sent; it goes back to the composer.
       ui.input.value = text;
+      state.attachments = attached;
+      showAttachments();
       autosize();
     }
     return;
@@ -526,6 +579,13 @@ ui.input.addEventListener('keydown', (event) => {
 });
 ui.input.addEventListener('input', autosize);
 ui.stop.addEventListener('click', () => void stop());
+ui.attach.addEventListener('click', () => ui.attachInput.click());
+ui.attachInput.addEventListener('change', () => {
+  void attach(ui.attachInput.files).catch(showError).finally(() => {
+    // The same file may be chosen again.
+    ui.attachInput.value = '';
+  });
+});
 ui.newChat.addEventListener('click', newChat);
 ui.more.addEventListener('click', () => void loadSessions(true));
 ui.keyButton.addEventListener('click', () => askKey());

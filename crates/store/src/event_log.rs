@@ -352,7 +352,7 @@ impl Store {
                 appends: session_id
                     .iter()
                     .filter(|_| !output.is_empty())
-                    .map(|id| (id, &output[..]))
+                    .map(|id| (id, &output[..], None))
                     .collect(),
                 ..Group::default()
             };

@@ -20,6 +20,10 @@ pub struct SessionRecord {
     pub created_at: Timestamp,
     /// When a message was last added.
     pub updated_at: Timestamp,
+    /// Where the conversation stands in its agent's communication schema, as the output of its
+    /// last run that ended left it; `None` for a new session (and a fork), which starts from
+    /// the schema's initial state.
+    pub schema_state: Option<String>,
 }
 
 impl Store {
@@ -51,31 +55,38 @@ impl Store {
             owner: owner.map(str::to_owned),
             created_at,
             updated_at: created_at,
+            schema_state: None,
         })
     }
 
     /// The session, or `None` when there is none with this id.
     pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
         let row = with_pool!(self, |pool, _begin| {
-            sqlx::query("SELECT owner, created_at, updated_at FROM sessions WHERE id = $1")
-                .bind(id.as_str())
-                .fetch_optional(pool)
-                .await?
-                .map(|row| -> Result<_, sqlx::Error> {
-                    Ok((
-                        row.try_get::<Option<String>, _>("owner")?,
-                        row.try_get::<i64, _>("created_at")?,
-                        row.try_get::<i64, _>("updated_at")?,
-                    ))
-                })
-                .transpose()?
+            sqlx::query(
+                "SELECT owner, created_at, updated_at, schema_state FROM sessions WHERE id = $1",
+            )
+            .bind(id.as_str())
+            .fetch_optional(pool)
+            .await?
+            .map(|row| -> Result<_, sqlx::Error> {
+                Ok((
+                    row.try_get::<Option<String>, _>("owner")?,
+                    row.try_get::<i64, _>("created_at")?,
+                    row.try_get::<i64, _>("updated_at")?,
+                    row.try_get::<Option<String>, _>("schema_state")?,
+                ))
+            })
+            .transpose()?
         });
-        Ok(row.map(|(owner, created_at, updated_at)| SessionRecord {
-            id: id.clone(),
-            owner,
-            created_at: Timestamp(created_at),
-            updated_at: Timestamp(updated_at),
-        }))
+        Ok(row.map(
+            |(owner, created_at, updated_at, schema_state)| SessionRecord {
+                id: id.clone(),
+                owner,
+                created_at: Timestamp(created_at),
+                updated_at: Timestamp(updated_at),
+                schema_state,
+            },
+        ))
     }
 
     /// Deletes the session with its messages, its runs and their events, all at once: one
@@ -125,7 +136,9 @@ impl Store {
     /// Creates session `new`, owned by `owner`, holding a copy of session `from`'s messages
     /// before its message `before` (all of them when `before` is `None`), in one transaction:
     /// a conversation taken up again from an earlier point (an edited question, an answer
-    /// asked again) while the original stays as it was. The copies are no run's input.
+    /// asked again) while the original stays as it was. The copies are no run's input. The
+    /// fork has no schema state (its conversation starts from the schema's initial state): the
+    /// state at an earlier point is not kept, and a fork is cut before a question.
     ///
     /// Returns `None`, creating nothing, when `from` holds no message `before`. Fails with
     /// [`StoreError::SessionNotFound`] when there is no session `from`, and with
@@ -197,6 +210,7 @@ impl Store {
             owner: owner.map(str::to_owned),
             created_at,
             updated_at: created_at,
+            schema_state: None,
         }))
     }
 
@@ -227,14 +241,15 @@ impl Store {
 
     /// Appends messages to the session's history, in order, in one transaction: when this
     /// returns `Ok` they are committed (an accepted input is durable before it is acknowledged).
-    /// Fails with [`StoreError::SessionNotFound`] when the session does not exist.
+    /// Fails with [`StoreError::SessionNotFound`] when the session does not exist. (A
+    /// [`Group`]'s append also sets the session's schema state.)
     pub async fn append_messages(
         &self,
         id: &SessionId,
         messages: &[Message],
     ) -> Result<(), StoreError> {
         let group = Group {
-            appends: vec![(id, messages)],
+            appends: vec![(id, messages, None)],
             ..Group::default()
         };
         match self.write_group(&group).await?.appended.as_slice() {

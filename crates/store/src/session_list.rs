@@ -101,7 +101,7 @@ fn list_sql(has_owner: bool, has_cursor: bool) -> String {
         .collect();
     format!(
         "SELECT s.id AS s_id, s.owner AS s_owner, s.created_at AS s_created_at,
-                s.updated_at AS s_updated_at,
+                s.updated_at AS s_updated_at, s.schema_state AS s_schema_state,
                 (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count,
                 (SELECT message FROM messages m WHERE m.session_id = s.id
                  ORDER BY position LIMIT 1) AS first_message,
@@ -139,6 +139,7 @@ where
             owner: row.try_get("s_owner")?,
             created_at: Timestamp(row.try_get("s_created_at")?),
             updated_at: Timestamp(row.try_get("s_updated_at")?),
+            schema_state: row.try_get("s_schema_state")?,
         },
         message_count: u64::try_from(row.try_get::<i64, _>("message_count")?).unwrap_or(0),
         first_message: message("first_message")?,

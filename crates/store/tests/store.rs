@@ -839,7 +839,7 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
             (&taken, &nope),
             (&intruder, &nope),
         ],
-        appends: vec![(&old, &four), (&missing, &nope)],
+        appends: vec![(&old, &four, Some("done")), (&missing, &nope, None)],
         batches: vec![&batches[0], &batches[1], &batches[2]],
         node: None,
     };
@@ -864,6 +864,20 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         texts(store.session_messages(&old).await.unwrap()),
         ["one", "two", "three", "four", "five"]
     );
+    // The append set the session's schema state; a later append without one keeps it.
+    let state = |session: Option<agentwire_store::SessionRecord>| {
+        session.and_then(|session| session.schema_state)
+    };
+    assert_eq!(
+        state(store.session(&old).await.unwrap()).as_deref(),
+        Some("done")
+    );
+    store.append_messages(&old, &[]).await.unwrap();
+    assert_eq!(
+        state(store.session(&old).await.unwrap()).as_deref(),
+        Some("done")
+    );
+    assert_eq!(state(store.session(&fresh).await.unwrap()), None);
     // The taken run id wrote nothing, not even its session's input.
     assert_eq!(
         texts(store.session_messages(&fresh).await.unwrap()),

@@ -107,6 +107,7 @@ const scripts = {
     ],
   },
   'markdown.json': { turns: [[...words(MARKDOWN).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
+  'looker.json': { turns: [[{ type: 'text_delta', text: 'A single red pixel.' }, finish('stop')]] },
   'orphan.json': {
     turns: [
       [{ type: 'text_delta', text: 'Writing it.' }, ...call('c1', 'write_file', JSON.stringify(ORPHAN_FILE)), finish('tool_calls')],
@@ -139,6 +140,8 @@ const config = [
   agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
   agent('markdown', 'tokens_per_second = 30'),
+  // A model that reads images: its user messages may carry them.
+  agent('looker', 'tokens_per_second = 40\ninput_types = ["text/plain", "image/*"]'),
   agent('orphan', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-orphan"'),
   // The offline demo brain, whose `tour` streams every kind of part: reasoning, text, tall tool
   // cards, a plan, an artifact, an image, a source and data.
@@ -563,6 +566,33 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
     }
     assert.equal(await page.locator('.part.file.image img').evaluate((img) => img.naturalWidth), 1);
     await shot(page, '14-every-part');
+  });
+
+  test('a file attached with the paperclip goes with the message and shows in it', async (t) => {
+    const page = await open(t);
+    await page.selectOption('#agent', 'looker');
+    // A 1×1 PNG.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const chooser = page.waitForEvent('filechooser');
+    await page.click('#attach');
+    await (await chooser).setFiles({ name: 'pixel.png', mimeType: 'image/png', buffer: png });
+    await page.waitForSelector('#attachments .chip');
+    assert.match(await page.locator('#attachments').innerText(), /pixel\.png/);
+    await shot(page, '30-attached');
+    await page.fill('#input', 'what is this');
+    await page.press('#input', 'Enter');
+    const image = page.locator('.message.user .part.file.image img');
+    await image.waitFor();
+    assert.equal(await image.getAttribute('src'), `data:image/png;base64,${png.toString('base64')}`);
+    assert.equal(await page.locator('#attachments').isVisible(), false);
+    await waitStatus(page, 'completed');
+    assert.equal(await lastText(page).innerText(), 'A single red pixel.');
+    await shot(page, '31-image-sent');
+    // The server has the image in the message, as sent.
+    const session = await (await fetch(`${server.url}/v1/sessions/${encodeURIComponent(sessionOf(page))}`)).json();
+    const file = session.messages[0].parts.find((part) => part.type === 'file');
+    assert.deepEqual({ media_type: file.media_type, filename: file.filename, data: file.data }, { media_type: 'image/png', filename: 'pixel.png', data: png.toString('base64') });
+    assert.equal(session.state, 'idle');
   });
 
   test('Copy puts an answer’s text on the clipboard', async (t) => {

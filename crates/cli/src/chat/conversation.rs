@@ -31,7 +31,7 @@ pub(crate) enum Turn {
 
 impl Conversation {
     /// Sends the user's next message.
-    pub(crate) async fn send(&mut self, text: &str) -> Result<Turn, ClientError> {
+    pub(crate) async fn send(&mut self, message: Message) -> Result<Turn, ClientError> {
         match self {
             Conversation::Native {
                 client,
@@ -42,10 +42,10 @@ impl Conversation {
                 if let Some(mut run) = waiting.take()
                     && run.status() == Some(RunStatus::Awaiting(Awaiting::Input))
                 {
-                    run.respond(Message::user(text)).await?;
+                    run.respond(message).await?;
                     return Ok(Turn::Native(run));
                 }
-                let mut start = StartRun::new(Message::user(text));
+                let mut start = StartRun::new(message);
                 if let Some(agent) = agent {
                     start = start.agent(agent.clone());
                 }
@@ -54,9 +54,7 @@ impl Conversation {
                 }
                 Ok(Turn::Native(Box::new(client.start(&start).await?)))
             }
-            Conversation::AiSdk(chat) => {
-                Ok(Turn::AiSdk(Box::new(chat.send(Message::user(text)).await?)))
-            }
+            Conversation::AiSdk(chat) => Ok(Turn::AiSdk(Box::new(chat.send(message).await?))),
         }
     }
 

@@ -1,6 +1,7 @@
 //! `agentwire chat`: a terminal chat with an agent. Reads lines from stdin, streams each answer
 //! through the [`render::Renderer`], asks approvals as y/n questions, and handles Ctrl-C: the
-//! first cancels the running answer, a second (or one at the prompt) quits.
+//! first cancels the running answer, a second (or one at the prompt) quits. `/attach PATH`
+//! attaches a file to the next message.
 
 mod conversation;
 mod render;
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use agentwire_client::Client;
 use agentwire_client::ai_sdk::AiSdkChat;
+use agentwire_core::Message;
 use anyhow::Result;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
@@ -80,10 +82,12 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
     let typing = std::io::stdin().is_terminal();
     let mut lines = stdin_lines();
     let mut interrupts = Interrupts::new()?;
+    // Files `/attach` added, sent with the next message.
+    let mut attached = Vec::new();
     let agent = args.agent.as_deref().unwrap_or("the default agent");
     write(&renderer.notice(
         &format!(
-            "agentwire chat with {agent} at {} ({}). Ctrl-C stops an answer; Ctrl-C again or Ctrl-D quits.",
+            "agentwire chat with {agent} at {} ({}). /attach PATH adds a file to your next message. Ctrl-C stops an answer; Ctrl-C again or Ctrl-D quits.",
             args.url,
             match dialect {
                 ChatDialect::Native => "native",
@@ -108,7 +112,22 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
         if text.is_empty() {
             continue;
         }
-        let mut turn = match conversation.send(text).await {
+        if let Some(path) = text.strip_prefix("/attach") {
+            let path = path.trim();
+            let note = match crate::attach::file_part(std::path::Path::new(path)) {
+                Ok(part) => {
+                    attached.push(part);
+                    (format!("📎 {path} goes with your next message"), false)
+                }
+                Err(error) if path.is_empty() => (format!("✗ /attach PATH: {error}"), true),
+                Err(error) => (format!("✗ {error:#}"), true),
+            };
+            write(&renderer.notice(&note.0, note.1))?;
+            continue;
+        }
+        let mut message = Message::user(text);
+        message.parts.append(&mut attached);
+        let mut turn = match conversation.send(message).await {
             Ok(turn) => turn,
             Err(error) => {
                 write(&renderer.notice(&format!("✗ {error}"), true))?;

@@ -319,6 +319,62 @@ impl CommunicationSchema {
         self.transitions(state).is_empty()
     }
 
+    /// The schema with every message of `kind` that `party` may send also accepting unnamed
+    /// content of each of `content_types` (optional): how an agent whose model reads images
+    /// widens a schema written for text. A type a transition matches already (`text/plain`, or
+    /// `image/png` where `image/*` is declared) is not added again; what is required stays
+    /// required. A content type that is not of the form `type/subtype` is refused.
+    ///
+    /// ```
+    /// use agentwire_core::communication::{CommunicationSchema, ContentItem, MessageKind, Party, SchemaMachine, Utterance};
+    ///
+    /// let schema = CommunicationSchema::chat()
+    ///     .accepting(Party::Client, MessageKind::USER_MESSAGE, ["text/plain", "image/*"])?;
+    /// let question = Utterance::new(Party::Client, MessageKind::USER_MESSAGE)
+    ///     .with(ContentItem::new("text/plain"))
+    ///     .with(ContentItem::new("image/png"));
+    /// assert!(SchemaMachine::new(schema).check(&question).is_ok());
+    /// # Ok::<(), agentwire_core::communication::InvalidSchema>(())
+    /// ```
+    pub fn accepting<T: AsRef<str>>(
+        mut self,
+        party: Party,
+        kind: &str,
+        content_types: impl IntoIterator<Item = T>,
+    ) -> Result<Self, InvalidSchema> {
+        let content_types: Vec<String> = content_types
+            .into_iter()
+            .map(|content_type| content_type.as_ref().trim().to_owned())
+            .collect();
+        for (state, transitions) in &mut self.states {
+            for (idx, transition) in transitions.iter_mut().enumerate() {
+                if transition.party != party || transition.kind != kind {
+                    continue;
+                }
+                for content_type in &content_types {
+                    if !is_media_type(content_type) {
+                        return Err(InvalidSchema::InvalidContentType {
+                            state: state.clone(),
+                            transition: idx,
+                            party,
+                            kind: transition.kind.clone(),
+                            content_type: content_type.clone(),
+                        });
+                    }
+                    let covered = transition.content.iter().any(|spec| {
+                        spec.name.is_none() && media_type_matches(&spec.content_type, content_type)
+                    });
+                    if !covered {
+                        transition
+                            .content
+                            .push(ContentSpec::optional(content_type.as_str()));
+                    }
+                }
+            }
+        }
+        Ok(self)
+    }
+
     /// A schema whose invariants the caller guarantees: for the built-ins, which tests check.
     pub(super) fn from_checked(states: Vec<(&'static str, Vec<Transition>)>) -> Self {
         let states = states
@@ -510,6 +566,44 @@ mod tests {
         check_path("/*/id", "/sources/id", true);
         check_path("/*/id", "/sources/id/x", false);
         check_path("/*/id", "/sources/name", false);
+    }
+
+    #[test]
+    fn accepting_adds_each_type_once_and_keeps_what_is_required() {
+        let schema = CommunicationSchema::chat()
+            .accepting(
+                Party::Client,
+                MessageKind::USER_MESSAGE,
+                ["text/plain", "image/*", "image/png", "application/pdf"],
+            )
+            .expect("valid types");
+        let idle = schema.transitions("idle");
+        let specs: Vec<(&str, bool)> = idle[0]
+            .content
+            .iter()
+            .map(|spec| (spec.content_type.as_str(), spec.required))
+            .collect();
+        assert_eq!(
+            specs,
+            [
+                ("text/plain", true),
+                ("image/*", false),
+                ("application/pdf", false)
+            ]
+        );
+        // The agent's answer is not the client's message: unchanged.
+        assert_eq!(
+            schema.transitions("running"),
+            CommunicationSchema::chat().transitions("running")
+        );
+        assert!(matches!(
+            CommunicationSchema::chat().accepting(
+                Party::Client,
+                MessageKind::USER_MESSAGE,
+                ["image"]
+            ),
+            Err(InvalidSchema::InvalidContentType { .. })
+        ));
     }
 
     #[test]

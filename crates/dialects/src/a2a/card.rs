@@ -1,6 +1,8 @@
 //! [`agent_card`]: the A2A 1.0 `AgentCard` an agent publishes at
-//! `/.well-known/agent-card.json`.
+//! `/.well-known/agent-card.json`, with the agent's communication schema as an extension of
+//! agentwire's own ([`AgentExtension::communication_schema`]).
 
+use agentwire_core::communication::CommunicationSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,6 +20,53 @@ pub struct AgentDescription {
     pub version: String,
     /// What the agent can do.
     pub skills: Vec<AgentSkill>,
+    /// The protocol extensions the agent supports (`capabilities.extensions`); none are written
+    /// when empty.
+    pub extensions: Vec<AgentExtension>,
+}
+
+/// A protocol extension the agent supports (A2A's `AgentExtension`), in the card's
+/// `capabilities.extensions`.
+///
+/// ```json
+/// {"uri": "https://agentwire.dev/extensions/communication-schema/v1",
+///  "description": "…", "required": false, "params": {"schema": {"idle": […], …}}}
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct AgentExtension {
+    /// The URI naming the extension.
+    pub uri: String,
+    /// How the agent uses it, for people.
+    pub description: String,
+    /// Whether a client must follow the extension to talk to the agent.
+    pub required: bool,
+    /// The extension's settings for this agent; not written when null.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub params: Value,
+}
+
+/// The URI of agentwire's communication-schema extension: its `params.schema` is the agent's
+/// communication schema (seed 004's JSON), which every message of a conversation is checked
+/// against.
+pub const COMMUNICATION_SCHEMA_EXTENSION: &str =
+    "https://agentwire.dev/extensions/communication-schema/v1";
+
+impl AgentExtension {
+    /// The extension publishing `schema`: which messages the client and the agent may send in
+    /// each state of a conversation (a task's context), and what they may carry. Not required:
+    /// a client that ignores it is refused what the schema does not allow, as any other is.
+    pub fn communication_schema(schema: &CommunicationSchema) -> Self {
+        Self {
+            uri: COMMUNICATION_SCHEMA_EXTENSION.to_owned(),
+            description: "The agent's communication schema (seed 004): for each state of a \
+                          conversation, the messages the client and the agent may send, their \
+                          content types and the state each leads to. A conversation starts in \
+                          `idle`; a message the schema does not allow is refused."
+                .to_owned(),
+            required: false,
+            params: serde_json::json!({ "schema": schema }),
+        }
+    }
 }
 
 /// One skill of an agent (`AgentSkill`).
@@ -51,6 +100,7 @@ const MODES: [&str; 2] = ["text/plain", "application/json"];
 ///     url: "https://agents.example.com/a2a".into(),
 ///     version: "1.0.0".into(),
 ///     skills: Vec::new(),
+///     extensions: Vec::new(),
 /// });
 /// assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
 /// assert_eq!(card["capabilities"]["streaming"], true);
@@ -63,7 +113,7 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
         description: &'a str,
         supported_interfaces: [Interface<'a>; 1],
         version: &'a str,
-        capabilities: Capabilities,
+        capabilities: Capabilities<'a>,
         default_input_modes: [&'a str; 2],
         default_output_modes: [&'a str; 2],
         skills: &'a [AgentSkill],
@@ -77,9 +127,11 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
     }
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
-    struct Capabilities {
+    struct Capabilities<'a> {
         streaming: bool,
         push_notifications: bool,
+        #[serde(skip_serializing_if = "<[_]>::is_empty")]
+        extensions: &'a [AgentExtension],
     }
     let card = Card {
         name: &agent.name,
@@ -93,11 +145,12 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
         capabilities: Capabilities {
             streaming: true,
             push_notifications: false,
+            extensions: &agent.extensions,
         },
         default_input_modes: MODES,
         default_output_modes: MODES,
         skills: &agent.skills,
     };
-    // Serializing strings and booleans cannot fail.
+    // Serializing strings, booleans and JSON values cannot fail.
     serde_json::to_value(card).unwrap_or(Value::Null)
 }

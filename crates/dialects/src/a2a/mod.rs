@@ -95,7 +95,9 @@ mod encode;
 mod request;
 mod wire;
 
-pub use card::{AgentDescription, AgentSkill, agent_card};
+pub use card::{
+    AgentDescription, AgentExtension, AgentSkill, COMMUNICATION_SCHEMA_EXTENSION, agent_card,
+};
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
 pub use request::{A2aMethod, A2aRequest, A2aTaskRequest, decode_request, decode_task_request};

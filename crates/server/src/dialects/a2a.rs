@@ -21,9 +21,9 @@ use std::time::Duration;
 use agentwire_core::{Event, EventKind, Message, Role, RunStatus, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
-    self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentSkill,
+    self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentExtension, AgentSkill,
 };
-use agentwire_runtime::RunStart;
+use agentwire_runtime::{InputError, RunStart};
 use agentwire_store::RunRecord;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -84,6 +84,7 @@ async fn card(
             tags: vec!["chat".into()],
             examples: Vec::new(),
         }],
+        extensions: vec![AgentExtension::communication_schema(agent.schema())],
         description,
     })))
 }
@@ -521,7 +522,9 @@ async fn on_task(
         A2aMethod::CancelTask => match &found {
             Found::Live(live) => {
                 let after = last_seq(live);
-                live.handle.cancel();
+                live.handle
+                    .cancel()
+                    .map_err(|refusal| RunsError::Input(InputError::Refused(refusal)))?;
                 settled_after(live, after).await;
             }
             Found::Stored(record) => {

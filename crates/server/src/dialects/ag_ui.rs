@@ -6,6 +6,13 @@
 //! A request that answers the thread's waiting run (a `tool` message with a frontend tool's
 //! output, or `resume` entries answering its approval interrupts) continues that run rather than
 //! starting one, streamed as the new AG-UI run the request names: AG-UI has one run per request.
+//!
+//! The agent's communication schema is not published here. AG-UI's capability discovery
+//! (`AgentCapabilities`, read through `AbstractAgent.getCapabilities()`) is declared by the
+//! agent object in the client's process; the protocol defines no request or event that carries
+//! it from a server, and `HttpAgent` asks the server nothing but `RunAgentInput`. The schema is
+//! in the A2A agent card (`capabilities.extensions`) and `GET /v1/agents/{name}` instead; a
+//! message it refuses is a 409 `input_refused` here as everywhere.
 
 use agentwire_core::{Message, Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};

@@ -295,6 +295,18 @@ pub(super) fn all() -> Map<String, Value> {
                         "messages",
                         json!({"type": "array", "items": schema("Message")}),
                     ),
+                    (
+                        "state",
+                        json!({
+                            "type": "string",
+                            "description": "Where the conversation stands in its agent's communication schema \
+                                (seed 004): the state the session's last run that ended left it in (`idle` for a \
+                                new session or a fork). The next message is checked against it: a one-shot agent's \
+                                session is `done` after its answer and refuses another question (409 \
+                                `input_refused`). A run that fails or is incomplete leaves the state it started \
+                                from; a run the client canceled, the state the schema's `cancel` leads to."
+                        }),
+                    ),
                 ],
                 &[("last_run", nullable(schema("SessionRun")))],
             ),

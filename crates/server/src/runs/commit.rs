@@ -43,6 +43,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use agentwire_core::communication::StateName;
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
 use agentwire_store::{BatchBuilder, EventBatch, Group, RunRecord, Started, Store};
 use tokio::sync::{mpsc, oneshot};
@@ -54,13 +55,17 @@ const MAX_GROUP: usize = 4096;
 /// closing the store at shutdown does not wait for it (`recv_many` is cancel-safe).
 const IDLE: Duration = Duration::from_millis(50);
 
-/// A run's batch of events, and at its end its output joining its session
-/// ([`Store::append_messages`], in the same transaction: a client that sees the run's end
-/// finds the history there).
+/// A run's output joining its session: the session, the messages, and the schema state the
+/// run leaves the session in.
+pub(crate) type SessionOutput = (SessionId, Vec<Message>, StateName);
+
+/// A run's batch of events, and at its end its output joining its session with the session's
+/// new schema state ([`Group::appends`], in the same transaction: a client that sees the run's
+/// end finds the history there, and its next message is checked against that state).
 #[derive(Debug)]
 pub(crate) struct RunWrite {
     batch: EventBatch,
-    output: Option<(SessionId, Vec<Message>)>,
+    output: Option<SessionOutput>,
 }
 
 /// How a batch fared.
@@ -190,8 +195,10 @@ async fn write(store: Store, node: String, mut queue: mpsc::UnboundedReceiver<Pe
                 Pending::Start { run, input, .. } => group.starts.push((run, input)),
                 Pending::Events { write, .. } => {
                     group.batches.push(&write.batch);
-                    if let Some((session_id, messages)) = &write.output {
-                        group.appends.push((session_id, messages));
+                    if let Some((session_id, messages, state)) = &write.output {
+                        group
+                            .appends
+                            .push((session_id, messages, Some(state.as_str())));
                     }
                 }
             }
@@ -324,7 +331,7 @@ pub(crate) struct RunCommits {
     /// An event could not be encoded for the store: the run is given up at the next commit.
     unstorable: Option<Arc<str>>,
     /// The run's output, to join its session with the next commit.
-    output: Option<(SessionId, Vec<Message>)>,
+    output: Option<SessionOutput>,
     /// The checkpoint of the wait the held events end in, to store with them.
     parking: Option<String>,
     /// The store holds the run's checkpoint: it waits there, and outlives this process.
@@ -412,7 +419,7 @@ impl RunCommits {
     pub(crate) fn take_end(
         &mut self,
         end: Vec<Event>,
-        output: Option<(SessionId, Vec<Message>)>,
+        output: Option<SessionOutput>,
     ) -> Vec<Event> {
         self.output = output;
         self.take(end)

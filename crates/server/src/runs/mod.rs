@@ -26,10 +26,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use agentwire_core::communication::{MessageKind, Party, SchemaMachine, StateName, Utterance};
 use agentwire_core::{
     Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
 };
-use agentwire_runtime::{Agent, RunHandle, RunLimits, RunStart};
+use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunStart};
 use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use futures::StreamExt;
 use serde::Serialize;
@@ -219,8 +220,13 @@ impl Runs {
             while let Some(notice) = notices.next().await {
                 match notice {
                     Ok(Notice::Cancel { run_id }) => {
-                        if let Some(live) = lock(&runs.live).get(&run_id) {
-                            live.handle.cancel();
+                        // The asking node checked the cancel against the state it knew; this
+                        // node knows the run's state now, and its refusal stands.
+                        let refused = lock(&runs.live)
+                            .get(&run_id)
+                            .and_then(|live| live.handle.cancel().err());
+                        if let Some(refusal) = refused {
+                            tracing::info!(run = %run_id, "a cancel from another node: {refusal}");
                         }
                     }
                     Ok(Notice::Input { run_id, input_id }) => runs.take_input(run_id, input_id),
@@ -281,15 +287,17 @@ impl Runs {
             true => self.store.session(session_id).await?,
             false => None,
         };
-        let history = match stored {
+        // The conversation goes on where the session's last run left the agent's schema.
+        let (history, schema_state) = match stored {
             Some(session) if session.owner.as_deref() != caller.owner_id() => {
                 return Err(RunsError::no_session(session_id.as_str()));
             }
-            Some(_) => {
+            Some(session) => {
                 self.check_free(session_id).await?;
-                self.store.session_messages(session_id).await?
+                let history = self.store.session_messages(session_id).await?;
+                (history, session.schema_state.map(StateName::from))
             }
-            None => Vec::new(),
+            None => (Vec::new(), None),
         };
         let input_len = start.input.len();
         let run_id = start.run_id.clone().unwrap_or_else(|| agent.new_run_id());
@@ -307,6 +315,7 @@ impl Runs {
             .with_session(session_id.clone())
             .with_history(history)
             .with_limits(self.limits)
+            .with_schema_state(schema_state)
             .with_stored_events();
         let run = span.in_scope(|| agent.start(start))?;
         let live = Arc::new(LiveRun {
@@ -321,7 +330,7 @@ impl Runs {
             let_go: AtomicBool::new(false),
         });
         if let Err(error) = self.record_start(&live, session_id).await {
-            live.handle.cancel();
+            live.handle.abort();
             return Err(error);
         }
         let metrics = self.metrics.run_started(agent.name(), started);
@@ -355,6 +364,9 @@ impl Runs {
         let record = RunRecord {
             session_id: Some(session_id.clone()),
             owner: live.owner.owner_id().map(str::to_owned),
+            // Where the input took the schema: what a cancel from another node is checked
+            // against (`cancel_elsewhere`).
+            state: Some(handle.state().to_string()),
             ..RunRecord::new(handle.id().clone(), handle.agent().name(), &self.node)
         };
         let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
@@ -504,8 +516,10 @@ impl Runs {
         ))
     }
 
-    /// Cancels a run, here or on the node executing it (which hears the store's notice); the
-    /// run as it was when asked.
+    /// The client cancels a run, here or on the node executing it (which hears the store's
+    /// notice); the run as it was when asked. `cancel` is a message of the agent's schema: a
+    /// schema that does not allow it in the run's state refuses it
+    /// ([`RunsError::Input`] with the schema's refusal), and nothing changes.
     pub(crate) async fn cancel(
         self: &Arc<Self>,
         id: &str,
@@ -513,7 +527,7 @@ impl Runs {
     ) -> Result<RunView, RunsError> {
         match self.find(id, caller).await? {
             Found::Live(live) => {
-                live.handle.cancel();
+                live.handle.cancel().map_err(InputError::Refused)?;
                 Ok(RunView::live(&live))
             }
             Found::Stored(record) => {
@@ -536,9 +550,10 @@ impl Runs {
             return Ok(());
         }
         if let Some(live) = self.adopt(record).await? {
-            live.handle.cancel();
+            live.handle.cancel().map_err(InputError::Refused)?;
             return Ok(());
         }
+        self.check_cancel(record)?;
         if !self.store.node_alive(&record.node, clock::now()).await? {
             self.store.end_if_dead(&record.node, clock::now()).await?;
             return Ok(());
@@ -567,6 +582,29 @@ impl Runs {
             Ok(result) => result,
             Err(_) => Ok(()),
         }
+    }
+
+    /// Refuses the client's cancel of a run another node executes where the agent's schema
+    /// does not allow `cancel` in the run's state as its row tells it (where its input took
+    /// it; the executing node checks again against the state it knows now). A row without a
+    /// state, or an agent this node does not serve, leaves the check to that node.
+    fn check_cancel(&self, record: &RunRecord) -> Result<(), RunsError> {
+        let agent = self
+            .agents
+            .iter()
+            .find(|agent| agent.name() == record.agent);
+        let (Some(agent), Some(state)) = (agent, &record.state) else {
+            return Ok(());
+        };
+        let Some(machine) = SchemaMachine::resume(Arc::clone(agent.schema()), state.as_str())
+        else {
+            return Ok(());
+        };
+        let cancel = Utterance::new(Party::Client, MessageKind::CANCEL);
+        machine
+            .check(&cancel)
+            .map(drop)
+            .map_err(|refusal| InputError::Refused(refusal).into())
     }
 
     /// The caller's session's run going on, with the stream its client last opened of it.

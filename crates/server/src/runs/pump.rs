@@ -2,19 +2,19 @@
 //! follow, and into the store ([`RunCommits`]): deltas are shown at once and stored behind
 //! them; a part's completion, a status or an error only once it and everything before it is
 //! committed, so a `part_complete` is durable before any client sees it. The run's output joins
-//! its session in the commit that stores its terminal status, so a client that sees the end
-//! finds the history updated. The run goes on whether or not anyone reads its log; if its
+//! its session in the commit that stores its terminal status, with the schema state it leaves
+//! the session in, so a client that sees the end finds the history (and the state) updated. The run goes on whether or not anyone reads its log; if its
 //! events cannot be stored it is given up (canceled) and what was not stored is not shown. When
 //! the log is closed the run leaves the registry: from then on the store serves it.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use agentwire_core::{ErrorInfo, Event, EventKind, Message, RunStatus, SessionId};
+use agentwire_core::{ErrorInfo, Event, EventKind, RunStatus};
 use agentwire_runtime::RunEvents;
 
 use crate::metrics::RunMetrics;
-use crate::runs::commit::{RunCommits, Settled};
+use crate::runs::commit::{RunCommits, SessionOutput, Settled};
 use crate::runs::{LiveRun, Runs};
 
 impl Runs {
@@ -93,7 +93,8 @@ impl Runs {
                         ));
                     }
                     Settled::Retrying => {}
-                    Settled::GaveUp => live.handle.cancel(),
+                    // The host's stop, not the client's cancel: no message of the schema.
+                    Settled::GaveUp => live.handle.abort(),
                 },
             }
         }
@@ -124,8 +125,9 @@ impl Runs {
     }
 }
 
-/// The run's output (its messages after its input), for its session.
-fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
+/// The run's output (its messages after its input) for its session, with the schema state it
+/// leaves the session in (`RunHandle::session_state`: after a failure, the state before).
+fn output(live: &LiveRun) -> Option<SessionOutput> {
     let session_id = live.handle.session_id()?.clone();
     let output = live
         .handle
@@ -133,7 +135,7 @@ fn output(live: &LiveRun) -> Option<(SessionId, Vec<Message>)> {
         .into_iter()
         .skip(live.input_len)
         .collect();
-    Some((session_id, output))
+    Some((session_id, output, live.handle.session_state()))
 }
 
 /// The checkpoint to store with `batch` if the run waits for the client from its last event

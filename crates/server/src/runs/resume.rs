@@ -181,7 +181,7 @@ impl Runs {
         // again, while this copy closes), and the copy stops.
         live.let_go.store(true, Ordering::Relaxed);
         self.forget(live);
-        live.handle.cancel();
+        live.handle.abort();
         Err(RunsError::RunMoved)
     }
 

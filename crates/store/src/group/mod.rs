@@ -26,8 +26,9 @@ pub struct Group<'a> {
     /// Runs to begin: the session (created, owned by the run's owner, if new), the run's row
     /// and its input at the end of the session's history, as [`Store::start_run`].
     pub starts: Vec<(&'a RunRecord, &'a [Message])>,
-    /// Messages to add at the end of a session's history, as [`Store::append_messages`].
-    pub appends: Vec<(&'a SessionId, &'a [Message])>,
+    /// Messages to add at the end of a session's history, and the session's new schema state
+    /// (`None` leaves it), as [`Store::append_messages`].
+    pub appends: Vec<(&'a SessionId, &'a [Message], Option<&'a str>)>,
     /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
     pub batches: Vec<&'a EventBatch>,
     /// The node writing, if it writes only the runs it holds: a batch of a run that another
@@ -90,7 +91,7 @@ impl GroupWriter {
 /// A group as rows, encoded before its transaction begins.
 struct GroupRows<'a> {
     starts: Vec<StartRows<'a>>,
-    appends: Vec<(&'a SessionId, Vec<MessageText<'a>>)>,
+    appends: Vec<AppendRows<'a>>,
     /// One entry per run, in id order: a run's row is updated once per statement, and rows
     /// are locked in one order, so two writers sharing a database cannot deadlock.
     batches: Vec<BatchRow<'a>>,
@@ -105,6 +106,9 @@ struct StartRows<'a> {
     /// Its input.
     texts: Vec<MessageText<'a>>,
 }
+
+/// An append as rows: the session, its messages, its new schema state.
+type AppendRows<'a> = (&'a SessionId, Vec<MessageText<'a>>, Option<&'a str>);
 
 /// A message as it is stored: its id and its JSON.
 type MessageText<'a> = (Option<&'a str>, String);
@@ -139,7 +143,9 @@ impl<'a> GroupRows<'a> {
             appends: group
                 .appends
                 .iter()
-                .map(|(session_id, messages)| Ok((*session_id, message_texts(messages)?)))
+                .map(|(session_id, messages, state)| {
+                    Ok((*session_id, message_texts(messages)?, *state))
+                })
                 .collect::<Result<_, StoreError>>()?,
             batches: merge_runs(&group.batches),
             node: group.node,
@@ -180,7 +186,7 @@ impl<'a> GroupRows<'a> {
             appended: self
                 .appends
                 .iter()
-                .map(|(id, _)| found.sessions.contains(id.as_str()))
+                .map(|(id, ..)| found.sessions.contains(id.as_str()))
                 .collect(),
             gone: self
                 .batches

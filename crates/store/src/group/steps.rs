@@ -176,22 +176,31 @@ where
     }
 
     /// The appends' sessions, touched (which locks their rows, so no other writer appends to
-    /// them until this commits), and found or not.
+    /// them until this commits) and given their new schema state where the append has one,
+    /// and found or not.
     async fn touch_sessions(
         tx: &mut Transaction<'_, Self>,
         rows: &GroupRows<'_>,
         found: &mut Found,
     ) -> Result<(), StoreError> {
-        let ids: Vec<&str> = rows.appends.iter().map(|(id, _)| id.as_str()).collect();
+        let ids: Vec<(&str, Option<&str>)> = rows
+            .appends
+            .iter()
+            .map(|(id, _, state)| (id.as_str(), *state))
+            .collect();
         for chunk in fixed_chunks(&ids) {
             let touch = |returning: bool| {
                 let mut touch = QueryBuilder::new("UPDATE sessions SET updated_at = ");
-                touch.push_bind(rows.updated_at).push(" FROM (VALUES ");
+                touch.push_bind(rows.updated_at).push(
+                    ", schema_state = COALESCE(v.column2, sessions.schema_state) FROM (VALUES ",
+                );
                 let mut values = touch.separated(", ");
-                for id in chunk {
+                for (id, state) in chunk {
                     values
                         .push("(CAST(")
                         .push_bind_unseparated(*id)
+                        .push_unseparated(" AS TEXT), CAST(")
+                        .push_bind_unseparated(*state)
                         .push_unseparated(" AS TEXT))");
                 }
                 touch.push(") AS v WHERE sessions.id = v.column1");
@@ -204,7 +213,7 @@ where
             if count_is(touched, chunk.len()) {
                 found
                     .sessions
-                    .extend(chunk.iter().map(|id| (*id).to_owned()));
+                    .extend(chunk.iter().map(|(id, _)| (*id).to_owned()));
                 continue;
             }
             // Some session is gone (or named twice): touch them again (the same time, so the
@@ -241,7 +250,7 @@ where
                     .map(|(id, text)| (session_id.as_str(), *id, run, text.as_str())),
             );
         }
-        for (session_id, texts) in &rows.appends {
+        for (session_id, texts, _) in &rows.appends {
             if found.sessions.contains(session_id.as_str()) {
                 messages.extend(
                     texts
