@@ -89,6 +89,10 @@ enum Halt {
 enum MessageEnd {
     /// A step without tool calls: the answer.
     Answer,
+    /// A step whose tools ran, with text the schema takes as a message that leaves the agent
+    /// the word (a long-running agent's report of its progress): the message ends there, and
+    /// the next step begins the next one.
+    Report,
     /// Some calls wait for the client.
     Wait(Wait),
     /// The run stops.
@@ -181,6 +185,7 @@ impl Orchestrator {
             }
             match self.message(opening).await {
                 MessageEnd::Answer => return None,
+                MessageEnd::Report => opening = Resolution::default(),
                 MessageEnd::Halt(halt) => return Some(halt),
                 MessageEnd::Wait(wait) => match self.wait(wait).await {
                     Ok(resolution) => opening = resolution,
@@ -217,7 +222,7 @@ impl Orchestrator {
         }
         let message = self.complete_message(builder);
         match end {
-            MessageEnd::Answer => {
+            MessageEnd::Answer | MessageEnd::Report => {
                 let refused = self
                     .shared
                     .lock()
@@ -226,7 +231,7 @@ impl Orchestrator {
                     .err();
                 match refused {
                     Some(refusal) => MessageEnd::Halt(Halt::Failed(schema_violation(&refusal))),
-                    None => MessageEnd::Answer,
+                    None => end,
                 }
             }
             end => end,
@@ -306,7 +311,23 @@ impl Orchestrator {
             if !wait.is_empty() {
                 return MessageEnd::Wait(wait);
             }
+            if self.reports(builder.message()) {
+                return MessageEnd::Report;
+            }
         }
+    }
+
+    /// Whether `message`, as it stands after a step whose tools ran, is a report: its agent's
+    /// schema takes it as a message after which the agent keeps the word (as a long-running
+    /// agent's does), so the client sees each step's text as a message of its own. Under
+    /// schemas where a message hands the word to the client it never is: the steps of one
+    /// answer stay one message.
+    fn reports(&self, message: &Message) -> bool {
+        let state = self.shared.lock();
+        let machine = &state.machine;
+        machine
+            .check(&schema::agent_message(message))
+            .is_ok_and(|transition| &transition.next_state == machine.state())
     }
 
     /// One model call, streamed into the message. Returns why the model stopped.

@@ -446,3 +446,75 @@ async fn provider_data_is_kept_in_place() {
     );
     assert_eq!(run.handle.state(), "idle");
 }
+
+/// A long-running agent keeps the word after its messages, so each step's text with the
+/// results of its tools is a message of its own (a report of its progress); under the default
+/// schema, where a message hands the word to the client, the same steps are one answer.
+#[tokio::test]
+async fn a_long_running_agent_reports_each_step_as_a_message() {
+    use agentwire_core::communication::CommunicationSchema;
+    let script = || {
+        let mut working = vec![json!({"type": "text_delta", "text": "Checking the first."})];
+        working.extend(call("c1", "check", json!({})));
+        let mut silent = call("c2", "check", json!({}));
+        silent.insert(0, json!({"type": "text_delta", "text": "Now the second."}));
+        json!({"turns": [
+            finish(working, "tool_calls"),
+            finish(silent, "tool_calls"),
+            // A step with no text is no report: it stays in the message that follows.
+            finish(call("c3", "check", json!({})), "tool_calls"),
+            answer("All checked."),
+        ]})
+    };
+    let checker = || {
+        tool("check", json!({"type": "object"}), |_, _| {
+            async { Ok(json!("fine")) }.boxed()
+        })
+    };
+    let messages = |schema: Option<CommunicationSchema>| async move {
+        let brain = Recording::new(script());
+        let mut builder = agent(&brain).tool(checker());
+        if let Some(schema) = schema {
+            builder = builder.schema(schema);
+        }
+        let run = builder
+            .build()
+            .unwrap()
+            .start(RunStart::new(vec![Message::user("check everything")]))
+            .unwrap();
+        let mut client = Client::new(run.events);
+        assert_eq!(client.until_end().await, RunStatus::Completed);
+        client.check_agrees_with(&run.handle);
+        (run.handle.output(), run.handle.state().to_string())
+    };
+
+    let (reports, state) = messages(Some(CommunicationSchema::long_running())).await;
+    let texts: Vec<String> = reports.iter().map(Message::content).collect();
+    assert_eq!(
+        texts,
+        ["Checking the first.", "Now the second.", "All checked."]
+    );
+    assert_eq!(
+        part_types(&reports[0]),
+        ["step_start", "text", "tool_call", "tool_result"]
+    );
+    assert_eq!(
+        part_types(&reports[2]),
+        [
+            "step_start",
+            "tool_call",
+            "tool_result",
+            "step_start",
+            "text"
+        ]
+    );
+    assert_eq!(state, "running");
+
+    let (answer, state) = messages(None).await;
+    assert_eq!(answer.len(), 1);
+    assert_eq!(
+        answer[0].content(),
+        "Checking the first.\nNow the second.\nAll checked."
+    );
+    assert_eq!(state, "idle");
+}

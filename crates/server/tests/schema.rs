@@ -107,24 +107,12 @@ async fn a_one_shot_session_refuses_a_second_question_also_after_a_restart_on_sq
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_shot_session_refuses_a_second_question_also_after_a_restart_on_postgres() {
-    let url = std::env::var("AGENTWIRE_TEST_DATABASE_URL").unwrap_or_else(|_| {
-        panic!("AGENTWIRE_TEST_DATABASE_URL is not set: run `eval \"$(scripts/postgres.sh)\"`")
-    });
+    let url = agentwire_testkit::postgres::required_schema_url().await;
     let settings = || Settings {
         database_url: Some(url.clone()),
         ..Settings::default()
     };
-    // A session id of its own: the database outlives the test.
-    let session = format!("ses_research_{}", uuid_like());
-    one_shot_across_a_restart(settings, &session).await;
-}
-
-/// A fresh suffix for ids in a shared database.
-fn uuid_like() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap();
-    format!("{}_{}", now.as_nanos(), std::process::id())
+    one_shot_across_a_restart(settings, "ses_research").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -283,5 +271,79 @@ async fn the_default_agent_takes_an_image_to_its_model() {
         "in state 'idle' user_message may not include application/pdf; allowed: text/plain, image/*",
     );
     assert_eq!(provider.requests().len(), 1);
+    server.shutdown().await;
+}
+
+/// Seed 004's long-running agent: started by a question, it keeps the word, so each step it
+/// reports is a message of its own in the stream and the session, and the session stays
+/// `running`, where the client may say nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_agent_sends_several_messages_in_one_turn() {
+    let call = |id: &str| {
+        [
+            json!({"type": "tool_call_start", "id": id, "name": "look"}),
+            json!({"type": "tool_call_delta", "id": id, "args": "{}"}),
+            json!({"type": "tool_call_end", "id": id}),
+        ]
+    };
+    let step = |text: &str, id: &str| {
+        let mut events = vec![json!({"type": "text_delta", "text": text})];
+        events.extend(call(id));
+        events.push(json!({"type": "finish", "reason": "tool_calls"}));
+        Value::Array(events)
+    };
+    let script = json!({"turns": [
+        step("Looking at the files.", "c1"),
+        step("Looking again.", "c2"),
+        [{"type": "text_delta", "text": "Nothing changed."}, {"type": "finish", "reason": "stop"}],
+    ]});
+    /// No arguments.
+    #[derive(serde::Deserialize, agentwire_tools::JsonSchema)]
+    #[schemars(crate = "agentwire_tools::schemars")]
+    struct Nothing {}
+    let look = agentwire_tools::FnTool::new("look", "Looks at the files", |_: Nothing, _| async {
+        Ok("no change")
+    });
+    let watcher = Agent::builder("watcher")
+        .brain(ScriptedBrain::from_json(&script.to_string()).unwrap())
+        .schema(CommunicationSchema::long_running())
+        .tool(look)
+        .build()
+        .unwrap();
+    let server = TestServer::start(vec![watcher], Settings::default()).await;
+    let (status, run) = ask(&server, "watcher", "ses_watch", "watch the files").await;
+    assert_eq!(status, 200, "{run}");
+    assert_eq!(run["run"]["status"], "completed", "{run}");
+    let (_, stored) = get_json(&server, "/v1/sessions/ses_watch").await;
+    let texts: Vec<&str> = stored["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "assistant")
+        .map(|message| {
+            message["parts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|part| part["type"] == "text")
+                .and_then(|part| part["text"].as_str())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Looking at the files.",
+            "Looking again.",
+            "Nothing changed."
+        ]
+    );
+    assert_eq!(session_state(&server, "ses_watch").await, "running");
+    let (status, body) = ask(&server, "watcher", "ses_watch", "stop it").await;
+    check_refused(
+        status,
+        &body,
+        "in state 'running' the client may not send user_message; allowed: server agent_message",
+    );
     server.shutdown().await;
 }
