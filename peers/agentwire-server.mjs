@@ -18,7 +18,7 @@
 // test process exits first.
 // Only node's own modules are used, so any peer can import this file.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,6 +27,23 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BUILD = 'cargo build -p agentwire-cli';
+
+let schemas = 0;
+
+/**
+ * A PostgreSQL schema of the caller's own on the test server that scripts/postgres.sh starts
+ * ($AGENTWIRE_TEST_DATABASE_URL), as a URL agentwire opens; undefined without that server.
+ * Nodes of one test share it; tests do not: runs of one would be swept by another's nodes as a
+ * dead node's, and a checkout with a newer migration would break every other.
+ * @returns {string | undefined}
+ */
+export function postgresSchemaUrl() {
+  const base = process.env.AGENTWIRE_TEST_DATABASE_URL;
+  if (!base) return undefined;
+  const schema = `test_${process.pid}_${Date.now()}_${schemas++}`;
+  execFileSync('psql', [base, '-qc', `CREATE SCHEMA ${schema}`]);
+  return `${base}${base.includes('?') ? '&' : '?'}options[search_path]=${schema}`;
+}
 
 /** The agentwire binary the tests run. */
 export function binaryPath() {

@@ -11,10 +11,10 @@ import { describe, test } from 'node:test';
 import { HttpAgent, buildResumeArray } from '@ag-ui/client';
 import { run } from '../agent.mjs';
 import { validateClient, validateOfficial } from '../support.mjs';
-import { startAgentwire } from '../../agentwire-server.mjs';
+import { postgresSchemaUrl, startAgentwire } from '../../agentwire-server.mjs';
 import { FILE, config, files } from '../../durable-writer.mjs';
 
-const DATABASE_URL = process.env.AGENTWIRE_TEST_DATABASE_URL;
+const POSTGRES = process.env.AGENTWIRE_TEST_DATABASE_URL;
 
 async function checkedRun(agent, params) {
   const out = await run(agent, params);
@@ -68,9 +68,10 @@ describe('AG-UI HttpAgent: an interrupt resumed elsewhere', () => {
 
   for (const killed of [false, true]) {
     const title = killed ? 'through another node, the first killed' : 'through another node';
-    test(title, { skip: !DATABASE_URL && 'AGENTWIRE_TEST_DATABASE_URL is not set' }, async () => {
-      const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl: DATABASE_URL });
-      const b = await startAgentwire({ config, dir: a.dir, databaseUrl: DATABASE_URL });
+    test(title, { skip: !POSTGRES && 'AGENTWIRE_TEST_DATABASE_URL is not set' }, async () => {
+      const databaseUrl = postgresSchemaUrl();
+      const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl });
+      const b = await startAgentwire({ config, dir: a.dir, databaseUrl });
       try {
         const agent = await ask(a.url, `thread-nodes-${killed}-${Date.now()}`);
         if (killed) await a.kill();

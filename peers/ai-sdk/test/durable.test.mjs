@@ -11,10 +11,10 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { Chat } from '../chat.mjs';
-import { startAgentwire } from '../../agentwire-server.mjs';
+import { postgresSchemaUrl, startAgentwire } from '../../agentwire-server.mjs';
 import { FILE, config, files } from '../../durable-writer.mjs';
 
-const DATABASE_URL = process.env.AGENTWIRE_TEST_DATABASE_URL;
+const POSTGRES = process.env.AGENTWIRE_TEST_DATABASE_URL;
 
 /** A Chat whose requests go to `server` (an object whose `url` the test changes, as a load
  * balancer would pick another node), sending the approval answer by itself. */
@@ -69,9 +69,10 @@ describe('AI SDK Chat: an approval answered elsewhere', () => {
 
   for (const killed of [false, true]) {
     const title = killed ? 'through another node, the first killed' : 'through another node';
-    test(title, { skip: !DATABASE_URL && 'AGENTWIRE_TEST_DATABASE_URL is not set' }, async () => {
-      const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl: DATABASE_URL });
-      const b = await startAgentwire({ config, dir: a.dir, databaseUrl: DATABASE_URL });
+    test(title, { skip: !POSTGRES && 'AGENTWIRE_TEST_DATABASE_URL is not set' }, async () => {
+      const databaseUrl = postgresSchemaUrl();
+      const a = await startAgentwire({ config, files, dirs: ['ws'], databaseUrl });
+      const b = await startAgentwire({ config, dir: a.dir, databaseUrl });
       try {
         const target = { url: a.url };
         const chat = chatOn(`chat-nodes-${killed}-${Date.now()}`, target);
