@@ -193,6 +193,13 @@ async function shot(page, name) {
   shots.push(file);
 }
 
+/** A screenshot of one element (scrolled into view). */
+async function shotOf(locator, name) {
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await locator.screenshot({ path: file });
+  shots.push(file);
+}
+
 /** Picks the agent and sends a message with Enter. */
 async function say(page, agentName, text) {
   await page.selectOption('#agent', agentName);
@@ -828,6 +835,15 @@ Promise.all(tries).then(() => setTimeout(() => { document.title = 'done'; }, 500
       await assertInView(page, answer, 'the final answer');
       assert.equal(await page.locator('#jump').isVisible(), false);
       await shot(page, `16-tour-end-${name}`);
+      // Each kind of part the tour added, as it looks (this scrolls the view up).
+      const parts = {
+        plan: page.locator('.part.plan').last(),
+        artifact: page.locator('.part.artifact'),
+        image: page.locator('.part.file.image'),
+        source: page.locator('.part.source'),
+        data: page.locator('.part.data'),
+      };
+      for (const [kind, locator] of Object.entries(parts)) await shotOf(locator, `16-tour-${kind}-${name}`);
 
       // Opened afresh (a link, a reload), the session shows its end, not its top.
       const reopened = await open(t, { url: page.url(), width, height });
