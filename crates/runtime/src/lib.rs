@@ -75,6 +75,9 @@ mod slots;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
+/// The built-in whose calls wait for the user's answer (`awaiting input`), for hosts that route
+/// a user's message to the question it answers.
+pub use agentwire_tools::AskUser;
 pub use checkpoint::{Checkpoint, ResumeError, RunResume};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{AgentConfig, AgentsFile, BUILTIN_TOOLS, ConfigError, DeclaredKind, Provider};
