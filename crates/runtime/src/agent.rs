@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{GenerationSettings, InvalidField, ToolKind, ToolSpec};
-use agentwire_tools::{Tool, ToolLimits, Toolbox, ToolboxError};
+use agentwire_tools::{AskUser, Tool, ToolLimits, Toolbox, ToolboxError};
 use thiserror::Error;
 
 use crate::clock::{Clock, SystemClock};
@@ -127,6 +127,14 @@ pub enum AgentError {
         "agent '{agent}' has tools that need approval, but its communication schema never lets the server send approval_request"
     )]
     SchemaLacksApproval {
+        /// The agent.
+        agent: String,
+    },
+    /// The agent has `ask_user`, but no state of the schema lets it ask the user a question.
+    #[error(
+        "agent '{agent}' has the tool ask_user, but its communication schema never lets the server send input_request"
+    )]
+    SchemaLacksInput {
         /// The agent.
         agent: String,
     },
@@ -445,6 +453,11 @@ impl AgentBuilder {
             && !allows_anywhere(&schema, Party::Server, MessageKind::APPROVAL_REQUEST)
         {
             return Err(AgentError::SchemaLacksApproval { agent });
+        }
+        if self.toolbox.contains(AskUser::NAME)
+            && !allows_anywhere(&schema, Party::Server, MessageKind::INPUT_REQUEST)
+        {
+            return Err(AgentError::SchemaLacksInput { agent });
         }
         let tool_specs: Arc<[ToolSpec]> = self.toolbox.specs().cloned().collect();
         Ok(Agent {

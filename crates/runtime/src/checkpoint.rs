@@ -105,6 +105,9 @@ pub struct RunResume {
     pub checkpoint: Checkpoint,
     /// The seq of the run's next event: one past the last its readers may have seen.
     pub next_seq: u64,
+    /// The host's slots for working runs: once answered, the run takes one to go on
+    /// ([`RunStart::slots`](crate::RunStart::slots)).
+    pub slots: Option<crate::RunSlots>,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -178,6 +181,7 @@ impl Agent {
             mut conversation,
             checkpoint,
             next_seq,
+            slots,
         } = resume;
         let Checkpoint {
             state,
@@ -240,7 +244,8 @@ impl Agent {
             limits,
             settings,
         )
-        .resuming(&parked, next_seq);
+        .resuming(&parked, next_seq)
+        .with_slots(slots);
         runtime.spawn(orchestrator.resume(awaiting).in_current_span());
         Ok(Run {
             handle: RunHandle { shared },

@@ -41,7 +41,7 @@ use agentwire_brain::{
 use agentwire_core::ToolKind;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
-use agentwire_tools::{SaveArtifact, Tool, UpdatePlan, Workspace};
+use agentwire_tools::{AskUser, SaveArtifact, Tool, UpdatePlan, Workspace};
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -241,13 +241,16 @@ const DEFAULT_WORKSPACE: &str = ".agentwire/workspace";
 
 /// Every built-in tool `tools` may name: the workspace file tools, then the tools that make
 /// parts for the reader (`update_plan`: a `plan_update`; `save_artifact`: an `artifact`, its
-/// content saved in the workspace).
-pub const BUILTIN_TOOLS: [&str; 5] = [
+/// content saved in the workspace), and `ask_user`, with which the model asks the user a
+/// question and waits for the answer in the same run (`awaiting input`; the agent's schema must
+/// allow `input_request`, as the default schema does).
+pub const BUILTIN_TOOLS: [&str; 6] = [
     "write_file",
     "read_file",
     "list_files",
     UpdatePlan::NAME,
     SaveArtifact::NAME,
+    AskUser::NAME,
 ];
 
 impl AgentConfig {
@@ -539,6 +542,7 @@ impl AgentConfig {
             tools.push(Arc::new(SaveArtifact::new(workspace.clone())));
         }
         tools.push(Arc::new(UpdatePlan::new()));
+        tools.push(Arc::new(AskUser::new()));
         // In the order the file lists them, so the model is offered them in that order.
         Ok(wanted
             .iter()

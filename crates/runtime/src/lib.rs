@@ -71,9 +71,13 @@ mod ids;
 mod orchestrator;
 mod run;
 pub mod schema;
+mod slots;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
+/// The built-in whose calls wait for the user's answer (`awaiting input`), for hosts that route
+/// a user's message to the question it answers.
+pub use agentwire_tools::AskUser;
 pub use checkpoint::{Checkpoint, ResumeError, RunResume};
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use config::{AgentConfig, AgentsFile, BUILTIN_TOOLS, ConfigError, DeclaredKind, Provider};
@@ -81,3 +85,4 @@ pub use events::RunEvents;
 pub use handler::{Handler, HandlerError, HandlerRequest, Responder};
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
 pub use run::{InputError, Run, RunHandle, RunLimits, RunStart, StartError};
+pub use slots::RunSlots;

@@ -9,7 +9,9 @@
 //! error streaming as it finishes, followed by the part a built-in made (`save_artifact`'s
 //! `artifact`; `update_plan`'s `plan_update`, which continues the conversation's plan if it has
 //! one); a call that needs approval gets an `approval_request` part; a call of a client
-//! tool is left to the client. If anything waits for the client, the message completes and the
+//! tool is left to the client; an `ask_user` call waits for the user's answer (`awaiting
+//! input`). Given a host's [`RunSlots`], the run works only while it holds one (`queued`
+//! before it has one, `rejected` when their line is full). If anything waits for the client, the message completes and the
 //! run pauses (see [`Wait`]); otherwise the next step begins with the history and the message
 //! so far. A step without tool calls is the answer (a refusal included); a step the provider
 //! stopped for its policies (a `content_filter` finish) ends the run `incomplete`, its calls
@@ -29,7 +31,7 @@ use agentwire_core::{
     Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
     MessageStart, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
 };
-use agentwire_tools::ToolLimits;
+use agentwire_tools::{AskUser, ToolLimits};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
@@ -40,6 +42,7 @@ use crate::events::EventQueue;
 use crate::ids::IdKind;
 use crate::run::{RunLimits, Shared};
 use crate::schema;
+use crate::slots::{RunSlots, Slot};
 use crate::wait::{Resolution, Wait, not_run};
 
 /// Drives one run from its first event to its last.
@@ -66,6 +69,10 @@ pub(crate) struct Orchestrator {
     max_duration: Option<Duration>,
     /// The limits its tool calls run under: the toolbox's, or tighter ceilings.
     tool_limits: ToolLimits,
+    /// The host's slots for working runs, if it limits them.
+    slots: Option<RunSlots>,
+    /// The slot held while the run works.
+    slot: Option<Slot>,
 }
 
 /// Why a run ends without its answer.
@@ -81,6 +88,8 @@ enum Halt {
     Truncated,
     /// The provider stopped the model's output for its policies (a content filter, a refusal).
     Filtered,
+    /// The host turned it away before it ran (its line for slots was full).
+    Rejected(ErrorInfo),
     /// The model failed, or the agent broke its schema.
     Failed(ErrorInfo),
 }
@@ -136,7 +145,15 @@ impl Orchestrator {
             deadline: None,
             max_duration,
             tool_limits,
+            slots: None,
+            slot: None,
         }
+    }
+
+    /// Makes the run wait for one of `slots` whenever it starts working.
+    pub(crate) fn with_slots(mut self, slots: Option<RunSlots>) -> Self {
+        self.slots = slots;
+        self
     }
 
     /// Runs the run to its end.
@@ -147,10 +164,39 @@ impl Orchestrator {
             session_id: shared.session_id.clone(),
             agent: Some(shared.agent.inner.name.clone()),
         });
+        if let Err(halt) = self.admit(false).await {
+            self.end(Some(halt));
+            return;
+        }
         self.resume_clock();
         self.set_status(RunStatus::InProgress, None);
         let halt = self.turns(Resolution::default()).await;
         self.end(halt);
+    }
+
+    /// Takes a slot to work in, if the host limits working runs: at once when one is free,
+    /// else after `queued` in line, first come first served. A new run (`answered` false) that
+    /// finds the line full is rejected; a run answered after a wait always lines up. Canceled
+    /// meanwhile, it stops without working.
+    async fn admit(&mut self, answered: bool) -> Result<(), Halt> {
+        let Some(slots) = self.slots.clone() else {
+            return Ok(());
+        };
+        if let Some(slot) = slots.try_take() {
+            self.slot = Some(slot);
+            return Ok(());
+        }
+        let Some(in_line) = slots.line_up(answered) else {
+            return Err(Halt::Rejected(slots.full()));
+        };
+        self.set_status(RunStatus::Queued, None);
+        tokio::select! {
+            () = self.shared.cancel.cancelled() => Err(Halt::Canceled),
+            slot = in_line.take() => {
+                self.slot = Some(slot);
+                Ok(())
+            }
+        }
     }
 
     /// The orchestrator of a checkpointed run: how far it had gone, its events numbered from
@@ -283,7 +329,13 @@ impl Orchestrator {
             for call in calls {
                 // A call that cannot run is not put to a person: it runs now and comes back to
                 // the model as a validation error.
-                if config.approval.contains(&call.tool_name) && config.toolbox.check(&call).is_ok()
+                if call.tool_name == AskUser::NAME
+                    && config.toolbox.contains(AskUser::NAME)
+                    && config.toolbox.check(&call).is_ok()
+                {
+                    wait.question(call);
+                } else if config.approval.contains(&call.tool_name)
+                    && config.toolbox.check(&call).is_ok()
                 {
                     let approval_id: ApprovalId = config.ids.next_id(IdKind::Approval).into();
                     builder.part(
@@ -533,10 +585,14 @@ impl Orchestrator {
     async fn wait(&mut self, wait: Wait) -> Result<Resolution, Halt> {
         let utterance = if wait.n_approvals() > 0 {
             schema::approval_request(wait.n_approvals())
-        } else {
+        } else if wait.client_calls().next().is_some() {
             schema::function_call(wait.client_calls())
+        } else {
+            schema::input_request(wait.n_questions())
         };
         self.pause_clock();
+        // A run waiting for its client does no work: its slot goes to the next in line.
+        self.slot = None;
         let parked = Parked::new(
             &self.tools[self.tools.len() - self.client_tools..],
             &self.settings,
@@ -592,9 +648,13 @@ impl Orchestrator {
             state.parked = None;
             state.wait.take().unwrap_or_default()
         };
+        let resolution = wait.resolve("");
+        if let Err(halt) = self.admit(true).await {
+            self.close_resolution(resolution, halt.why());
+            return Err(halt);
+        }
         self.resume_clock();
         self.set_status(RunStatus::InProgress, None);
-        let resolution = wait.resolve("");
         if let Err(halt) = self.until_stored().await {
             self.close_resolution(resolution, halt.why());
             return Err(halt);
@@ -761,6 +821,7 @@ impl Orchestrator {
                 )),
             ),
             Halt::Failed(error) => (RunStatus::Failed, Some(error)),
+            Halt::Rejected(error) => (RunStatus::Rejected, Some(error)),
         }
     }
 
@@ -796,6 +857,7 @@ impl Halt {
             Halt::Truncated => "was cut off at the model's token limit",
             Halt::Filtered => "was stopped by the provider's usage policies",
             Halt::Failed(_) => "failed",
+            Halt::Rejected(_) => "was rejected",
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::handler;
 use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
+use crate::slots::RunSlots;
 use crate::wait::{Mismatch, Wait};
 
 /// What a run starts from.
@@ -74,6 +75,10 @@ pub struct RunStart {
     /// session's last run left ([`RunHandle::session_state`]). `None`, or a state the agent's
     /// schema does not have (the session changed agents), starts from `idle`.
     pub schema_state: Option<StateName>,
+    /// The host's slots for working runs: the run reports `queued` while it waits for one,
+    /// and ends `rejected` (`queue_full`) when their line is full ([`RunSlots`]). `None`: the
+    /// run works at once. Runs written by a handler do not take slots.
+    pub slots: Option<RunSlots>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -165,6 +170,12 @@ impl RunStart {
     /// Sets the schema state the conversation is in (see [`RunStart::schema_state`]).
     pub fn with_schema_state(mut self, state: Option<StateName>) -> Self {
         self.schema_state = state;
+        self
+    }
+
+    /// Makes the run take one of `slots` to work (see [`RunStart::slots`]).
+    pub fn with_slots(mut self, slots: RunSlots) -> Self {
+        self.slots = Some(slots);
         self
     }
 }
@@ -427,7 +438,8 @@ impl Agent {
             start.client_tools,
             start.limits,
             start.settings,
-        );
+        )
+        .with_slots(start.slots);
         runtime.spawn(orchestrator.run().in_current_span());
         Ok(Run {
             handle: RunHandle { shared },
@@ -518,7 +530,9 @@ impl RunHandle {
     /// Sends the run a client message: answers to approval requests (`approval_response`
     /// parts) and outputs of client tools (`tool_result` or `tool_error` parts). It must be
     /// what the agent's schema allows in the run's current state; a refusal names the state
-    /// and what is allowed, and changes nothing. Answers are taken once the run awaits them
+    /// and what is allowed, and changes nothing. A user message answers the question the run
+    /// waits on (`awaiting input`, the model's `ask_user`); while none waits it is a new turn
+    /// ([`InputError::NewTurn`]). Answers are taken once the run awaits them
     /// (its status says so: a request is not sent until its message is complete). When
     /// everything the run waits for is answered, the run goes on.
     pub fn input(&self, message: Message) -> Result<(), InputError> {
@@ -530,8 +544,19 @@ impl RunHandle {
         }
         let incoming = schema::incoming(&message);
         if let Some(question) = &incoming.question {
-            state.machine.check(question)?;
-            return Err(InputError::NewTurn);
+            // A user message answers the question the run waits on (`ask_user`), else it is a
+            // new turn.
+            let mut wait = state.wait.clone().unwrap_or_default();
+            if wait.awaiting() != Some(Awaiting::Input) {
+                state.machine.check(question)?;
+                return Err(InputError::NewTurn);
+            }
+            let mut machine = state.machine.clone();
+            machine.accept(question)?;
+            wait.answer_question(&message);
+            state.machine = machine;
+            self.answered(state, status, wait);
+            return Ok(());
         }
 
         // The message's type must fit the current state before its answers are looked at, so
@@ -560,17 +585,29 @@ impl RunHandle {
                     // The server's calls of client tools come due once approvals are answered
                     // (outputs sent earlier are refused, so none is answered before this).
                     machine.accept(&schema::function_call(wait.client_calls()))?;
+                } else if wait.awaiting() == Some(Awaiting::Input) {
+                    // And its questions (`ask_user`) once everything before them is.
+                    machine.accept(&schema::input_request(wait.n_questions()))?;
                 }
             }
         }
         if let Some(outputs) = &incoming.outputs {
-            if wait.awaiting().is_some() {
+            if wait.awaiting() == Some(Awaiting::FunctionOutput) {
                 machine.check(outputs)?;
             } else {
                 machine.accept(outputs)?;
+                if wait.awaiting() == Some(Awaiting::Input) {
+                    machine.accept(&schema::input_request(wait.n_questions()))?;
+                }
             }
         }
         state.machine = machine;
+        self.answered(state, status, wait);
+        Ok(())
+    }
+
+    /// Keeps the answers recorded in `wait` and tells the orchestrator.
+    fn answered(&self, mut state: MutexGuard<'_, RunState>, status: RunStatus, wait: Wait) {
         // The run moves on now: its status says so at once (the orchestrator's event follows),
         // so a reader that comes right after this answer does not take the log, still on the
         // old status, for all there is. Under the lock, before the orchestrator can go on.
@@ -584,7 +621,6 @@ impl RunHandle {
         drop(state);
         // The orchestrator reports the new status, or goes on when nothing is left to wait for.
         self.shared.answered.notify_one();
-        Ok(())
     }
 
     /// The host has stored the run's events through `seq` (for a run started
@@ -607,7 +643,9 @@ impl RunHandle {
     pub fn session_state(&self) -> StateName {
         let state = self.shared.lock();
         match *self.shared.status.borrow() {
-            RunStatus::Failed | RunStatus::Incomplete => state.start_state.clone(),
+            RunStatus::Failed | RunStatus::Incomplete | RunStatus::Rejected => {
+                state.start_state.clone()
+            }
             RunStatus::Canceled => state
                 .canceled_to
                 .clone()
@@ -622,11 +660,19 @@ impl RunHandle {
     /// nothing changes. Then the model's stream and running tools stop at once, open parts are
     /// closed, calls that did not run are answered as canceled, and the run ends `canceled`
     /// with everything complete kept; its session goes on from the state `cancel` leads to.
-    /// Does nothing to a run that has ended.
+    /// A run still queued for a slot has not been worked on: its cancel withdraws the question,
+    /// whatever the schema, and its session keeps the state the run started from. Does
+    /// nothing to a run that has ended.
     pub fn cancel(&self) -> Result<(), Refusal> {
         {
             let mut state = self.shared.lock();
-            if self.shared.status.borrow().is_terminal() {
+            let status = *self.shared.status.borrow();
+            if status.is_terminal() {
+                return Ok(());
+            }
+            if matches!(status, RunStatus::Created | RunStatus::Queued) {
+                drop(state);
+                self.shared.cancel.cancel();
                 return Ok(());
             }
             // Checked, not taken: the run's machine stays where the work is (an answer that

@@ -13,6 +13,8 @@
 //! | the agent's final answer | server | `agent_message` | its text, refusals, files and sources |
 //! | a turn that asks for approval | server | `approval_request` | the `/approval` items |
 //! | a turn that calls client tools | server | `function_call` | the client calls' `/function` items |
+//! | a turn that asks the user (`ask_user`) | server | `input_request` | one `/question` item per question |
+//! | the user's answer to it | client | `user_message` | every content part |
 //!
 //! The text the model writes before it asks for an approval or calls a client tool is not
 //! checked: it is commentary on the request, not the agent's answer.
@@ -27,10 +29,12 @@ use agentwire_core::{Message, Part, ToolCall};
 /// The schema an agent follows unless its builder names another: seed 004's chat (the client
 /// and the agent take turns), with the two waits an agent with tools may need: the agent may
 /// ask the client to run a function (`awaiting_function_output`, as in the function-calling
-/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in). Its
-/// answer may cite sources (as the one-shot built-in's may) and hold files, such as images a
-/// model returns. The client may `cancel` while the agent works and while it waits (back to
-/// `idle`), as the interruptible built-in allows while it works: a UI's Stop button.
+/// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in), and
+/// the agent may ask the user a question and wait for their answer in the same run
+/// (`input_request` → `awaiting_input`, seed 004's "waiting for user"). Its answer may cite
+/// sources (as the one-shot built-in's may) and hold files, such as images a model returns.
+/// The client may `cancel` while the agent works and while it waits (back to `idle`), as the
+/// interruptible built-in allows while it works: a UI's Stop button.
 ///
 /// ```json
 /// {
@@ -39,6 +43,7 @@ use agentwire_core::{Message, Part, ToolCall};
 ///     {"party": "server", "type": "agent_message", "schema": [{"contentType": "text/plain", "required": true}, {"name": "/sources/*", "contentType": "text/x-uri", "required": false}, {"contentType": "*/*", "required": false}], "nextState": "idle"},
 ///     {"party": "server", "type": "function_call", "schema": [{"name": "/function", "contentType": "application/json", "required": true}], "nextState": "awaiting_function_output"},
 ///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"},
+///     {"party": "server", "type": "input_request", "schema": [{"name": "/question", "contentType": "application/json", "required": true}], "nextState": "awaiting_input"},
 ///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
 ///   ],
 ///   "awaiting_function_output": [
@@ -47,6 +52,10 @@ use agentwire_core::{Message, Part, ToolCall};
 ///   ],
 ///   "awaiting_approval": [
 ///     {"party": "client", "type": "approval_response", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "running"},
+///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
+///   ],
+///   "awaiting_input": [
+///     {"party": "client", "type": "user_message", "schema": [{"contentType": "text/plain", "required": true}], "nextState": "running"},
 ///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
 ///   ]
 /// }
@@ -84,6 +93,8 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                         "awaiting_approval",
                     )
                     .with(json.clone().named("/approval")),
+                    Transition::new(Party::Server, MessageKind::INPUT_REQUEST, "awaiting_input")
+                        .with(json.clone().named("/question")),
                     cancel(),
                 ],
             ),
@@ -100,6 +111,14 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                 vec![
                     Transition::new(Party::Client, MessageKind::APPROVAL_RESPONSE, "running")
                         .with(json.named("/approval")),
+                    cancel(),
+                ],
+            ),
+            (
+                "awaiting_input",
+                vec![
+                    Transition::new(Party::Client, MessageKind::USER_MESSAGE, "running")
+                        .with(ContentSpec::required("text/plain")),
                     cancel(),
                 ],
             ),
@@ -228,6 +247,15 @@ pub(crate) fn function_call<'c>(calls: impl Iterator<Item = &'c ToolCall>) -> Ut
     }
 }
 
+/// A turn that asks the user: one `/question` item per `ask_user` call.
+pub(crate) fn input_request(n_questions: usize) -> Utterance {
+    Utterance {
+        party: Party::Server,
+        kind: MessageKind::INPUT_REQUEST.into(),
+        contents: vec![ContentItem::named("/question", "application/json"); n_questions],
+    }
+}
+
 /// The client's `cancel`, which a schema must allow in the run's state (the default schema and
 /// the interruptible built-in do).
 pub(crate) fn cancel() -> Utterance {
@@ -251,7 +279,8 @@ mod tests {
                 "idle",
                 "running",
                 "awaiting_function_output",
-                "awaiting_approval"
+                "awaiting_approval",
+                "awaiting_input"
             ]
         );
         let rebuilt = CommunicationSchema::new(

@@ -1,12 +1,16 @@
-//! [`Wait`]: what a paused run waits for (approvals of tool calls, outputs of client tools),
-//! the answers as they arrive, and the parts that tell the model how each call ended.
+//! [`Wait`]: what a paused run waits for (approvals of tool calls, outputs of client tools,
+//! the user's answers to `ask_user`), the answers as they arrive, and the parts that tell the
+//! model how each call ended.
 //!
 //! Approvals are asked first: while any is unanswered the run is `awaiting approval`; then,
-//! while a client tool's output is missing, `awaiting function_output`. The run resumes when
-//! everything is answered, in a new assistant message that begins with one answer per call.
+//! while a client tool's output is missing, `awaiting function_output`; then, while a question
+//! the model asked with `ask_user` has no answer, `awaiting input` (the user's next message
+//! answers it: its text becomes the call's result). The run resumes when everything is
+//! answered, in a new assistant message that begins with one answer per call.
 
 use agentwire_core::part::{ApprovalResponse, ToolError, ToolResult};
-use agentwire_core::{Awaiting, Part, ToolCall, ToolCallId, ToolErrorKind};
+use agentwire_core::{Awaiting, Message, Part, ToolCall, ToolCallId, ToolErrorKind};
+use agentwire_tools::AskUser;
 
 use agentwire_core::ids::ApprovalId;
 use serde::{Deserialize, Serialize};
@@ -24,6 +28,9 @@ struct Pending {
     /// `Some` for a call that needs approval; `None` for a client tool's call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     approval_id: Option<ApprovalId>,
+    /// A question to the user (`ask_user`), answered by their next message.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    input: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     answer: Option<Answer>,
 }
@@ -60,6 +67,7 @@ impl Wait {
         self.items.push(Pending {
             call,
             approval_id: Some(approval_id),
+            input: false,
             answer: None,
         });
     }
@@ -69,8 +77,43 @@ impl Wait {
         self.items.push(Pending {
             call,
             approval_id: None,
+            input: false,
             answer: None,
         });
+    }
+
+    /// Waits for the user's answer to the question `call` (an `ask_user` call) asks.
+    pub(crate) fn question(&mut self, call: ToolCall) {
+        self.items.push(Pending {
+            call,
+            approval_id: None,
+            input: true,
+            answer: None,
+        });
+    }
+
+    /// The number of questions asked.
+    pub(crate) fn n_questions(&self) -> usize {
+        self.items.iter().filter(|item| item.input).count()
+    }
+
+    /// Records the user's message as the answer to the first unanswered question: its text,
+    /// as the `ask_user` call's result. False when no question waits.
+    pub(crate) fn answer_question(&mut self, message: &Message) -> bool {
+        let Some(item) = self
+            .items
+            .iter_mut()
+            .find(|item| item.input && item.answer.is_none())
+        else {
+            return false;
+        };
+        item.answer = Some(Answer::Output(Part::ToolResult(ToolResult {
+            tool_call_id: item.call.tool_call_id.clone(),
+            tool_name: Some(item.call.tool_name.clone()),
+            result: AskUser::answer(&message.content()),
+            is_error: None,
+        })));
+        true
     }
 
     /// How many of the calls have their answer.
@@ -98,24 +141,24 @@ impl Wait {
     pub(crate) fn client_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.items
             .iter()
-            .filter(|item| item.approval_id.is_none())
+            .filter(|item| item.approval_id.is_none() && !item.input)
             .map(|item| &item.call)
     }
 
     /// What the run waits for now; `None` once everything is answered.
     pub(crate) fn awaiting(&self) -> Option<Awaiting> {
-        let unanswered = |approval: bool| {
+        let unanswered = |kind: Awaiting| {
             self.items
                 .iter()
-                .any(|item| item.approval_id.is_some() == approval && item.answer.is_none())
+                .any(|item| item.answer.is_none() && item.awaiting() == kind)
         };
-        if unanswered(true) {
-            Some(Awaiting::Approval)
-        } else if unanswered(false) {
-            Some(Awaiting::FunctionOutput)
-        } else {
-            None
-        }
+        [
+            Awaiting::Approval,
+            Awaiting::FunctionOutput,
+            Awaiting::Input,
+        ]
+        .into_iter()
+        .find(|kind| unanswered(*kind))
     }
 
     /// Records the answers a client message carries (approval responses, tool results and
@@ -142,7 +185,7 @@ impl Wait {
                         .iter_mut()
                         .find(|item| {
                             item.answer.is_none()
-                                && item.approval_id.is_none()
+                                && item.awaiting() == Awaiting::FunctionOutput
                                 && &item.call.tool_call_id == tool_call_id
                         })
                         .ok_or_else(|| Mismatch::ToolCall(tool_call_id.clone()))?;
@@ -176,6 +219,17 @@ impl Wait {
             }
         }
         resolution
+    }
+}
+
+impl Pending {
+    /// What the item waits for while unanswered.
+    fn awaiting(&self) -> Awaiting {
+        match (&self.approval_id, self.input) {
+            (Some(_), _) => Awaiting::Approval,
+            (None, true) => Awaiting::Input,
+            (None, false) => Awaiting::FunctionOutput,
+        }
     }
 }
 
@@ -294,5 +348,41 @@ mod tests {
             panic!("the output is kept");
         };
         assert_eq!(result.tool_name.as_deref(), Some("get_location"));
+    }
+}
+
+#[cfg(test)]
+mod question_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_question_waits_last_and_the_next_message_answers_it() {
+        let mut wait = Wait::default();
+        let ask = ToolCall {
+            tool_call_id: "c1".into(),
+            tool_name: "ask_user".into(),
+            args: json!({"question": "Which city?"}).into(),
+        };
+        wait.question(ask);
+        assert_eq!(wait.awaiting(), Some(Awaiting::Input));
+        assert_eq!(wait.client_calls().count(), 0);
+        assert_eq!(wait.n_questions(), 1);
+        let checkpointed: Wait =
+            serde_json::from_value(serde_json::to_value(&wait).expect("json")).expect("back");
+        assert_eq!(checkpointed.awaiting(), Some(Awaiting::Input));
+        assert!(wait.answer_question(&Message::user("Paris")));
+        assert!(
+            !wait.answer_question(&Message::user("Lyon")),
+            "answered once"
+        );
+        assert_eq!(wait.awaiting(), None);
+        let resolution = wait.resolve("");
+        let [Part::ToolResult(result)] = resolution.parts.as_slice() else {
+            panic!("the answer is the call's result");
+        };
+        assert_eq!(result.result, json!({"answer": "Paris"}));
+        assert_eq!(result.tool_name.as_deref(), Some("ask_user"));
     }
 }

@@ -455,7 +455,7 @@ async fn a_start_the_schema_refuses_starts_nothing() {
     let twice = agent.start(RunStart::new(vec![Message::user("a"), Message::user("b")]));
     assert_eq!(
         twice.unwrap_err().to_string(),
-        "in state 'running' the client may not send user_message; allowed: server agent_message, server function_call, server approval_request, client cancel"
+        "in state 'running' the client may not send user_message; allowed: server agent_message, server function_call, server approval_request, server input_request, client cancel"
     );
     let empty = agent.start(RunStart::new(vec![Message::new(Role::User, vec![])]));
     assert_eq!(
@@ -599,6 +599,7 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
             conversation,
             checkpoint,
             next_seq: last_seq + 1,
+            slots: None,
         })
         .unwrap();
     assert_eq!(
@@ -662,6 +663,7 @@ async fn a_checkpointed_run_can_be_canceled() {
             conversation: run.handle.messages()[..1].to_vec(),
             checkpoint: run.handle.checkpoint().unwrap(),
             next_seq: first.seen.last().unwrap().seq + 1,
+            slots: None,
         })
         .unwrap();
     resumed

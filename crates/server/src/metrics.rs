@@ -13,6 +13,7 @@
 //! | `agentwire_event_streams` | | event streams (SSE responses) being sent |
 //! | `agentwire_runs_held` | | runs this node executes, held in memory until their last event is stored |
 //! | `agentwire_sessions_busy` | | sessions with a run starting or going on this node |
+//! | `agentwire_runs_queued` | | runs waiting for a slot under `max_concurrent_runs` (0 without it) |
 //! | `agentwire_http_request_duration_seconds` | `method`, `route`, `status` | until the response's head (a stream's is sent at once) |
 //!
 //! Counting costs a run nothing per event beyond an atomic add per batch: every handle a run
@@ -106,6 +107,7 @@ pub(crate) struct Metrics {
     requests: Histograms<RequestLabels>,
     held_runs: Gauge,
     busy_sessions: Gauge,
+    queued_runs: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -143,6 +145,7 @@ impl Metrics {
         let streams = Gauge::default();
         let held_runs = Gauge::default();
         let busy_sessions = Gauge::default();
+        let queued_runs = Gauge::default();
         registry.register("runs_started", "Runs started", started.clone());
         registry.register(
             "runs_ended",
@@ -182,6 +185,11 @@ impl Metrics {
             "sessions_busy",
             "Sessions with a run starting or going on this node",
             busy_sessions.clone(),
+        );
+        registry.register(
+            "runs_queued",
+            "Runs waiting for a slot to work in (max_concurrent_runs)",
+            queued_runs.clone(),
         );
         registry.register_with_unit(
             "http_request_duration",
@@ -227,6 +235,7 @@ impl Metrics {
             requests,
             held_runs,
             busy_sessions,
+            queued_runs,
         }
     }
 
@@ -258,9 +267,11 @@ impl Metrics {
         }
     }
 
-    /// The OpenMetrics text, with the runs and sessions held now.
-    pub(crate) fn encode(&self, (runs, sessions): (usize, usize)) -> String {
+    /// The OpenMetrics text, with the runs and sessions held now and the runs queued.
+    pub(crate) fn encode(&self, (runs, sessions): (usize, usize), queued: usize) -> String {
         self.held_runs.set(i64::try_from(runs).unwrap_or(i64::MAX));
+        self.queued_runs
+            .set(i64::try_from(queued).unwrap_or(i64::MAX));
         self.busy_sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
         let mut text = String::new();

@@ -3,6 +3,14 @@
 //! (JSON by content type, within the size and time limits), and answers bad input with an
 //! [`ApiError`] before anything changes. The WebSocket transport starts runs through
 //! [`start_run`], as `POST /v1/runs` does.
+//!
+//! `POST /v1/runs` in a session whose run waits for the user's answer to a question the agent
+//! asked (`awaiting input`, its `ask_user`) gives the message to that run as the answer and
+//! streams the run on from where it waited (the next user message to the session answers
+//! it), rather than answering 409 `session_busy`. Refusals that come before any run exists
+//! (a body the schema or the limits refuse) stay 4xx answers: clients branch on them, and no
+//! run is there to carry a status; only a run turned away by the server's queue for slots
+//! (`max_concurrent_runs`, `max_queued_runs`) exists and ends `rejected`.
 
 use std::sync::Arc;
 
@@ -105,7 +113,24 @@ pub(crate) async fn create_run(
     headers: HeaderMap,
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
-    let live = start_run(&state, &caller, parse(&bytes)?).await?;
+    let create: CreateRun = parse(&bytes)?;
+    if let Some(session) = &create.request.session_id
+        && let Some((mut reader, run_id)) = crate::dialects::answer_waiting(
+            &state,
+            &caller,
+            session.as_str(),
+            &create.request.input,
+        )
+        .await?
+    {
+        if wants_sse(&headers) {
+            return Ok(sse_response(reader, &run_id));
+        }
+        while reader.next(|_| {}).await {}
+        let (run, output) = state.runs.status(&run_id, &caller).await?;
+        return Ok(Json(json!({"run": run, "output": output})).into_response());
+    }
+    let live = start_run(&state, &caller, create).await?;
     if wants_sse(&headers) {
         let run_id = live.handle.id().to_string();
         let reader = state.runs.follow_live(live, 0, Until::Settled, false);

@@ -50,7 +50,7 @@ async fn metrics(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
     _: Caller,
 ) -> Response {
-    let text = state.metrics.encode(state.runs.held());
+    let text = state.metrics.encode(state.runs.held(), state.runs.queued());
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -17,6 +17,8 @@
 //! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
 //! max_run_seconds = 900                               # ceiling over every run's working time
 //! heartbeat_seconds = 15                              # keep-alive after this long quiet
+//! max_concurrent_runs = 64                            # runs working at once on this node (default: no limit)
+//! max_queued_runs = 256                               # runs waiting for a slot; more are rejected (default: no limit)
 //! lease_seconds = 6                                   # PostgreSQL: a node silent this long is dead
 //! shutdown_grace_seconds = 10                         # on SIGTERM, runs get this long to finish
 //!
@@ -32,6 +34,16 @@
 //! toolbox's output limit, its `max_duration`): the tighter one wins. A run over its working
 //! time ends `incomplete` with error code `max_duration`; a tool result over the limit is cut
 //! (text) or answered with an `EXECUTION` error the model reads.
+//!
+//! `max_concurrent_runs` counts the runs working on this node (per node: each node of a
+//! PostgreSQL deployment has its own slots). A run started while every slot is taken is
+//! created (its input stored, `run_created`), reports `run_status queued`, and works once a
+//! slot frees, in order of arrival; canceled meanwhile it ends `canceled` without working. A
+//! run waiting for its client (an approval, a tool's output, the user's answer) holds no slot,
+//! and lines up again when answered. Past `max_queued_runs` waiting, a new run ends `rejected`
+//! with error code `queue_full` instead of waiting (its stream says so like any run's end; the
+//! HTTP answer is still 200, as the run exists). Default: no limit, as before; a server whose
+//! models or tools cost per call should set one.
 //!
 //! An API key is a secret, given in the file (`"…"`, `{ key = "…" }`) or read from the
 //! environment (`{ key_env = "NAME" }`), and optionally a `name`. What a key creates is owned by
@@ -115,6 +127,12 @@ pub struct Settings {
     pub max_tool_output_bytes: usize,
     /// The most working time of a run, over every agent's own `max_duration`.
     pub max_run_duration: Duration,
+    /// The most runs working at once on this node; `None` (the default): no limit. See the
+    /// module docs.
+    pub max_concurrent_runs: Option<usize>,
+    /// With `max_concurrent_runs`, the most runs waiting for a slot; one more ends `rejected`
+    /// (`queue_full`). `None` (the default): no limit.
+    pub max_queued_runs: Option<usize>,
 }
 
 impl Default for Settings {
@@ -137,6 +155,8 @@ impl Default for Settings {
             lease: Duration::from_secs(6),
             shutdown_grace: Duration::from_secs(10),
             cors_origins: Vec::new(),
+            max_concurrent_runs: None,
+            max_queued_runs: None,
             // Above the toolboxes' own default (128 KiB): a ceiling for agents that raise theirs.
             max_tool_output_bytes: 1024 * 1024,
             // Working time: model calls and tools, not time waiting for the client.
@@ -181,6 +201,11 @@ pub struct ServerSection {
     pub max_tool_output_bytes: Option<usize>,
     /// The most working time of a run, in seconds, over every agent's `max_duration`.
     pub max_run_seconds: Option<NonZeroU64>,
+    /// The most runs working at once on this node.
+    pub max_concurrent_runs: Option<NonZeroU64>,
+    /// The most runs waiting for a slot (0: none wait, a run finding every slot taken is
+    /// rejected).
+    pub max_queued_runs: Option<u64>,
     /// How long, in seconds, a stream may stay quiet (a long tool call, a slow model) before it
     /// gets a keep-alive in its dialect's form, so proxies and clients do not time it out.
     pub heartbeat_seconds: Option<NonZeroU64>,
@@ -258,6 +283,12 @@ impl ServerSection {
                 .max_tool_output_bytes
                 .unwrap_or(defaults.max_tool_output_bytes),
             max_run_duration: seconds(self.max_run_seconds, defaults.max_run_duration),
+            max_concurrent_runs: self
+                .max_concurrent_runs
+                .map(|max| usize::try_from(max.get()).unwrap_or(usize::MAX)),
+            max_queued_runs: self
+                .max_queued_runs
+                .map(|max| usize::try_from(max).unwrap_or(usize::MAX)),
             heartbeat: seconds(self.heartbeat_seconds, defaults.heartbeat),
             lease: seconds(self.lease_seconds, defaults.lease),
             shutdown_grace: self

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use agentwire_core::{Message, MessageId, SessionId};
-use agentwire_runtime::{Agent, RunLimits};
+use agentwire_runtime::{Agent, RunLimits, RunSlots};
 use agentwire_store::{SessionRecord, Store, StoreError};
 use axum::extract::FromRef;
 
@@ -54,6 +54,11 @@ impl AppState {
             limits,
             settings.heartbeat,
             Arc::clone(&metrics),
+        )
+        .with_slots(
+            settings
+                .max_concurrent_runs
+                .map(|max| RunSlots::new(max, settings.max_queued_runs)),
         );
         Self {
             agents,

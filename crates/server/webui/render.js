@@ -106,6 +106,7 @@ const TOOL_STATES = {
   running: 'running',
   approval: 'awaiting approval',
   waiting: 'waiting for the client',
+  question: 'waiting for your answer',
   done: 'done',
   error: 'error',
   denied: 'denied',
@@ -145,6 +146,8 @@ class ToolView extends PartView {
     this.approvalEl = null;
     /** @type {HTMLElement | null} the reason and the buttons, until answered */
     this.questionEl = null;
+    /** @type {HTMLElement | null} an `ask_user` call's question */
+    this.questionText = null;
     /** @type {HTMLElement | null} the arguments on the approval */
     this.argsListEl = null;
     /** @type {any} the arguments, once complete */
@@ -164,6 +167,14 @@ class ToolView extends PartView {
     this.args = part.args;
     this.argsNode.data = pretty(part.args);
     this.argsEl.parentElement?.removeAttribute('open');
+    // `ask_user`: the agent's question to the user, shown as a question card; the next message
+    // sent answers it.
+    if (part.tool_name === 'ask_user' && typeof part.args?.question === 'string' && !this.questionText) {
+      const el = /** @type {HTMLElement} */ (this.el);
+      el.classList.add('question-card');
+      this.questionText = h('p', { class: 'question', text: part.args.question });
+      this.argsEl.parentElement?.before(this.questionText);
+    }
     this.refresh();
   }
   /** The call, as the server tells it, for a card made from its approval request. @param {Part} call */
@@ -229,6 +240,7 @@ class ToolView extends PartView {
     else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
     else if (this.approval && this.approved == null) state = live ? 'approval' : 'unfinished';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'function_output') state = 'waiting';
+    else if (live && run?.status === 'awaiting' && run.awaiting === 'input' && this.questionText) state = 'question';
     else state = live ? 'running' : 'unfinished';
     const el = /** @type {HTMLElement} */ (this.el);
     el.dataset.state = state;

@@ -21,7 +21,9 @@
 //! [`Workspace`] gives the built-in file tools `write_file`, `read_file` and `list_files`,
 //! confined to one directory. Two more built-ins let a model produce parts a reader sees beside
 //! its text ([`Tool::result_part`]): [`UpdatePlan`] (`update_plan`, a `plan_update` part) and
-//! [`SaveArtifact`] (`save_artifact`, an `artifact` part, its content saved in the workspace). [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
+//! [`SaveArtifact`] (`save_artifact`, an `artifact` part, its content saved in the workspace).
+//! [`AskUser`] (`ask_user`) is only its spec: a runtime answers its calls with the user's next
+//! message. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
 //! as [`Tool`]s.
 //!
 //! ```
@@ -53,6 +55,7 @@
 //! `#[schemars(crate = "agentwire_tools::schemars")]`).
 
 mod artifact;
+mod ask;
 mod file_tools;
 mod fn_tool;
 pub mod mcp;
@@ -66,6 +69,7 @@ mod workspace;
 
 pub use agentwire_core::ToolSpec;
 pub use artifact::SaveArtifact;
+pub use ask::AskUser;
 pub use fn_tool::FnTool;
 pub use plan::UpdatePlan;
 pub use schema::parameters_for;

@@ -164,6 +164,14 @@ impl Renderer {
                         Some(self.paint(format!("✗ the run was rejected{why}"), Paint::Error))
                     }
                     RunStatus::Canceled => Some(self.paint("■ canceled".to_owned(), Paint::Warn)),
+                    RunStatus::Queued => Some(self.paint(
+                        "… queued: the server is busy, the run starts when a slot frees".to_owned(),
+                        Paint::Warn,
+                    )),
+                    RunStatus::Awaiting(agentwire_core::Awaiting::Input) => Some(self.paint(
+                        "? the agent asks you (ask_user): your next message answers it".to_owned(),
+                        Paint::Warn,
+                    )),
                     RunStatus::Incomplete => Some(self.paint(
                         format!("■ the run stopped before it finished{why}"),
                         Paint::Warn,

@@ -198,6 +198,9 @@ impl MessageKind {
     pub const APPROVAL_REQUEST: &'static str = "approval_request";
     /// `approval_response`: the client approves or denies a tool call.
     pub const APPROVAL_RESPONSE: &'static str = "approval_response";
+    /// `input_request`: the agent asks the client a question and waits, in the same run, for
+    /// the user's answer (a `user_message`), as seed 004's "waiting for user" states do.
+    pub const INPUT_REQUEST: &'static str = "input_request";
 }
 
 impl ContentSpec {

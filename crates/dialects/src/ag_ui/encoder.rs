@@ -183,6 +183,29 @@ impl AgUiEncoder {
                     interrupts: self.approvals.iter().map(interrupt).collect(),
                 }
             }
+            // A question to the user (`ask_user`) is an interrupt of its own: the client's
+            // next user message answers it.
+            RunStatus::Awaiting(Awaiting::Input)
+                if self
+                    .calls
+                    .iter()
+                    .any(|call| !call.answered && call.name == ASK_USER) =>
+            {
+                Outcome::Interrupt {
+                    interrupts: self
+                        .calls
+                        .iter()
+                        .filter(|call| !call.answered && call.name == ASK_USER)
+                        .map(|call| Interrupt {
+                            id: call.id.as_str(),
+                            reason: "input_required",
+                            message: None,
+                            tool_call_id: None,
+                            response_schema: Some(json!({"type": "string"})),
+                        })
+                        .collect(),
+                }
+            }
             RunStatus::Completed | RunStatus::Awaiting(_) => Outcome::Success {
                 pending_tool_call_ids: None,
             },
@@ -603,6 +626,9 @@ fn end(open: &Open, out: &mut Vec<u8>) {
 
 /// An approval request as an interrupt the client answers with a resume entry
 /// `{interruptId, status, payload: {approved, reason?}}`.
+/// agentwire's built-in question to the user, whose unanswered call is awaiting input.
+const ASK_USER: &str = "ask_user";
+
 fn interrupt(request: &ApprovalRequest) -> Interrupt<&str> {
     Interrupt {
         id: request.approval_id.as_str(),

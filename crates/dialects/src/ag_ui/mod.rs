@@ -14,6 +14,7 @@
 //! | `run_created` | `RUN_STARTED {threadId, runId, protocolVersion: "1.0"}`: the request's ids, given to [`AgUiEncoder::for_input`] (and `parentRunId`), else the run's session and id |
 //! | `run_status` completed | `RUN_FINISHED {outcome: {type: "success"}}` |
 //! | `run_status` awaiting `function_output` | `RUN_FINISHED {outcome: {type: "success", pendingToolCallIds}}`: the run's calls without a result |
+//! | `run_status` awaiting `input` | `RUN_FINISHED {outcome: {type: "interrupt", interrupts}}`, one `{id: tool_call_id, reason: "input_required", responseSchema: {type: "string"}}` per unanswered `ask_user` call (the question is the call's arguments); the next user message answers it |
 //! | `run_status` awaiting `approval` | `RUN_FINISHED {outcome: {type: "interrupt", interrupts}}`, one `{id: approval_id, reason: "tool_call", toolCallId, message: reason, responseSchema}` per unanswered `approval_request` |
 //! | `run_status` canceled | `RUN_FINISHED {outcome: {type: "cancelled"}}` |
 //! | `run_status` failed, rejected, incomplete | `RUN_ERROR {message, code}` |
@@ -52,8 +53,9 @@
 //!   `tool_result`/`tool_error` without `tool_name` comes back with its call's name when the call
 //!   is in the run. `approval_request` parts that only an interrupt carries (another server's)
 //!   come last in the message.
-//! - Awaiting `input` is sent as success and comes back `completed`; so does awaiting approval
-//!   with no request to approve. Rejected and incomplete runs come back `failed` (the code is
+//! - Awaiting `input` without an `ask_user` call to answer is sent as success and comes back
+//!   `completed`; so does awaiting approval with no request to approve. `queued` has no AG-UI
+//!   event: the run is started and says nothing until it works. Rejected and incomplete runs come back `failed` (the code is
 //!   the error's, or the status name). A completed run that left a tool call unanswered comes
 //!   back awaiting `function_output`, as the client sees it.
 //! - Heartbeats are comments and are not decoded; usage keeps only the canonical counts.

@@ -645,8 +645,13 @@ fn merge_value(into: &mut Value, more: Value) {
     }
 }
 
+/// The built-in tool of agentwire's agents that asks the user a question: its call, unanswered
+/// at the end of a completed response, is AgentScope's form of a run awaiting input.
+const ASK_USER: &str = "ask_user";
+
 /// A completed turn waits when it ends owing something: an approval request nobody answered,
-/// or a call without a result (a tool the client runs).
+/// a call without a result (a tool the client runs), or, last, a question to the user (an
+/// `ask_user` call without a result: awaiting input).
 fn awaiting(parts: &[Part]) -> Option<Awaiting> {
     let answered = |approval_id: &str| {
         parts.iter().any(|part| {
@@ -661,14 +666,24 @@ fn awaiting(parts: &[Part]) -> Option<Awaiting> {
         })
     };
     let mut owes_output = false;
+    let mut owes_answer = false;
     for part in parts {
         match part {
             Part::ApprovalRequest(request) if !answered(request.approval_id.as_str()) => {
                 return Some(Awaiting::Approval);
             }
-            Part::ToolCall(call) if !has_output(call.tool_call_id.as_str()) => owes_output = true,
+            Part::ToolCall(call) if !has_output(call.tool_call_id.as_str()) => {
+                match call.tool_name == ASK_USER {
+                    true => owes_answer = true,
+                    false => owes_output = true,
+                }
+            }
             _ => {}
         }
     }
-    owes_output.then_some(Awaiting::FunctionOutput)
+    match (owes_output, owes_answer) {
+        (true, _) => Some(Awaiting::FunctionOutput),
+        (false, true) => Some(Awaiting::Input),
+        (false, false) => None,
+    }
 }

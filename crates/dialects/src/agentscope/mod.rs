@@ -50,15 +50,22 @@
 //! AgentScope content is one part: the `reasoning` adapter's answer split in two contents (its
 //! shared-index bug) stays two text parts. A `completed` response that ends with an unanswered
 //! approval request decodes as awaiting approval, one with a call without output as awaiting
-//! function output. A request's generation settings (`model`, `temperature`, …, `n`) and `tools`
+//! function output, one whose only unanswered call is an `ask_user` (agentwire's built-in
+//! question to the user) as awaiting input: AgentScope has no waiting status, and that is its
+//! input-required form. `queued` and `rejected` responses map both ways. `unknown` (a status a
+//! server could not tell) is read and skipped: the canonical stream has no status for it,
+//! and agentwire's own runs always know theirs (a run's row says its status, and a run of a
+//! node that stopped is ended by the lease sweep rather than left unknown), so no run of ours
+//! is ever written `unknown`. A request's generation settings (`model`, `temperature`, …, `n`) and `tools`
 //! (OpenAI's function format) are read and checked: the run's settings and client tools.
 //!
 //! # Losses
 //!
 //! - Step starts have no AgentScope form: they are dropped (AgentScope's message boundaries
 //!   already show the steps).
-//! - Awaiting input decodes as completed (awaiting approval and function output are inferred,
-//!   see above).
+//! - Awaiting input is written as completed and read back as awaiting input only from an
+//!   unanswered `ask_user` call (awaiting approval and function output are inferred, see
+//!   above).
 //! - Canonical sequence numbers, `created_at` of messages, `agent` of the run, and the run's
 //!   creation time are not carried; responses carry the time given to
 //!   [`AgentScopeEncoder::with_created_at`] (0 by default), and `completed_at` is read from the

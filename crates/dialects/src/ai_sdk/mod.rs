@@ -76,7 +76,10 @@
 //! - A tool error for a call whose approval was just denied (the runtime's words to the model)
 //!   is not sent: for the client the denial ends the call (`tool-output-denied`), as the AI SDK's
 //!   own server does it; an error after it would turn the part into `output-error`.
-//! - Incomplete runs' reasons; awaiting input reads back as completed; rejected as failed.
+//! - Incomplete runs' reasons; awaiting input reads back as completed (the question is its
+//!   `ask_user` tool call, and the next user message answers it); rejected as failed (its
+//!   reason is the `error` chunk's text). `queued` has no chunk: the stream opens and is
+//!   quiet until the run works.
 //! - A file URL that is a `data:<media type>;base64,` URL reads back as inline data.
 //! - A data part named `artifact` or `plan_update` whose payload is such a part reads back as one.
 //! - Metadata is deep-merged by the client: a key removed between `message_start` and

@@ -18,7 +18,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use super::{
-    Params, Shared, agent, answers, bad_request, last_seq, settled, stream, stream_reader,
+    Params, Shared, agent, answer_waiting, answers, bad_request, last_seq, settled, stream,
+    stream_reader,
 };
 use crate::body::JsonBody;
 use crate::caller::Caller;
@@ -97,6 +98,19 @@ async fn chat(
             ));
         }
         _ => {
+            // A user message to a chat whose run asked the user a question is its answer.
+            if let Some(chat_id) = &chat_id
+                && let Some((reader, run_id)) =
+                    answer_waiting(&state, &caller, chat_id, std::slice::from_ref(last)).await?
+            {
+                let encoder = encoder(None).knowing(&request.messages);
+                return Ok(stream_reader(
+                    reader,
+                    &run_id,
+                    Box::new(encoder),
+                    &ai_sdk::RESPONSE_HEADERS,
+                ));
+            }
             let start = RunStart::new(vec![last.clone()])
                 .with_client_tools(request.tools.clone())
                 .with_settings(request.settings.clone());

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
-use agentwire_runtime::Agent;
+use agentwire_runtime::{Agent, AskUser};
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
@@ -113,9 +113,12 @@ fn last_seq(live: &LiveRun) -> u64 {
 /// user message:
 /// approval responses for unanswered requests and outputs for calls without a result. (Clients
 /// re-send their whole history, which repeats the calls, the requests and earlier answers.)
-fn answers(output: &[Message], parts: &[Part]) -> Message {
+/// When none is there and the run waits for the user's answer to its question (an `ask_user`
+/// call without a result), the message's text and files are that answer.
+pub(crate) fn answers(output: &[Message], parts: &[Part]) -> Message {
     let mut approvals = HashSet::new();
     let mut calls = HashSet::new();
+    let mut questions = HashSet::new();
     for part in output.iter().flat_map(|message| &message.parts) {
         match part {
             Part::ApprovalRequest(request) => {
@@ -124,19 +127,24 @@ fn answers(output: &[Message], parts: &[Part]) -> Message {
             Part::ApprovalResponse(response) => {
                 approvals.remove(&response.approval_id);
             }
+            Part::ToolCall(call) if call.tool_name == AskUser::NAME => {
+                questions.insert(call.tool_call_id.clone());
+            }
             Part::ToolCall(call) => {
                 calls.insert(call.tool_call_id.clone());
             }
             Part::ToolResult(result) => {
                 calls.remove(&result.tool_call_id);
+                questions.remove(&result.tool_call_id);
             }
             Part::ToolError(error) => {
                 calls.remove(&error.tool_call_id);
+                questions.remove(&error.tool_call_id);
             }
             _ => {}
         }
     }
-    let parts = parts
+    let found: Vec<Part> = parts
         .iter()
         .filter(|part| match part {
             Part::ApprovalResponse(response) => approvals.contains(&response.approval_id),
@@ -146,14 +154,23 @@ fn answers(output: &[Message], parts: &[Part]) -> Message {
         })
         .cloned()
         .collect();
-    Message::new(Role::User, parts)
+    if found.is_empty() && !questions.is_empty() {
+        let answer = parts
+            .iter()
+            .filter(|part| matches!(part, Part::Text(_) | Part::File(_)))
+            .cloned()
+            .collect();
+        return Message::new(Role::User, answer);
+    }
+    Message::new(Role::User, found)
 }
 
 /// The session's waiting run, given what `input` answers of what it waits for: a reader of the
 /// run from where it waited, and its id. `None` when the session has no run waiting or `input`
 /// answers none of what it waits for (a new run then starts, or is refused as busy). The path
-/// of every dialect whose request both starts runs and answers them (AgentScope, AgentX).
-async fn answer_waiting(
+/// of every dialect whose request both starts runs and answers them (AgentScope, AgentX, and
+/// the native `POST /v1/runs` for a question the run asked).
+pub(crate) async fn answer_waiting(
     state: &AppState,
     caller: &Caller,
     session: &str,

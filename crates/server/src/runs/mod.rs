@@ -30,7 +30,7 @@ use agentwire_core::communication::{MessageKind, Party, SchemaMachine, StateName
 use agentwire_core::{
     Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
 };
-use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunStart};
+use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunSlots, RunStart};
 use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use futures::StreamExt;
 use serde::Serialize;
@@ -174,6 +174,8 @@ pub(crate) struct Runs {
     adopting: tokio::sync::Mutex<()>,
     sessions: Sessions,
     metrics: Arc<Metrics>,
+    /// This node's slots for working runs (`max_concurrent_runs`), if limited.
+    slots: Option<RunSlots>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -203,7 +205,20 @@ impl Runs {
             live: Mutex::default(),
             sessions: Sessions::default(),
             metrics,
+            slots: None,
         }
+    }
+
+    /// Limits the runs working on this node at once to `slots` (`max_concurrent_runs`): more
+    /// are queued in line, and past the line's end rejected.
+    pub(crate) fn with_slots(mut self, slots: Option<RunSlots>) -> Self {
+        self.slots = slots;
+        self
+    }
+
+    /// How many runs wait for a slot now.
+    pub(crate) fn queued(&self) -> usize {
+        self.slots.as_ref().map_or(0, RunSlots::queued)
     }
 
     /// This process's name in the store.
@@ -317,6 +332,10 @@ impl Runs {
             .with_limits(self.limits)
             .with_schema_state(schema_state)
             .with_stored_events();
+        let start = match &self.slots {
+            Some(slots) => start.with_slots(slots.clone()),
+            None => start,
+        };
         let run = span.in_scope(|| agent.start(start))?;
         let live = Arc::new(LiveRun {
             handle: run.handle,

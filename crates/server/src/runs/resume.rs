@@ -141,6 +141,7 @@ impl Runs {
             conversation,
             checkpoint,
             next_seq: last_seq + 1,
+            slots: self.slots.clone(),
         };
         let run = span
             .in_scope(|| agent.resume(resume))
