@@ -1,7 +1,6 @@
-// The scripted agents both OpenAI peers run against (the Python peer reads agents.json, which
-// `node agents.mjs` writes from this file): a talker that reasons and answers, an asker that
-// calls the client's `get_weather`, a writer that calls its own `write_file`, a slow one for
-// background runs and cancels.
+// The scripted agents the npm client runs against (../openai-python/test_serve.py has the same
+// ones): a talker that reasons and answers, an asker that calls the client's `get_weather`, a
+// writer that calls its own `write_file`, a slow one for background runs and cancels.
 
 export const ANSWER = ['Hello ', 'from ', 'agentwire.'];
 export const WEATHER_ARGS = { city: 'Paris' };
