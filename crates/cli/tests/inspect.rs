@@ -340,3 +340,45 @@ fn inspect_reads_a_live_stream_from_a_url() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("400 Bad Request"));
 }
+
+/// A native stream converted to the Responses API: semantic events a client of the official
+/// SDKs reads, sniffed as such, and read back to the calls and text it carries.
+#[test]
+fn convert_to_openai_responses_and_inspect_it() {
+    let scenario = scenarios::client_tool();
+    let path = golden("native", scenario.name);
+    let responses = agentwire(
+        &[
+            "convert",
+            "--to",
+            "openai-responses",
+            path.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(responses.status.success());
+    let wire = String::from_utf8_lossy(&responses.stdout).into_owned();
+    assert!(
+        wire.starts_with("event: response.created\ndata: {\"type\":\"response.created\""),
+        "{wire}"
+    );
+    assert!(
+        wire.contains("event: response.function_call_arguments.delta"),
+        "{wire}"
+    );
+    let sniffed = report(&agentwire(
+        &["inspect", "--json", "-"],
+        Some(&responses.stdout),
+    ));
+    assert_eq!(sniffed["dialect"], "openai-responses");
+    assert_eq!(sniffed["problem"], Value::Null);
+    assert_eq!(sniffed["status"]["status"], "awaiting");
+    let calls: Vec<&Value> = sniffed["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .flat_map(|message| message["parts"].as_array().expect("parts"))
+        .filter(|part| part["type"] == "tool_call")
+        .collect();
+    assert_eq!(calls.len(), 1);
+}

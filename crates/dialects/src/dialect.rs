@@ -13,6 +13,7 @@ use crate::agentscope::{AgentScopeDecoder, AgentScopeEncoder};
 use crate::agentx::{AgentxDecoder, AgentxEncoder};
 use crate::ai_sdk::{AiSdkDecoder, AiSdkEncoder};
 use crate::native::{NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder};
+use crate::openai_responses::{ResponseInfo, ResponsesDecoder, ResponsesEncoder};
 use crate::sse::{SseFrame, SseReader};
 use crate::viber::{ViberDecoder, ViberEncoder};
 use crate::{Encoder, StreamDecoder};
@@ -37,6 +38,8 @@ pub enum Dialect {
     A2a,
     /// Viber's camelCase message packets and chat status (seed 003).
     Viber,
+    /// OpenAI's Responses API stream events (the official `openai` SDKs).
+    OpenAiResponses,
 }
 
 impl Dialect {
@@ -50,6 +53,7 @@ impl Dialect {
         Dialect::AgUi,
         Dialect::A2a,
         Dialect::Viber,
+        Dialect::OpenAiResponses,
     ];
 
     /// The dialect's name on the command line and in configuration.
@@ -63,6 +67,7 @@ impl Dialect {
             Dialect::AgUi => "ag-ui",
             Dialect::A2a => "a2a",
             Dialect::Viber => "viber",
+            Dialect::OpenAiResponses => "openai-responses",
         }
     }
 
@@ -85,6 +90,7 @@ impl Dialect {
             Dialect::AgUi => Box::new(AgUiEncoder::default()),
             Dialect::A2a => Box::new(A2aEncoder::default()),
             Dialect::Viber => Box::new(ViberEncoder::default()),
+            Dialect::OpenAiResponses => Box::new(ResponsesEncoder::new(ResponseInfo::default())),
         }
     }
 
@@ -99,6 +105,7 @@ impl Dialect {
             Dialect::AgUi => Box::new(AgUiDecoder::default()),
             Dialect::A2a => Box::new(A2aDecoder::default()),
             Dialect::Viber => Box::new(ViberDecoder::default()),
+            Dialect::OpenAiResponses => Box::new(ResponsesDecoder::default()),
         }
     }
 
@@ -108,7 +115,8 @@ impl Dialect {
     /// It looks at what each dialect's first frames must hold: native events name themselves;
     /// an AgentX packet is a message (`role` and `parts`) in a frame without an event name; a
     /// Viber stream opens with a `status` frame, and its packets are messages in the camelCase
-    /// spelling (a `content` beside the parts, or a kebab-case part type).
+    /// spelling (a `content` beside the parts, or a kebab-case part type); Responses events are
+    /// named `response.*`.
     pub fn sniff(start: &[u8]) -> Option<Dialect> {
         let text = start.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(start);
         let first = text.iter().find(|byte| !byte.is_ascii_whitespace())?;
@@ -132,6 +140,10 @@ impl Dialect {
                 }
                 None | Some("message") => return sniff_data(&frame.data),
                 Some("status") if sniff_status(&frame.data) => return Some(Dialect::Viber),
+                // Responses events name themselves: `response.created`, … and `error`.
+                Some(name) if name.starts_with("response.") => {
+                    return Some(Dialect::OpenAiResponses);
+                }
                 Some(_) => {}
             }
         }
@@ -232,11 +244,9 @@ mod tests {
             assert_eq!(dialect.name().parse::<Dialect>(), Ok(*dialect));
         }
         let error = "klingon".parse::<Dialect>().expect_err("unknown");
-        assert!(
-            error
-                .to_string()
-                .contains("native, native-ndjson, agentx, ai-sdk, agentscope, ag-ui, a2a, viber")
-        );
+        assert!(error.to_string().contains(
+            "native, native-ndjson, agentx, ai-sdk, agentscope, ag-ui, a2a, viber, openai-responses"
+        ));
     }
 
     #[test]
@@ -282,6 +292,12 @@ mod tests {
                 b"data: {\"role\":\"assistant\",\"parts\":[{\"type\":\"tool-call\"}]}\n\n"
             ),
             Some(Dialect::Viber)
+        );
+        assert_eq!(
+            Dialect::sniff(
+                b"event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0}\n\n"
+            ),
+            Some(Dialect::OpenAiResponses)
         );
         assert_eq!(Dialect::sniff(b""), None);
     }

@@ -10,7 +10,8 @@
 //! Dialects: [`native`] (seed 001's events, as SSE and NDJSON), [`agentx`] (seed 000's message
 //! packets), [`ai_sdk`] (the AI SDK UI message stream that `useChat` reads), [`agentscope`]
 //! (AgentScope's Agent API, seed 002), [`ag_ui`] (AG-UI 1.0, `@ag-ui/client`), [`a2a`] (A2A 1.0,
-//! JSON-RPC binding), [`viber`] (Viber's camelCase message packets and chat status, seed 003).
+//! JSON-RPC binding), [`viber`] (Viber's camelCase message packets and chat status, seed 003),
+//! [`openai_responses`] (OpenAI's Responses API, the official `openai` SDKs' `responses`).
 //! [`Dialect`] names them all for code that picks one at run time.
 //!
 //! Codecs do no IO and keep only the state their format needs, so the server mounts them and the
@@ -51,6 +52,7 @@ pub mod ai_sdk;
 mod dialect;
 mod error;
 pub mod native;
+pub mod openai_responses;
 mod packet;
 pub mod sse;
 pub mod viber;

@@ -51,6 +51,11 @@ fn every_dialect_encodes_and_decodes_a_built_response() -> Result<(), ResponseEr
             .last()
             .unwrap_or_else(|| panic!("{}: a message", dialect.name()));
         assert_eq!(answer.content(), "Hello, world!", "{}", dialect.name());
+        // The Responses API has no output item for files and data (its module docs list the
+        // losses): the text and the status are what it carries.
+        if dialect == Dialect::OpenAiResponses {
+            continue;
+        }
         assert!(
             answer
                 .parts

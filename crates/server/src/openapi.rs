@@ -226,6 +226,8 @@ struct DialectRoute {
     tag: &'static str,
     summary: &'static str,
     body: bool,
+    /// Query parameters: name, description, JSON Schema type.
+    query: &'static [(&'static str, &'static str, &'static str)],
     answers: fn() -> Value,
 }
 
@@ -236,6 +238,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "agentx",
         summary: "AgentX chat (seed 000): message packets over SSE",
         body: true,
+        query: &[],
         answers: || json!({"200": sse_answer("Partial messages sharing one id, run events beside them.")}),
     },
     DialectRoute {
@@ -244,6 +247,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "ai-sdk",
         summary: "AI SDK chat (`DefaultChatTransport`): the UI message stream v1",
         body: true,
+        query: &[],
         answers: || json!({"200": sse_answer("The UI message stream.")}),
     },
     DialectRoute {
@@ -252,6 +256,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "ai-sdk",
         summary: "AI SDK resume: the chat's current stream",
         body: false,
+        query: &[],
         answers: || json!({"200": sse_answer("The UI message stream, from the start."), "204": {"description": "Nothing is streaming for the chat."}}),
     },
     DialectRoute {
@@ -260,6 +265,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "agentscope",
         summary: "AgentScope Runtime Agent API (`AgentRequest`)",
         body: true,
+        query: &[],
         answers: || json!({"200": sse_answer("`response`/`message`/`content` objects with a gapless `sequence_number`.")}),
     },
     DialectRoute {
@@ -268,6 +274,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "ag-ui",
         summary: "AG-UI 1.0 (`RunAgentInput`)",
         body: true,
+        query: &[],
         answers: || json!({"200": sse_answer("AG-UI events, `data: {json}` frames.")}),
     },
     DialectRoute {
@@ -276,6 +283,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "viber",
         summary: "Viber chat (seed 003, `useXChat`): camelCase message packets and the chat's status over SSE",
         body: true,
+        query: &[],
         answers: || json!({"200": sse_answer("`XMessage` packets sharing one id; `event: status` frames (`idle`, `streaming`, `awaiting-approval`) naming the space and the run.")}),
     },
     DialectRoute {
@@ -284,6 +292,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "viber",
         summary: "Viber resume: the space's run going on, from its start or after `Last-Event-ID`",
         body: false,
+        query: &[],
         answers: || json!({"200": sse_answer("The space's stream."), "204": {"description": "Nothing is streaming in the space."}}),
     },
     DialectRoute {
@@ -292,6 +301,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "viber",
         summary: "Viber cancel: cancels the space's run that goes on or waits",
         body: false,
+        query: &[],
         answers: || {
             json!({"202": json_answer("Asked: the run ends `canceled`; its stream says so.", json!({
                 "type": "object", "required": ["spaceId", "runId"],
@@ -305,6 +315,7 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "a2a",
         summary: "A2A agent card",
         body: false,
+        query: &[],
         answers: || json!({"200": json_answer("The A2A 1.0 agent card.", json!({"type": "object"}))}),
     },
     DialectRoute {
@@ -313,12 +324,61 @@ const DIALECT_ROUTES: &[DialectRoute] = &[
         tag: "a2a",
         summary: "A2A 1.0 JSON-RPC (`SendMessage`, `SendStreamingMessage`)",
         body: true,
+        query: &[],
         answers: || {
             json!({"200": {"description": "A JSON-RPC answer (failures too), or for `SendStreamingMessage` its SSE stream.", "content": {
                 "application/json": {"schema": {"type": "object", "required": ["jsonrpc"], "properties": {"jsonrpc": {"const": "2.0"}}}},
                 "text/event-stream": {"schema": {"type": "string"}}
             }}})
         },
+    },
+    DialectRoute {
+        method: "post",
+        path: "/v1/responses",
+        tag: "openai-responses",
+        summary: "OpenAI Responses API (`client.responses.create`): `model` names the agent",
+        body: true,
+        query: &[],
+        answers: || {
+            json!({"200": {"description": "The `response` object (settled; at once and `queued` for `background`), or with `stream: true` the semantic events (`response.created`, …, `response.completed`) with `sequence_number`s. Errors are OpenAI's `{\"error\": {\"message\", \"type\", \"param\", \"code\"}}`.", "content": {
+                "application/json": {"schema": {"type": "object", "required": ["id", "object", "status", "output"]}},
+                "text/event-stream": {"schema": {"type": "string"}}
+            }}})
+        },
+    },
+    DialectRoute {
+        method: "get",
+        path: "/v1/responses/{id}",
+        tag: "openai-responses",
+        summary: "OpenAI Responses retrieve: the response as it stands, or its events again",
+        body: false,
+        query: &[
+            (
+                "stream",
+                "`true`: the response's events, from its start (or after `starting_after`) and on while it goes.",
+                "boolean",
+            ),
+            (
+                "starting_after",
+                "With `stream`: leave out the events up to this `sequence_number`.",
+                "integer",
+            ),
+        ],
+        answers: || {
+            json!({"200": {"description": "The `response` object, or its events.", "content": {
+                "application/json": {"schema": {"type": "object", "required": ["id", "object", "status", "output"]}},
+                "text/event-stream": {"schema": {"type": "string"}}
+            }}})
+        },
+    },
+    DialectRoute {
+        method: "post",
+        path: "/v1/responses/{id}/cancel",
+        tag: "openai-responses",
+        summary: "OpenAI Responses cancel: cancels the run and answers the response once it has ended",
+        body: false,
+        query: &[],
+        answers: || json!({"200": json_answer("The `response` object (`cancelled`, or as it ended).", json!({"type": "object", "required": ["id", "object", "status", "output"]}))}),
     },
 ];
 
@@ -337,7 +397,13 @@ fn dialect_paths() -> Map<String, Value> {
                 route.path.to_owned()
             };
             if route.path.contains("{id}") {
-                parameters.push(path_param("id", "The chat's id (Viber: the space's)."));
+                parameters.push(path_param(
+                    "id",
+                    "The chat's id (Viber: the space's; Responses: the response's).",
+                ));
+            }
+            for (name, description, kind) in route.query {
+                parameters.push(json!({"name": name, "in": "query", "required": false, "description": description, "schema": {"type": kind}}));
             }
             let description = format!(
                 "The {} dialect's endpoint, for that ecosystem's own client; see ARCHITECTURE.md, \
@@ -424,7 +490,8 @@ fn document() -> Value {
         "security": [{"bearer": []}],
         "tags": [
             {"name": "server"}, {"name": "ui"}, {"name": "native"}, {"name": "agentx"}, {"name": "ai-sdk"},
-            {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}, {"name": "viber"}
+            {"name": "agentscope"}, {"name": "ag-ui"}, {"name": "a2a"}, {"name": "viber"},
+            {"name": "openai-responses"}
         ],
         "paths": paths,
         "components": {

@@ -8,6 +8,7 @@ mod ag_ui;
 mod agentscope;
 mod agentx;
 mod ai_sdk;
+mod openai_responses;
 mod viber;
 
 use std::collections::{HashMap, HashSet};
@@ -41,6 +42,7 @@ pub(crate) fn router() -> Router<Arc<AppState>> {
             .merge(ag_ui::routes())
             .merge(a2a::routes())
             .merge(viber::routes())
+            .merge(openai_responses::routes())
     };
     Router::new()
         .merge(routes())
