@@ -670,7 +670,7 @@ impl RunHandle {
             if status.is_terminal() {
                 return Ok(());
             }
-            if matches!(status, RunStatus::Created | RunStatus::Queued) {
+            if status == RunStatus::Queued {
                 drop(state);
                 self.shared.cancel.cancel();
                 return Ok(());
