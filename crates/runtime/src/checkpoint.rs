@@ -25,6 +25,7 @@ use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
 use crate::orchestrator::Orchestrator;
 use crate::run::{Run, RunHandle, RunLimits, RunState, Shared};
+use crate::telemetry::Telemetry;
 use crate::wait::Wait;
 
 /// A waiting run as a store keeps it (serde, in JSON): see the module docs.
@@ -105,6 +106,9 @@ pub struct RunResume {
     pub checkpoint: Checkpoint,
     /// The seq of the run's next event: one past the last its readers may have seen.
     pub next_seq: u64,
+    /// Where the resumed run's OpenTelemetry spans and metrics go (a new `invoke_agent` span
+    /// for the rest of the run); `None` makes none.
+    pub telemetry: Option<Telemetry>,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -178,6 +182,7 @@ impl Agent {
             mut conversation,
             checkpoint,
             next_seq,
+            telemetry,
         } = resume;
         let Checkpoint {
             state,
@@ -239,6 +244,7 @@ impl Agent {
             client_tools,
             limits,
             settings,
+            telemetry,
         )
         .resuming(&parked, next_seq);
         runtime.spawn(orchestrator.resume(awaiting).in_current_span());

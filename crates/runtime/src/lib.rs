@@ -71,6 +71,7 @@ mod ids;
 mod orchestrator;
 mod run;
 pub mod schema;
+mod telemetry;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
@@ -81,3 +82,4 @@ pub use events::RunEvents;
 pub use handler::{Handler, HandlerError, HandlerRequest, Responder};
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
 pub use run::{InputError, Run, RunHandle, RunLimits, RunStart, StartError};
+pub use telemetry::Telemetry;

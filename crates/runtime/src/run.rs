@@ -34,6 +34,7 @@ use crate::handler;
 use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
+use crate::telemetry::Telemetry;
 use crate::wait::{Mismatch, Wait};
 
 /// What a run starts from.
@@ -74,6 +75,10 @@ pub struct RunStart {
     /// session's last run left ([`RunHandle::session_state`]). `None`, or a state the agent's
     /// schema does not have (the session changed agents), starts from `idle`.
     pub schema_state: Option<StateName>,
+    /// Where the run's OpenTelemetry spans and metrics go (an `invoke_agent` span, a `chat`
+    /// span per model call, an `execute_tool` span per tool call); `None`, the default, makes
+    /// none.
+    pub telemetry: Option<Telemetry>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -153,6 +158,12 @@ impl RunStart {
     /// Sets ceilings over the agent's limits.
     pub fn with_limits(mut self, limits: RunLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Records the run in OpenTelemetry through `telemetry` ([`RunStart::telemetry`]).
+    pub fn with_telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
         self
     }
 
@@ -427,6 +438,7 @@ impl Agent {
             start.client_tools,
             start.limits,
             start.settings,
+            start.telemetry,
         );
         runtime.spawn(orchestrator.run().in_current_span());
         Ok(Run {

@@ -599,6 +599,7 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
             conversation,
             checkpoint,
             next_seq: last_seq + 1,
+            telemetry: None,
         })
         .unwrap();
     assert_eq!(
@@ -662,6 +663,7 @@ async fn a_checkpointed_run_can_be_canceled() {
             conversation: run.handle.messages()[..1].to_vec(),
             checkpoint: run.handle.checkpoint().unwrap(),
             next_seq: first.seen.last().unwrap().seq + 1,
+            telemetry: None,
         })
         .unwrap();
     resumed
