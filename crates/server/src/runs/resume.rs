@@ -141,6 +141,7 @@ impl Runs {
             conversation,
             checkpoint,
             next_seq: last_seq + 1,
+            telemetry: self.telemetry.clone(),
         };
         let run = span
             .in_scope(|| agent.resume(resume))
