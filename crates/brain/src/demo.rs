@@ -71,6 +71,10 @@ impl Brain for DemoBrain {
     fn describe(&self) -> String {
         "demo (offline)".into()
     }
+
+    fn provider_name(&self) -> &'static str {
+        "demo"
+    }
 }
 
 const LABEL: &str = "*(demo brain: offline and scripted; set OPENAI_API_KEY or ANTHROPIC_API_KEY \

@@ -74,6 +74,21 @@ pub trait Brain: Send + Sync {
     /// A short name for logs and the agent card, e.g. `openai:gpt-4o-mini`.
     fn describe(&self) -> String;
 
+    /// The provider as the OpenTelemetry GenAI conventions name it (`gen_ai.provider.name`):
+    /// `openai` and `anthropic` are their well-known values (an OpenAI-compatible server
+    /// reached through the `openai` adapter is `openai`, the client's best knowledge); a brain
+    /// that is no provider's model names itself (`scripted`, `demo`). The default, for brains
+    /// that do not say, is `agentwire`.
+    fn provider_name(&self) -> &'static str {
+        "agentwire"
+    }
+
+    /// The model a call asks for when the run's settings name none (`gen_ai.request.model`);
+    /// `None`, the default, for a brain that has no model.
+    fn model(&self) -> Option<&str> {
+        None
+    }
+
     /// Whether this brain can honour a run's generation settings (already within
     /// [`GenerationSettings::check`]'s ranges), asked before the run starts so that a setting
     /// the provider would refuse or ignore is refused to the client, naming it, instead of

@@ -87,6 +87,10 @@ impl Brain for ScriptedBrain {
     fn describe(&self) -> String {
         "scripted".into()
     }
+
+    fn provider_name(&self) -> &'static str {
+        "scripted"
+    }
 }
 
 /// A token rate as [`replay`] takes it: a negative, NaN or infinite rate is 0, as fast as

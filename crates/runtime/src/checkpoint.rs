@@ -25,6 +25,7 @@ use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
 use crate::orchestrator::Orchestrator;
 use crate::run::{Run, RunHandle, RunLimits, RunState, Shared};
+use crate::telemetry::Telemetry;
 use crate::wait::Wait;
 
 /// A waiting run as a store keeps it (serde, in JSON): see the module docs.
@@ -108,6 +109,9 @@ pub struct RunResume {
     /// The host's slots for working runs: once answered, the run takes one to go on
     /// ([`RunStart::slots`](crate::RunStart::slots)).
     pub slots: Option<crate::RunSlots>,
+    /// Where the resumed run's OpenTelemetry spans and metrics go (a new `invoke_agent` span
+    /// for the rest of the run); `None` makes none.
+    pub telemetry: Option<Telemetry>,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -182,6 +186,7 @@ impl Agent {
             checkpoint,
             next_seq,
             slots,
+            telemetry,
         } = resume;
         let Checkpoint {
             state,
@@ -243,6 +248,7 @@ impl Agent {
             client_tools,
             limits,
             settings,
+            telemetry,
         )
         .resuming(&parked, next_seq)
         .with_slots(slots);

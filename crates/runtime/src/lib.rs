@@ -72,6 +72,7 @@ mod orchestrator;
 mod run;
 pub mod schema;
 mod slots;
+mod telemetry;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};
@@ -86,3 +87,4 @@ pub use handler::{Handler, HandlerError, HandlerRequest, Responder};
 pub use ids::{IdKind, IdSource, SequentialIds, UniqueIds};
 pub use run::{InputError, Run, RunHandle, RunLimits, RunStart, StartError};
 pub use slots::RunSlots;
+pub use telemetry::Telemetry;

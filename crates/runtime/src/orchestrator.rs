@@ -43,6 +43,7 @@ use crate::ids::IdKind;
 use crate::run::{RunLimits, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
+use crate::telemetry::{ChatEnd, RunTrace, Telemetry};
 use crate::wait::{Resolution, Wait, not_run};
 
 /// Drives one run from its first event to its last.
@@ -73,6 +74,10 @@ pub(crate) struct Orchestrator {
     slots: Option<RunSlots>,
     /// The slot held while the run works.
     slot: Option<Slot>,
+    /// Where the run's spans and metrics go, if anywhere.
+    telemetry: Option<Telemetry>,
+    /// The run's `invoke_agent` span, open while the orchestrator drives it.
+    trace: Option<RunTrace>,
 }
 
 /// Why a run ends without its answer.
@@ -115,6 +120,7 @@ impl Orchestrator {
         client_tools: Vec<ToolSpec>,
         limits: RunLimits,
         settings: GenerationSettings,
+        telemetry: Option<Telemetry>,
     ) -> Self {
         let agent = &shared.agent.inner;
         let max_duration = limits.working_time(agent.max_duration);
@@ -147,6 +153,8 @@ impl Orchestrator {
             tool_limits,
             slots: None,
             slot: None,
+            telemetry,
+            trace: None,
         }
     }
 
@@ -164,6 +172,7 @@ impl Orchestrator {
             session_id: shared.session_id.clone(),
             agent: Some(shared.agent.inner.name.clone()),
         });
+        self.open_trace();
         if let Err(halt) = self.admit(false).await {
             self.end(Some(halt));
             return;
@@ -212,6 +221,7 @@ impl Orchestrator {
     /// Runs a checkpointed run to its end, from its wait (`reported`: the status it was
     /// last seen in, which is not reported again).
     pub(crate) async fn resume(mut self, reported: Option<Awaiting>) {
+        self.open_trace();
         let halt = match self.answers(reported).await {
             Ok(opening) => self.turns(opening).await,
             Err(halt) => Some(halt),
@@ -247,8 +257,30 @@ impl Orchestrator {
             None => (RunStatus::Completed, None),
             Some(halt) => self.ending(halt),
         };
+        if let Some(trace) = self.trace.take() {
+            trace.end(self.usage, error.as_ref(), status == RunStatus::Canceled);
+        }
         self.set_status(status, error);
         self.queue.close();
+    }
+
+    /// Opens the run's `invoke_agent` span, when the run has telemetry.
+    fn open_trace(&mut self) {
+        let Some(telemetry) = &self.telemetry else {
+            return;
+        };
+        let shared = &self.shared;
+        let config = &shared.agent.inner;
+        let model = config.brain.as_ref().map(|brain| {
+            let model = self.settings.model.as_deref().or(brain.model());
+            (brain.provider_name(), model)
+        });
+        self.trace = Some(telemetry.start_run(
+            &config.name,
+            &shared.run_id,
+            shared.session_id.as_ref(),
+            model,
+        ));
     }
 
     /// Writes one assistant message: the answers it opens with, the approved calls' results,
@@ -389,12 +421,18 @@ impl Orchestrator {
         let Some(brain) = self.shared.agent.inner.brain.clone() else {
             return Err(Halt::Failed(provider_error("the agent has no brain")));
         };
+        let mut chat = self.trace.as_ref().map(|trace| {
+            let model = self.settings.model.as_deref().or(brain.model());
+            trace.chat(brain.provider_name(), model, &request)
+        });
+        let output_from = builder.message().parts.len();
         let mut stream = brain.stream(request);
         let cancel = self.shared.cancel.clone();
         let stop = stop_signal(cancel.clone(), self.deadline);
         tokio::pin!(stop);
         // Calls started and not yet ended: a model may finish or fail without ending them.
         let mut open_calls: Vec<String> = Vec::new();
+        let mut finished_usage = None;
         let outcome = loop {
             // The flag is checked on every event: an unpaced stream may never be pending, so
             // the stop signal below would never be polled.
@@ -406,6 +444,9 @@ impl Orchestrator {
                 next = stream.next() => next,
                 halt = &mut stop => break Err(halt),
             };
+            if let Some(chat) = &mut chat {
+                chat.first_chunk();
+            }
             let event = match next {
                 Some(Ok(event)) => event,
                 Some(Err(error)) => break Err(Halt::Failed(provider_error(error.to_string()))),
@@ -454,6 +495,7 @@ impl Orchestrator {
                     Ok(())
                 }
                 BrainEvent::Finish { reason, usage } => {
+                    finished_usage = usage;
                     if let Some(usage) = usage {
                         *self.usage.get_or_insert_default() += usage;
                         *self.message_usage.get_or_insert_default() += usage;
@@ -476,6 +518,13 @@ impl Orchestrator {
             let _ = builder.tool_call_end(&mut self.out, &id);
         }
         self.flush();
+        if let Some(chat) = chat {
+            let output = &builder.message().parts[output_from..];
+            match &outcome {
+                Ok(reason) => chat.end(ChatEnd::Finished(reason, finished_usage), output),
+                Err(halt) => chat.end(ChatEnd::Failed(halt.code()), output),
+            }
+        }
         outcome
     }
 
@@ -499,8 +548,15 @@ impl Orchestrator {
             .map(|(idx, call)| {
                 let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
                 let limits = self.tool_limits;
+                let trace = self.trace.as_ref().map(|trace| {
+                    let kind = agent.tool_kinds.get(&call.tool_name);
+                    trace.tool(call, kind.unwrap_or(&agentwire_core::ToolKind::Function))
+                });
                 async move {
                     let part = toolbox.run_within(call, Some(run_id), cancel, limits).await;
+                    if let Some(trace) = trace {
+                        trace.end(&part);
+                    }
                     (idx, part)
                 }
             })
@@ -848,6 +904,18 @@ impl Orchestrator {
 }
 
 impl Halt {
+    /// The `error.type` of a model call that ended so.
+    fn code(&self) -> &str {
+        match self {
+            Halt::Canceled => "canceled",
+            Halt::OutOfTime => "max_duration",
+            Halt::MaxSteps => "max_steps",
+            Halt::Truncated => "max_tokens",
+            Halt::Filtered => "content_filter",
+            Halt::Failed(error) | Halt::Rejected(error) => &error.code,
+        }
+    }
+
     /// How a call that did not run is told why, completing "the run …".
     fn why(&self) -> &str {
         match self {

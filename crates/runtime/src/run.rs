@@ -35,6 +35,7 @@ use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
 use crate::slots::RunSlots;
+use crate::telemetry::Telemetry;
 use crate::wait::{Mismatch, Wait};
 
 /// What a run starts from.
@@ -79,6 +80,10 @@ pub struct RunStart {
     /// and ends `rejected` (`queue_full`) when their line is full ([`RunSlots`]). `None`: the
     /// run works at once. Runs written by a handler do not take slots.
     pub slots: Option<RunSlots>,
+    /// Where the run's OpenTelemetry spans and metrics go (an `invoke_agent` span, a `chat`
+    /// span per model call, an `execute_tool` span per tool call); `None`, the default, makes
+    /// none.
+    pub telemetry: Option<Telemetry>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -158,6 +163,12 @@ impl RunStart {
     /// Sets ceilings over the agent's limits.
     pub fn with_limits(mut self, limits: RunLimits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Records the run in OpenTelemetry through `telemetry` ([`RunStart::telemetry`]).
+    pub fn with_telemetry(mut self, telemetry: Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
         self
     }
 
@@ -438,6 +449,7 @@ impl Agent {
             start.client_tools,
             start.limits,
             start.settings,
+            start.telemetry,
         )
         .with_slots(start.slots);
         runtime.spawn(orchestrator.run().in_current_span());

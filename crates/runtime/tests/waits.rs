@@ -600,6 +600,7 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
             checkpoint,
             next_seq: last_seq + 1,
             slots: None,
+            telemetry: None,
         })
         .unwrap();
     assert_eq!(
@@ -664,6 +665,7 @@ async fn a_checkpointed_run_can_be_canceled() {
             checkpoint: run.handle.checkpoint().unwrap(),
             next_seq: first.seen.last().unwrap().seq + 1,
             slots: None,
+            telemetry: None,
         })
         .unwrap();
     resumed

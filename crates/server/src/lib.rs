@@ -46,6 +46,7 @@ mod settings;
 mod spans;
 mod state;
 mod stream;
+mod telemetry;
 mod webui;
 mod ws;
 
@@ -53,6 +54,6 @@ pub use error::ApiError;
 pub use leases::LEASE_LOST;
 pub use server::{SHUTDOWN, Server, bind, shutdown_signal};
 pub use settings::{
-    ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, ServerSection, Settings, SettingsError,
-    StoreSection,
+    ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, OtlpProtocol, ServerSection, Settings,
+    SettingsError, StoreSection, TelemetrySection, TelemetrySettings,
 };

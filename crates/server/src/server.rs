@@ -22,7 +22,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use agentwire_core::ErrorInfo;
-use agentwire_runtime::Agent;
+use agentwire_runtime::{Agent, Telemetry};
 use agentwire_store::{Store, StoreError};
 use axum::Router;
 use tokio::net::{TcpListener, TcpSocket};
@@ -33,6 +33,7 @@ use crate::leases::Leases;
 use crate::retention::Retention;
 use crate::settings::Settings;
 use crate::state::AppState;
+use crate::telemetry::Exporting;
 use crate::{cors, error, guard, listener, metrics, routes, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
@@ -46,6 +47,8 @@ pub struct Server {
     retention: Arc<Retention>,
     /// This node's lease on its runs, given up with the server.
     leases: Arc<Leases>,
+    /// The OTLP exporters of `[telemetry]`, flushed and stopped with the server.
+    exporting: Option<Arc<Exporting>>,
 }
 
 impl Server {
@@ -58,6 +61,35 @@ impl Server {
     /// # Errors
     /// When the store cannot be opened or read.
     pub async fn open(agents: Vec<Agent>, settings: Settings) -> Result<Self, StoreError> {
+        let exporting = match &settings.telemetry {
+            Some(export) => match Exporting::start(export) {
+                Ok(exporting) => Some(Arc::new(exporting)),
+                Err(error) => {
+                    tracing::error!("telemetry is off: the OTLP exporter cannot start: {error}");
+                    None
+                }
+            },
+            None => None,
+        };
+        let telemetry = exporting
+            .as_ref()
+            .map(|exporting| exporting.telemetry.clone());
+        let mut server = Self::open_with_telemetry(agents, settings, telemetry).await?;
+        server.exporting = exporting;
+        Ok(server)
+    }
+
+    /// As [`Server::open`], with the runs' OpenTelemetry spans and metrics going to
+    /// `telemetry` (providers of the caller's own, an in-memory exporter in tests) instead of
+    /// what [`Settings::telemetry`] says; `None`: nowhere.
+    ///
+    /// # Errors
+    /// As [`Server::open`].
+    pub async fn open_with_telemetry(
+        agents: Vec<Agent>,
+        settings: Settings,
+        telemetry: Option<Telemetry>,
+    ) -> Result<Self, StoreError> {
         let url = settings
             .database_url
             .as_deref()
@@ -93,7 +125,9 @@ impl Server {
                 "marked interrupted runs incomplete"
             );
         }
-        let state = Arc::new(AppState::new(agents, settings, keys, store, node));
+        let state = Arc::new(AppState::new(
+            agents, settings, keys, store, node, telemetry,
+        ));
         state.runs.follow_notices().await?;
         let retention = Arc::new(Retention::start(state.store.clone(), &state.settings));
         let leases = Arc::new(Leases::start(
@@ -105,6 +139,7 @@ impl Server {
             state,
             retention,
             leases,
+            exporting: None,
         })
     }
 
@@ -226,6 +261,9 @@ impl Server {
             tracing::warn!("giving up this node's lease: {error}");
         }
         self.state.store.close().await;
+        if let Some(exporting) = &self.exporting {
+            exporting.shutdown().await;
+        }
         result
     }
 }

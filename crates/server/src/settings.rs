@@ -133,6 +133,35 @@ pub struct Settings {
     /// With `max_concurrent_runs`, the most runs waiting for a slot; one more ends `rejected`
     /// (`queue_full`). `None` (the default): no limit.
     pub max_queued_runs: Option<usize>,
+    /// Where runs are exported as OpenTelemetry traces and metrics (`[telemetry]` and the
+    /// standard `OTEL_*` variables); `None`, the default: nowhere, at no cost.
+    pub telemetry: Option<TelemetrySettings>,
+}
+
+/// OTLP export of the runs' GenAI spans and metrics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TelemetrySettings {
+    /// The collector's base URL; traces go to `{endpoint}/v1/traces`, metrics to
+    /// `{endpoint}/v1/metrics` (as `OTEL_EXPORTER_OTLP_ENDPOINT` means).
+    pub endpoint: String,
+    /// How they are posted.
+    pub protocol: OtlpProtocol,
+    /// The `service.name` of the resource (`OTEL_SERVICE_NAME`, else `agentwire`).
+    pub service_name: String,
+    /// Whether spans carry message content (prompts, answers, tool arguments and results).
+    pub capture_content: bool,
+}
+
+/// How OTLP is posted: `http/protobuf` (the default) or `http/json`. gRPC is not offered (it
+/// would bring in tonic for what a collector also takes over HTTP).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OtlpProtocol {
+    /// `http/protobuf`.
+    #[default]
+    HttpProtobuf,
+    /// `http/json`.
+    HttpJson,
 }
 
 impl Default for Settings {
@@ -161,6 +190,7 @@ impl Default for Settings {
             max_tool_output_bytes: 1024 * 1024,
             // Working time: model calls and tools, not time waiting for the client.
             max_run_duration: Duration::from_secs(15 * 60),
+            telemetry: None,
         }
     }
 }
@@ -348,6 +378,74 @@ pub enum SettingsError {
         /// What is wrong with it.
         message: String,
     },
+    /// `[telemetry]` or an `OTEL_*` variable asks for what cannot be done.
+    #[error("telemetry: {message}")]
+    Telemetry {
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The `[telemetry]` table of `agentwire.toml`: OpenTelemetry export of the runs' GenAI spans
+/// and metrics over OTLP. Off unless `enabled = true`, `endpoint` or the standard
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` is set; `enabled = false` keeps it off whatever the
+/// environment says.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// Export or not; unset: export when an endpoint is known.
+    pub enabled: Option<bool>,
+    /// The collector's base URL, e.g. `"http://localhost:4318"`; over
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, which is read when this is unset.
+    pub endpoint: Option<String>,
+    /// `"http/protobuf"` or `"http/json"`; unset: `OTEL_EXPORTER_OTLP_PROTOCOL`, else
+    /// `http/protobuf`.
+    pub protocol: Option<String>,
+    /// Record message content in spans (the conventions' opt-in attributes); off by default.
+    #[serde(default)]
+    pub capture_content: bool,
+}
+
+impl TelemetrySection {
+    /// The export these keys and the `OTEL_*` variables (read through `env`) ask for; `None`
+    /// when off.
+    ///
+    /// # Errors
+    /// [`SettingsError::Telemetry`] for a protocol other than HTTP's two.
+    pub fn settings(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<TelemetrySettings>, SettingsError> {
+        let set = |value: Option<String>| value.filter(|value| !value.trim().is_empty());
+        let endpoint =
+            set(self.endpoint.clone()).or_else(|| set(env("OTEL_EXPORTER_OTLP_ENDPOINT")));
+        if !self.enabled.unwrap_or(endpoint.is_some()) {
+            return Ok(None);
+        }
+        let protocol = match set(self.protocol.clone())
+            .or_else(|| set(env("OTEL_EXPORTER_OTLP_PROTOCOL")))
+            .as_deref()
+        {
+            None | Some("http/protobuf") => OtlpProtocol::HttpProtobuf,
+            Some("http/json") => OtlpProtocol::HttpJson,
+            Some(other) => {
+                return Err(SettingsError::Telemetry {
+                    message: format!(
+                        "protocol '{other}' is not offered: use http/protobuf or http/json"
+                    ),
+                });
+            }
+        };
+        Ok(Some(TelemetrySettings {
+            endpoint: endpoint
+                .unwrap_or_else(|| "http://localhost:4318".to_owned())
+                .trim_end_matches('/')
+                .to_owned(),
+            protocol,
+            service_name: set(env("OTEL_SERVICE_NAME")).unwrap_or_else(|| "agentwire".to_owned()),
+            capture_content: self.capture_content,
+        }))
+    }
 }
 
 /// An entry of `api_keys` as written: the secret itself, or a table naming it.
@@ -479,6 +577,8 @@ pub struct ConfigFile {
     pub server: ServerSection,
     /// The `[store]` table.
     pub store: StoreSection,
+    /// The `[telemetry]` table.
+    pub telemetry: TelemetrySection,
     /// The `[[agents]]` entries.
     pub agents: AgentsFile,
 }
@@ -490,6 +590,8 @@ struct ServerTables {
     server: ServerSection,
     #[serde(default)]
     store: StoreSection,
+    #[serde(default)]
+    telemetry: TelemetrySection,
 }
 
 impl ConfigFile {
@@ -499,11 +601,15 @@ impl ConfigFile {
     /// [`ConfigError::Toml`] with the line and column of what does not parse, or what the
     /// runtime finds wrong with the agents.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
-        let ServerTables { server, store } =
-            toml::from_str(text).map_err(|error| ConfigError::Toml(error.to_string()))?;
+        let ServerTables {
+            server,
+            store,
+            telemetry,
+        } = toml::from_str(text).map_err(|error| ConfigError::Toml(error.to_string()))?;
         Ok(Self {
             server,
             store,
+            telemetry,
             agents: AgentsFile::from_toml(text)?,
         })
     }
@@ -517,8 +623,9 @@ impl ConfigFile {
         &self,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Settings, SettingsError> {
-        let mut settings = self.server.settings(env)?;
+        let mut settings = self.server.settings(&env)?;
         self.store.apply(&mut settings);
+        settings.telemetry = self.telemetry.settings(&env)?;
         Ok(settings)
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use agentwire_core::{Message, MessageId, SessionId};
-use agentwire_runtime::{Agent, RunLimits, RunSlots};
+use agentwire_runtime::{Agent, RunLimits, RunSlots, Telemetry};
 use agentwire_store::{SessionRecord, Store, StoreError};
 use axum::extract::FromRef;
 
@@ -37,6 +37,7 @@ impl AppState {
         keys: Keys,
         store: Store,
         node: String,
+        telemetry: Option<Telemetry>,
     ) -> Self {
         let default_agent = agents
             .iter()
@@ -54,6 +55,7 @@ impl AppState {
             limits,
             settings.heartbeat,
             Arc::clone(&metrics),
+            telemetry,
         )
         .with_slots(
             settings

@@ -146,6 +146,14 @@ impl Brain for AnthropicBrain {
         format!("anthropic:{}", self.config.model)
     }
 
+    fn provider_name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.config.model)
+    }
+
     /// The Messages API takes `model`, `max_tokens`, `temperature` (0 to 1 here), `top_p` and
     /// `stop` (as `stop_sequences`). It has no `seed`, penalties or choices, so those are
     /// refused rather than dropped; with extended thinking on it takes no `temperature` and a

@@ -119,6 +119,14 @@ impl Brain for OpenAiBrain {
         format!("openai:{}", self.config.model)
     }
 
+    fn provider_name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.config.model)
+    }
+
     /// Chat Completions takes every setting (within the ranges [`GenerationSettings::check`]
     /// allows, OpenAI's own); a compatible server that does not know one refuses or ignores it
     /// as it would any request.

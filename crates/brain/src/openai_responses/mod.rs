@@ -137,6 +137,14 @@ impl Brain for OpenAiResponsesBrain {
         format!("openai-responses:{}", self.config.model)
     }
 
+    fn provider_name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some(&self.config.model)
+    }
+
     /// The Responses API takes `model`, `temperature`, `top_p` and `max_tokens` (as
     /// `max_output_tokens`). It has no `stop`, `seed`, penalties or choices, so those are
     /// refused rather than dropped.

@@ -50,6 +50,10 @@ impl Brain for Recording {
     fn describe(&self) -> String {
         "recording".into()
     }
+
+    fn provider_name(&self) -> &'static str {
+        self.brain.provider_name()
+    }
 }
 
 /// A tool whose body is a closure.

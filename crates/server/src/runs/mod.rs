@@ -30,7 +30,7 @@ use agentwire_core::communication::{MessageKind, Party, SchemaMachine, StateName
 use agentwire_core::{
     Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
 };
-use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunSlots, RunStart};
+use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunSlots, RunStart, Telemetry};
 use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use futures::StreamExt;
 use serde::Serialize;
@@ -176,6 +176,8 @@ pub(crate) struct Runs {
     metrics: Arc<Metrics>,
     /// This node's slots for working runs (`max_concurrent_runs`), if limited.
     slots: Option<RunSlots>,
+    /// Where runs record their OpenTelemetry spans and metrics; `None`: nowhere.
+    pub(crate) telemetry: Option<Telemetry>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -192,6 +194,7 @@ impl Runs {
         limits: RunLimits,
         heartbeat: Duration,
         metrics: Arc<Metrics>,
+        telemetry: Option<Telemetry>,
     ) -> Self {
         Self {
             committer: Committer::start(store.clone(), node.clone()),
@@ -206,6 +209,7 @@ impl Runs {
             sessions: Sessions::default(),
             metrics,
             slots: None,
+            telemetry,
         }
     }
 
@@ -325,6 +329,11 @@ impl Runs {
             node = self.node
         );
         let started = std::time::Instant::now();
+        let mut start = start;
+        // A handler may have given the run a telemetry of its own (joining a request's trace).
+        if start.telemetry.is_none() {
+            start.telemetry = self.telemetry.clone();
+        }
         let start = start
             .with_run_id(run_id)
             .with_session(session_id.clone())

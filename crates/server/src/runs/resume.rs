@@ -142,6 +142,7 @@ impl Runs {
             checkpoint,
             next_seq: last_seq + 1,
             slots: self.slots.clone(),
+            telemetry: self.telemetry.clone(),
         };
         let run = span
             .in_scope(|| agent.resume(resume))

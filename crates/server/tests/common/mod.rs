@@ -8,7 +8,7 @@ use agentwire_brain::ScriptedBrain;
 use agentwire_core::{Accumulator, Event, Message};
 use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::native::NativeSseDecoder;
-use agentwire_runtime::Agent;
+use agentwire_runtime::{Agent, Telemetry};
 use agentwire_server::{Server, Settings};
 use agentwire_tools::{FnTool, JsonSchema};
 use serde::Deserialize;
@@ -29,7 +29,22 @@ impl TestServer {
             addr: "127.0.0.1:0".parse().unwrap(),
             ..settings
         };
-        let server = Server::open(agents, settings).await.unwrap();
+        Self::serve(Server::open(agents, settings).await.unwrap()).await
+    }
+
+    /// A server whose runs record OpenTelemetry through `telemetry`.
+    #[allow(dead_code)]
+    pub async fn start_with_telemetry(agents: Vec<Agent>, telemetry: Telemetry) -> Self {
+        let settings = Settings {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            ..Settings::default()
+        };
+        let server = Server::open_with_telemetry(agents, settings, Some(telemetry));
+        Self::serve(server.await.unwrap()).await
+    }
+
+    /// Serves `server` on the address it binds.
+    pub async fn serve(server: Server) -> Self {
         let listener = server.bind().await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
