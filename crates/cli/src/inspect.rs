@@ -202,6 +202,9 @@ fn summary(event: &Event) -> String {
         EventKind::Error(error) => {
             let _ = write!(line, "{}: {}", error.code, error.message);
         }
+        EventKind::Input(input) => {
+            let _ = write!(line, "{} {}", input.client_message_id, json!(input.outcome));
+        }
     }
     line
 }

@@ -292,7 +292,7 @@ impl Accumulator {
                 part,
             } => self.part_complete(message_id, *index, part)?,
             EventKind::MessageComplete { message } => self.message_complete(message)?,
-            EventKind::Heartbeat {} => {}
+            EventKind::Heartbeat {} | EventKind::Input(_) => {}
             EventKind::Error(error) => self.errors.push(error.clone()),
         }
         self.last_seq = Some(event.seq);

@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{MessageId, RunId, SessionId, ToolCallId};
+use crate::input::InputOutcome;
 use crate::message::{Message, Metadata, Role, Timestamp};
 use crate::part::Part;
 use crate::usage::Usage;
@@ -114,6 +115,10 @@ pub enum EventKind {
     /// Something went wrong that the client should hear of; the stream goes on, and the run's
     /// status says whether the run survived it.
     Error(ErrorInfo),
+    /// What became of a message the client sent into the session while a run worked:
+    /// `{"event": "input", "client_message_id", "outcome": "delivered", "step": 2}` (see
+    /// [`crate::input`]).
+    Input(InputOutcome),
 }
 
 /// The kind of part a `part_start` opens. Only these parts stream; every other part arrives
@@ -302,6 +307,7 @@ impl Event {
             EventKind::MessageComplete { .. } => "message_complete",
             EventKind::Heartbeat {} => "heartbeat",
             EventKind::Error(_) => "error",
+            EventKind::Input(_) => "input",
         }
     }
 }

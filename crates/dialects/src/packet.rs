@@ -157,6 +157,7 @@ impl PacketOrder {
             EventKind::RunCreated { .. }
             | EventKind::RunStatus { .. }
             | EventKind::Heartbeat {}
+            | EventKind::Input(_)
             | EventKind::Error(_) => {}
         }
     }

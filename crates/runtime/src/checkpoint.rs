@@ -9,6 +9,7 @@
 //! `incomplete`. What the run was given (the history and its input) is not in the checkpoint:
 //! its session keeps that, and the caller hands it back.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -25,6 +26,7 @@ use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
 use crate::orchestrator::Orchestrator;
 use crate::run::{Run, RunHandle, RunLimits, RunState, Shared};
+use crate::steer::Inbox;
 use crate::telemetry::Telemetry;
 use crate::wait::Wait;
 
@@ -236,10 +238,12 @@ impl Agent {
                 wait: Some(wait),
                 parked: Some(parked.clone()),
                 interrupted: None,
+                inbox: Inbox::new(true),
             }),
             answered: Notify::new(),
             stored: Some(watch::Sender::new(next_seq - 1)),
             cancel: CancellationToken::new(),
+            noted: AtomicBool::new(false),
         });
         let queue = Arc::new(EventQueue::default());
         let orchestrator = Orchestrator::new(

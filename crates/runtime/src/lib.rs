@@ -72,6 +72,7 @@ mod orchestrator;
 mod run;
 pub mod schema;
 mod slots;
+mod steer;
 mod telemetry;
 mod wait;
 

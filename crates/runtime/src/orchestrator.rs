@@ -22,14 +22,15 @@
 //! conversation stays one a model can be shown again.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use agentwire_brain::{BrainEvent, BrainRequest, FinishReason};
 use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{ApprovalRequest, DataPart, PlanAction, Source, StepStart};
 use agentwire_core::{
-    Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, Message, MessageBuilder,
-    MessageStart, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
+    Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, InputOutcome, Message,
+    MessageBuilder, MessageStart, Outcome, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
 };
 use agentwire_tools::{AskUser, ToolLimits};
 use futures::StreamExt;
@@ -78,6 +79,8 @@ pub(crate) struct Orchestrator {
     telemetry: Option<Telemetry>,
     /// The run's `invoke_agent` span, open while the orchestrator drives it.
     trace: Option<RunTrace>,
+    /// The client's name for the message the run answers, reported delivered at its start.
+    answers_message: Option<String>,
 }
 
 /// Why a run ends without its answer.
@@ -107,6 +110,9 @@ enum MessageEnd {
     /// the word (a long-running agent's report of its progress): the message ends there, and
     /// the next step begins the next one.
     Report,
+    /// A step whose tools ran, with steers waiting: the message ends there so that they
+    /// follow it (see `steer`).
+    Steer,
     /// Some calls wait for the client.
     Wait(Wait),
     /// The run stops.
@@ -155,7 +161,15 @@ impl Orchestrator {
             slot: None,
             telemetry,
             trace: None,
+            answers_message: None,
         }
+    }
+
+    /// Has the run report the client's message `id` delivered at its start (its input came
+    /// from the session's inbox).
+    pub(crate) fn answering(mut self, id: Option<String>) -> Self {
+        self.answers_message = id;
+        self
     }
 
     /// Makes the run wait for one of `slots` whenever it starts working.
@@ -172,6 +186,12 @@ impl Orchestrator {
             session_id: shared.session_id.clone(),
             agent: Some(shared.agent.inner.name.clone()),
         });
+        if let Some(id) = self.answers_message.take() {
+            self.out.emit(EventKind::Input(InputOutcome::new(
+                id,
+                Outcome::Delivered { step: 0 },
+            )));
+        }
         self.open_trace();
         if let Err(halt) = self.admit(false).await {
             self.end(Some(halt));
@@ -240,8 +260,15 @@ impl Orchestrator {
                 return Some(Halt::Canceled);
             }
             match self.message(opening).await {
-                MessageEnd::Answer => return None,
-                MessageEnd::Report => opening = Resolution::default(),
+                // Steers that came during the answer are answered too.
+                MessageEnd::Answer => match self.take_steers(true) {
+                    true => opening = Resolution::default(),
+                    false => return None,
+                },
+                MessageEnd::Report | MessageEnd::Steer => {
+                    self.take_steers(false);
+                    opening = Resolution::default();
+                }
                 MessageEnd::Halt(halt) => return Some(halt),
                 MessageEnd::Wait(wait) => match self.wait(wait).await {
                     Ok(resolution) => opening = resolution,
@@ -257,6 +284,9 @@ impl Orchestrator {
             None => (RunStatus::Completed, None),
             Some(halt) => self.ending(halt),
         };
+        // Steers not taken yet will not be: the client hears so before the end.
+        self.shared.lock().inbox.close(status.name());
+        self.shared.noted.store(true, Ordering::Release);
         if let Some(trace) = self.trace.take() {
             trace.end(self.usage, error.as_ref(), status == RunStatus::Canceled);
         }
@@ -398,7 +428,52 @@ impl Orchestrator {
             if self.reports(builder.message()) {
                 return MessageEnd::Report;
             }
+            if !self.shared.lock().inbox.steers.is_empty() {
+                return MessageEnd::Steer;
+            }
         }
+    }
+
+    /// Takes the steers the run holds, at a step boundary with no message open: each the
+    /// schema accepts now joins the conversation as a user message, reported `delivered` at
+    /// this step; one it refuses is reported `not_delivered` (`refused`). `closing`: the run
+    /// has answered, and ends unless one is delivered; then it takes no more (decided under
+    /// the lock steers take, so none is lost between). Whether one was delivered.
+    fn take_steers(&mut self, closing: bool) -> bool {
+        let mut state = self.shared.lock();
+        if state.inbox.steers.is_empty() {
+            if closing {
+                state.inbox.open = false;
+            }
+            return false;
+        }
+        let steers = std::mem::take(&mut state.inbox.steers);
+        let mut delivered = false;
+        for steer in steers {
+            let accepted = schema::incoming(&steer.message)
+                .question
+                .map(|question| state.machine.accept(&question));
+            let outcome = match accepted {
+                Some(Ok(_)) => Outcome::Delivered { step: self.steps },
+                _ => Outcome::NotDelivered {
+                    reason: "refused".to_owned(),
+                },
+            };
+            let take = matches!(outcome, Outcome::Delivered { .. });
+            self.out.emit(EventKind::Input(InputOutcome::new(
+                steer.client_message_id,
+                outcome,
+            )));
+            if take {
+                let message = self.shared.agent.stamp(steer.message);
+                state.messages.push(message.clone());
+                self.out.emit(EventKind::MessageComplete { message });
+                delivered = true;
+            }
+        }
+        drop(state);
+        self.flush();
+        delivered
     }
 
     /// Whether `message`, as it stands after a step whose tools ran, is a report: its agent's
@@ -660,6 +735,11 @@ impl Orchestrator {
         );
         let refused = {
             let mut state = self.shared.lock();
+            // The client's answer comes first now: a steer held would be out of place.
+            if !state.inbox.steers.is_empty() {
+                state.inbox.refuse_held("awaiting_client");
+                self.shared.noted.store(true, Ordering::Release);
+            }
             match state.machine.accept(&utterance) {
                 Ok(_) => {
                     state.wait = Some(wait);
@@ -696,7 +776,8 @@ impl Orchestrator {
                     self.close_calls(wait, Halt::Canceled.why());
                     return Err(Halt::Canceled);
                 }
-                () = self.shared.answered.notified() => {}
+                // An answer, or a note to report (`RunHandle::note`).
+                () = self.shared.answered.notified() => self.flush(),
             }
         }
         let wait = {
@@ -826,6 +907,7 @@ impl Orchestrator {
             RunStatus::InProgress => None,
             _ => self.usage,
         };
+        self.emit_notes();
         self.out.emit(EventKind::RunStatus {
             status,
             error: error.clone(),
@@ -882,7 +964,19 @@ impl Orchestrator {
     }
 
     fn flush(&mut self) {
+        self.emit_notes();
         self.queue.push(self.out.drain());
+    }
+
+    /// Emits the outcomes the inbox holds for the client (`RunHandle::note` and steers not
+    /// taken); the flag spares every flush the lock.
+    fn emit_notes(&mut self) {
+        if self.shared.noted.swap(false, Ordering::Acquire) {
+            let notes = std::mem::take(&mut self.shared.lock().inbox.notes);
+            for note in notes {
+                self.out.emit(EventKind::Input(note));
+            }
+        }
     }
 
     /// A paused run keeps only what it needs: the event buffers' spare room goes back.

@@ -14,6 +14,7 @@
 //! a one-shot agent's session is over after its answer, and a client's `cancel` is an utterance
 //! the schema must allow ([`RunHandle::cancel`]).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -35,6 +36,7 @@ use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
 use crate::slots::RunSlots;
+use crate::steer::Inbox;
 use crate::telemetry::Telemetry;
 use crate::wait::{Mismatch, Wait};
 
@@ -84,6 +86,9 @@ pub struct RunStart {
     /// span per model call, an `execute_tool` span per tool call); `None`, the default, makes
     /// none.
     pub telemetry: Option<Telemetry>,
+    /// The client's name for the message this run answers, when the host took it from the
+    /// session's inbox: the run reports it `delivered` (step 0) at its start.
+    pub client_message_id: Option<String>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -189,6 +194,12 @@ impl RunStart {
         self.slots = Some(slots);
         self
     }
+
+    /// Names the client's message this run answers ([`RunStart::client_message_id`]).
+    pub fn with_client_message_id(mut self, id: impl Into<String>) -> Self {
+        self.client_message_id = Some(id.into());
+        self
+    }
 }
 
 /// A started run: its events and its handle.
@@ -279,6 +290,15 @@ pub enum InputError {
         /// Its role.
         role: &'static str,
     },
+    /// A steer for a run that waits for the client's answer: the answer comes first.
+    #[error("the run waits for the client's answer; send that, or cancel the run")]
+    Waiting,
+    /// A steer for a run whose agent writes its answer itself and takes no message meanwhile.
+    #[error("the agent writes its answer in one go and takes no message while it works")]
+    NotSteerable,
+    /// A steer that is not a question (it answers an approval or a tool call: that is input).
+    #[error("a steer is a user message; answers to the run's requests are its input")]
+    NotAQuestion,
 }
 
 /// What the handle and the orchestrator share.
@@ -295,6 +315,8 @@ pub(crate) struct Shared {
     /// How far the host has stored the run's events, if it does ([`RunStart::stored`]).
     pub(crate) stored: Option<watch::Sender<u64>>,
     pub(crate) cancel: CancellationToken,
+    /// The inbox holds notes to report: checked on every flush without taking the lock.
+    pub(crate) noted: AtomicBool,
 }
 
 /// The run's mutable state.
@@ -321,6 +343,8 @@ pub(crate) struct RunState {
     /// Why the run's host stopped it ([`RunHandle::interrupt`]): it ends `incomplete` with
     /// this error rather than `canceled`.
     pub(crate) interrupted: Option<ErrorInfo>,
+    /// Messages sent while it works ([`RunHandle::steer`], [`RunHandle::note`]).
+    pub(crate) inbox: Inbox,
 }
 
 impl Shared {
@@ -421,10 +445,12 @@ impl Agent {
                 wait: None,
                 parked: None,
                 interrupted: None,
+                inbox: Inbox::new(config.handler.is_none()),
             }),
             answered: Notify::new(),
             stored: start.stored.then(|| watch::Sender::new(0)),
             cancel: CancellationToken::new(),
+            noted: AtomicBool::new(false),
         });
         let queue = Arc::new(EventQueue::default());
         if let Some(handler) = &config.handler {
@@ -451,7 +477,8 @@ impl Agent {
             start.settings,
             start.telemetry,
         )
-        .with_slots(start.slots);
+        .with_slots(start.slots)
+        .answering(start.client_message_id);
         runtime.spawn(orchestrator.run().in_current_span());
         Ok(Run {
             handle: RunHandle { shared },
@@ -460,7 +487,7 @@ impl Agent {
     }
 
     /// Gives an input message an id and a time if it lacks them.
-    fn stamp(&self, mut message: Message) -> Message {
+    pub(crate) fn stamp(&self, mut message: Message) -> Message {
         if message.id.is_none() {
             message.id = Some(self.inner.ids.next_id(IdKind::Message).into());
         }
@@ -729,6 +756,17 @@ fn start_role(role: Role) -> Result<(), &'static str> {
     match role {
         Role::System => Ok(()),
         other => client_role(other),
+    }
+}
+
+/// The role's name on the wire.
+pub(crate) fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+        Role::Tool => "tool",
+        Role::Data => "data",
     }
 }
 

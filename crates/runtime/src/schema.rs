@@ -34,7 +34,9 @@ use agentwire_core::{Message, Part, ToolCall};
 /// (`input_request` → `awaiting_input`, seed 004's "waiting for user"). Its answer may cite
 /// sources (as the one-shot built-in's may) and hold files, such as images a model returns.
 /// The client may `cancel` while the agent works and while it waits (back to `idle`), as the
-/// interruptible built-in allows while it works: a UI's Stop button.
+/// interruptible built-in allows while it works: a UI's Stop button. And the user may write
+/// while the agent works (`running` → `running`): a steer, which the run takes at its next
+/// step boundary (see `RunHandle::steer`).
 ///
 /// ```json
 /// {
@@ -44,6 +46,7 @@ use agentwire_core::{Message, Part, ToolCall};
 ///     {"party": "server", "type": "function_call", "schema": [{"name": "/function", "contentType": "application/json", "required": true}], "nextState": "awaiting_function_output"},
 ///     {"party": "server", "type": "approval_request", "schema": [{"name": "/approval", "contentType": "application/json", "required": true}], "nextState": "awaiting_approval"},
 ///     {"party": "server", "type": "input_request", "schema": [{"name": "/question", "contentType": "application/json", "required": true}], "nextState": "awaiting_input"},
+///     {"party": "client", "type": "user_message", "schema": [{"contentType": "text/plain", "required": true}], "nextState": "running"},
 ///     {"party": "client", "type": "cancel", "schema": [], "nextState": "idle"}
 ///   ],
 ///   "awaiting_function_output": [
@@ -95,6 +98,9 @@ pub fn default_schema() -> Arc<CommunicationSchema> {
                     .with(json.clone().named("/approval")),
                     Transition::new(Party::Server, MessageKind::INPUT_REQUEST, "awaiting_input")
                         .with(json.clone().named("/question")),
+                    // A steer: the user adds to what the agent works on.
+                    Transition::new(Party::Client, MessageKind::USER_MESSAGE, "running")
+                        .with(ContentSpec::required("text/plain")),
                     cancel(),
                 ],
             ),

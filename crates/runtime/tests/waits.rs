@@ -452,11 +452,10 @@ async fn a_system_message_in_the_input_reaches_the_model_as_one() {
 async fn a_start_the_schema_refuses_starts_nothing() {
     let brain = Recording::new(json!({"turns": [answer("hi")]}));
     let agent = agent(&brain).build().unwrap();
+    // The default schema lets the user write while the agent works: two questions at once
+    // are a question and a steer.
     let twice = agent.start(RunStart::new(vec![Message::user("a"), Message::user("b")]));
-    assert_eq!(
-        twice.unwrap_err().to_string(),
-        "in state 'running' the client may not send user_message; allowed: server agent_message, server function_call, server approval_request, server input_request, client cancel"
-    );
+    assert!(twice.is_ok());
     let empty = agent.start(RunStart::new(vec![Message::new(Role::User, vec![])]));
     assert_eq!(
         empty.unwrap_err().to_string(),

@@ -201,6 +201,7 @@ impl Renderer {
             EventKind::RunCreated { .. }
             | EventKind::MessageStart { .. }
             | EventKind::MessageComplete { .. }
+            | EventKind::Input(_)
             | EventKind::Heartbeat {} => {}
         }
         out += &self.show_spinner();

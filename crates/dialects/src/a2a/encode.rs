@@ -189,6 +189,8 @@ impl Encoder for A2aEncoder {
                 open.complete(env, out, message);
             }
             EventKind::Heartbeat {} => write_comment(out, "heartbeat"),
+            // What became of a message sent while the task worked: not a task update.
+            EventKind::Input(_) => {}
         }
     }
 

@@ -593,6 +593,8 @@ impl Encoder for AgUiEncoder {
                 self.message = None;
             }
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
+            // What became of a message sent while the run worked: AG-UI has no event for it.
+            EventKind::Input(_) => {}
             EventKind::Error(error) => {
                 self.start_run(out);
                 write(

@@ -800,6 +800,8 @@ impl Encoder for AgentScopeEncoder {
                 self.message_complete(out, message);
             }
             EventKind::Heartbeat {} => self.heartbeat(out),
+            // What became of a message sent while the run worked: no message of the protocol.
+            EventKind::Input(_) => {}
             EventKind::Error(error) => {
                 self.ensure_in_progress(out);
                 self.error(out, error);

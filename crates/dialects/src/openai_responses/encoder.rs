@@ -864,6 +864,8 @@ impl Encoder for ResponsesEncoder {
                 }
             }
             EventKind::Heartbeat {} => sse::write_comment(out, "keep-alive"),
+            // What became of a message sent while the response worked: no event of the API.
+            EventKind::Input(_) => {}
             EventKind::Error(error) => {
                 self.start(out);
                 self.emit(
