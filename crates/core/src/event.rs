@@ -258,6 +258,7 @@ impl Event {
         "message_complete",
         "heartbeat",
         "error",
+        "input",
     ];
 
     /// A heartbeat that repeats `last_seq`, the number of the last event sent.

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
-use agentwire_core::{GenerationSettings, InvalidField, ToolKind, ToolSpec};
+use agentwire_core::{GenerationSettings, InputMode, InvalidField, ToolKind, ToolSpec};
 use agentwire_tools::{AskUser, Tool, ToolLimits, Toolbox, ToolboxError};
 use thiserror::Error;
 
@@ -62,6 +62,8 @@ pub(crate) struct AgentParts {
     pub(crate) max_steps: u32,
     pub(crate) max_duration: Option<Duration>,
     pub(crate) allow_model_override: bool,
+    /// What a message to a busy session does when its client names no mode.
+    pub(crate) input_mode: InputMode,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -78,6 +80,7 @@ pub struct AgentBuilder {
     tool_error: Option<ToolboxError>,
     tool_kinds: Vec<(String, ToolKind)>,
     approval: Vec<String>,
+    input_mode: InputMode,
     schema: Option<Arc<CommunicationSchema>>,
     max_steps: u32,
     max_duration: Option<Duration>,
@@ -158,6 +161,7 @@ impl Agent {
             toolbox: Toolbox::new(ToolLimits::default()),
             tool_error: None,
             tool_kinds: Vec::new(),
+            input_mode: InputMode::default(),
             approval: Vec::new(),
             schema: None,
             max_steps: 8,
@@ -176,6 +180,12 @@ impl Agent {
     /// What the agent does, for people and agent cards; empty unless set.
     pub fn description(&self) -> &str {
         &self.inner.description
+    }
+
+    /// What a message to a session busy with this agent's run does when its client names no
+    /// mode ([`InputMode`]); `queue` unless set.
+    pub fn input_mode(&self) -> InputMode {
+        self.inner.input_mode
     }
 
     /// The brain; `None` for an agent a [`Handler`] serves.
@@ -284,6 +294,12 @@ impl AgentBuilder {
     /// What the agent does. Default: empty.
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = description.into();
+        self
+    }
+
+    /// What a message to a busy session does when its client names no mode. Default: `queue`.
+    pub fn input_mode(mut self, mode: InputMode) -> Self {
+        self.input_mode = mode;
         self
     }
 
@@ -475,6 +491,7 @@ impl AgentBuilder {
                 max_steps: self.max_steps,
                 max_duration: self.max_duration,
                 allow_model_override: self.allow_model_override,
+                input_mode: self.input_mode,
                 ids: self.ids,
                 clock: self.clock,
             }),

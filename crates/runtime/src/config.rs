@@ -18,6 +18,7 @@
 //! input_types = ["text/plain", "image/*", "application/pdf"]   # what a user message may carry
 //! max_steps = 8
 //! allow_model_override = true       # may a request choose another model for its run
+//! input_mode = "queue"              # a message to a busy session: queue | steer | interrupt | rollback | reject
 //!
 //! [[agents.mcp]]
 //! name = "fs"
@@ -38,8 +39,8 @@ use agentwire_brain::{
     AnthropicBrain, AnthropicConfig, Brain, BrainError, DemoBrain, OpenAiBrain, OpenAiConfig,
     OpenAiResponsesBrain, OpenAiResponsesConfig, ScriptedBrain,
 };
-use agentwire_core::ToolKind;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
+use agentwire_core::{InputMode, ToolKind};
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
 use agentwire_tools::{AskUser, SaveArtifact, Tool, UpdatePlan, Workspace};
 use serde::Deserialize;
@@ -146,6 +147,9 @@ pub struct AgentConfig {
     /// such a request, naming `model`. The other generation settings of a request always
     /// override `temperature` and `max_tokens` for its run.
     pub allow_model_override: Option<bool>,
+    /// What a message to a session busy with this agent's run does when its client names no
+    /// mode: `queue` (the default), `steer`, `interrupt`, `rollback` or `reject`.
+    pub input_mode: Option<InputMode>,
 }
 
 /// A kind a tool can be declared as in `tool_kinds`.
@@ -279,6 +283,7 @@ impl AgentConfig {
             reasoning_effort: None,
             reasoning_summary: None,
             allow_model_override: None,
+            input_mode: None,
         }
     }
 
@@ -327,7 +332,8 @@ impl AgentConfig {
             .description(&self.description)
             .brain_arc(brain)
             .approval(self.approval.iter().cloned())
-            .allow_model_override(self.allow_model_override.unwrap_or(true));
+            .allow_model_override(self.allow_model_override.unwrap_or(true))
+            .input_mode(self.input_mode.unwrap_or_default());
         if let Some(system) = &self.system {
             builder = builder.system(system);
         }

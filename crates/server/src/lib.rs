@@ -41,6 +41,7 @@ mod retention;
 mod routes;
 mod runs;
 mod server;
+mod session_input;
 mod session_list;
 mod settings;
 mod spans;

@@ -35,6 +35,14 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             get(native::get_session).delete(native::delete_session),
         )
         .route("/v1/sessions/{id}/fork", post(native::fork_session))
+        .route(
+            "/v1/sessions/{id}/messages",
+            get(crate::session_input::list).post(crate::session_input::post),
+        )
+        .route(
+            "/v1/sessions/{id}/messages/{client_message_id}",
+            get(crate::session_input::get),
+        )
         .route("/v1/ws", get(crate::ws::upgrade))
         .route("/openapi.json", get(crate::openapi::serve))
         .route("/docs", get(crate::docs::page))

@@ -31,6 +31,7 @@ use crate::auth::Keys;
 use crate::clock;
 use crate::leases::Leases;
 use crate::retention::Retention;
+use crate::runs::Sweeping;
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::telemetry::Exporting;
@@ -47,6 +48,8 @@ pub struct Server {
     retention: Arc<Retention>,
     /// This node's lease on its runs, given up with the server.
     leases: Arc<Leases>,
+    /// The task that starts the queued messages of sessions left free (see `runs::inbox`).
+    inbox_sweep: Arc<Sweeping>,
     /// The OTLP exporters of `[telemetry]`, flushed and stopped with the server.
     exporting: Option<Arc<Exporting>>,
 }
@@ -135,10 +138,12 @@ impl Server {
             Arc::clone(&state.runs),
             &state.settings,
         ));
+        let inbox_sweep = Arc::new(state.runs.start_sweeping());
         Ok(Self {
             state,
             retention,
             leases,
+            inbox_sweep,
             exporting: None,
         })
     }
@@ -256,6 +261,7 @@ impl Server {
         let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
         self.retention.stop();
         self.leases.stop();
+        self.inbox_sweep.stop();
         // Its runs have ended: nobody needs to wait for the lease to lapse.
         if let Err(error) = self.state.store.release_lease(self.node_id()).await {
             tracing::warn!("giving up this node's lease: {error}");

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
-use agentwire_core::{Event, RunId};
+use agentwire_core::{Event, RunId, SessionId};
 
 use crate::error::StoreError;
 use crate::store::{Backend, Store};
@@ -55,6 +55,13 @@ pub enum Notice {
     Follow {
         /// The run.
         run_id: RunId,
+    },
+    /// A message was written down in the session's inbox (see [`Store::post_inbox`]): the node
+    /// whose run the session has offers it a steer, and whichever node sees the session free
+    /// starts the next queued message.
+    Inbox {
+        /// The session.
+        session_id: SessionId,
     },
     /// Events of a followed run as its node showed them, consecutive, before they are stored
     /// (sent by [`Store::publish_live`]). A hint like the others: the log stays the truth, and

@@ -14,6 +14,7 @@
 
 mod commit;
 mod error;
+mod inbox;
 mod input;
 mod log;
 mod pump;
@@ -21,7 +22,7 @@ mod read;
 mod resume;
 pub(crate) mod sessions;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -42,6 +43,7 @@ use crate::clock;
 use crate::metrics::Metrics;
 use commit::{Committer, RunCommits};
 pub(crate) use error::{RunsError, refusal_code};
+pub(crate) use inbox::{Posting, Sweeping};
 pub(crate) use log::EventLog;
 pub(crate) use read::{LiveReader, Reader, StoredReader, Until, read_all};
 pub(crate) use resume::Waiting;
@@ -178,6 +180,8 @@ pub(crate) struct Runs {
     slots: Option<RunSlots>,
     /// Where runs record their OpenTelemetry spans and metrics; `None`: nowhere.
     pub(crate) telemetry: Option<Telemetry>,
+    /// Sessions whose inbox may hold queued messages (see `inbox`).
+    inboxed: Mutex<HashSet<SessionId>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -210,6 +214,7 @@ impl Runs {
             metrics,
             slots: None,
             telemetry,
+            inboxed: Mutex::default(),
         }
     }
 
@@ -249,6 +254,10 @@ impl Runs {
                         }
                     }
                     Ok(Notice::Input { run_id, input_id }) => runs.take_input(run_id, input_id),
+                    Ok(Notice::Inbox { session_id }) => {
+                        let runs = Arc::clone(&runs);
+                        tokio::spawn(async move { runs.inbox_notice(session_id).await });
+                    }
                     Ok(Notice::Follow { run_id }) => {
                         if let Some(live) = lock(&runs.live).get(&run_id) {
                             live.followed.store(true, Ordering::Relaxed);

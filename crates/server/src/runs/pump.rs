@@ -48,6 +48,7 @@ impl Runs {
                         commits.park(checkpoint);
                         parked_answers = answered;
                     }
+                    self.settle_steers(&live, &batch);
                     let shown = commits.take(std::mem::take(&mut batch));
                     metrics.logged(&shown);
                     let published = live.followed.load(Ordering::Relaxed).then(|| shown.clone());
@@ -56,6 +57,7 @@ impl Runs {
                         self.publish(&live, &events).await;
                     }
                     if let Some(ending) = ending {
+                        self.settle_steers(&live, &ending);
                         warn_if_unsuccessful(&ending[0]);
                         let shown = commits.take_end(ending, output(&live));
                         metrics.logged(&shown);
@@ -68,6 +70,7 @@ impl Runs {
                         // turn before anyone sees the end.
                         if held.iter().any(ends_run) {
                             self.free_session(&live);
+                            self.ended_in_session(&live);
                         }
                         metrics.logged(&held);
                         let was_parked = live.parked.swap(commits.is_parked(), Ordering::Relaxed);

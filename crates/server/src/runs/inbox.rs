@@ -1,0 +1,538 @@
+//! Messages into a session, busy or not ([`Runs::post`]): each is written down in the
+//! session's inbox in the store before it is acknowledged, then acted on by its mode. A free
+//! session starts a run of it at once; a busy one queues it, gives it to the run going on as
+//! a steer, or cancels that run (interrupt, rollback) so that it runs next. Whichever node sees
+//! the session free next starts the first queued message ([`Runs::drain`]): the node whose run
+//! ended, the node that took the message, or the sweep that every node runs for sessions a
+//! stopped node left ([`Runs::sweep_inbox`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentwire_core::{
+    EventKind, InputMode, InputOutcome, Message, MessageId, Outcome, Role, RunId, SessionId,
+};
+use agentwire_runtime::{Agent, InputError, RunStart};
+use agentwire_store::{InboxEntry, InboxState, NewInboxEntry, Posted, RunRecord};
+
+use crate::caller::Caller;
+use crate::clock;
+use crate::runs::error::refusal_code;
+use crate::runs::sessions::{self, SessionKey};
+use crate::runs::{LiveRun, Runs, RunsError};
+
+/// A message for a session.
+#[derive(Debug)]
+pub(crate) struct Posting {
+    /// The client's name for it; one is made up when the client gave none.
+    pub(crate) client_message_id: Option<String>,
+    /// The message, from the user.
+    pub(crate) message: Message,
+    pub(crate) mode: InputMode,
+}
+
+/// How long a message may stay `starting` or `steering` with nothing settling it before the
+/// sweep takes its node for stopped.
+const STALE: Duration = Duration::from_secs(30);
+
+/// How often every node sweeps the inboxes: how long a message queued in a session that a
+/// stopped node left free waits at most, beyond that node's lease.
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
+
+/// Sessions with queued messages the sweep looks at per round.
+const SWEEP_SESSIONS: u32 = 100;
+
+impl Runs {
+    /// Writes `posting` down in the caller's session `session_id` (created if new) for
+    /// `agent`, and acts on it: see the module docs. A message the client sent before (same
+    /// `client_message_id`) is answered as it stands, and nothing is done again. Returns the
+    /// message's entry as it stands after.
+    pub(crate) async fn post(
+        self: &Arc<Self>,
+        agent: &Agent,
+        caller: &Caller,
+        session_id: SessionId,
+        posting: Posting,
+    ) -> Result<InboxEntry, RunsError> {
+        sessions::check_id(session_id.as_str())?;
+        if posting.message.role != Role::User {
+            return Err(InputError::Role {
+                role: "not user: a message into a session is the user's",
+            }
+            .into());
+        }
+        self.own_session(caller, &session_id).await?;
+        let client_message_id = posting
+            .client_message_id
+            .unwrap_or_else(|| format!("cm_{}", uuid::Uuid::now_v7().simple()));
+        let mut message = posting.message;
+        // Named, so that the sweep can tell whether a steer joined the history.
+        message.id.get_or_insert_with(|| {
+            MessageId::from(format!("msg_{}", uuid::Uuid::now_v7().simple()))
+        });
+        let key: SessionKey = (caller.clone(), session_id.clone());
+        let busy = self.busy_run(&key).await?;
+        let mode = posting.mode;
+        if busy.is_some() && mode == InputMode::Reject {
+            if let Some(found) = self
+                .store
+                .inbox_entry(&session_id, &client_message_id)
+                .await?
+            {
+                return Ok(found);
+            }
+            return Err(RunsError::SessionBusy {
+                session: session_id.to_string(),
+                run: busy.map(|run| run.id().clone()),
+            });
+        }
+        let rollback_of = match (&busy, mode) {
+            (Some(run), InputMode::Rollback) => Some(run.id().clone()),
+            _ => None,
+        };
+        let posted = self
+            .store
+            .post_inbox(&NewInboxEntry {
+                session_id: &session_id,
+                client_message_id: &client_message_id,
+                agent: agent.name(),
+                mode,
+                message: &message,
+                state: InboxState::Queued,
+                run_id: None,
+                rollback_of: rollback_of.as_ref(),
+            })
+            .await?;
+        let entry = match posted {
+            Posted::Again(entry) => return Ok(entry),
+            Posted::New(entry) => entry,
+        };
+        self.inboxed(&session_id);
+        match (busy, mode) {
+            (None, _) => {}
+            (Some(Busy::Here(live)), InputMode::Steer) => self.offer_steers(&live).await?,
+            (Some(Busy::Here(live)), InputMode::Queue) => live.handle.note(InputOutcome::new(
+                client_message_id.clone(),
+                Outcome::Queued,
+            )),
+            (Some(busy), InputMode::Interrupt | InputMode::Rollback) => {
+                if let Err(error) = self.cancel_busy(&busy).await {
+                    let reason = match &error {
+                        RunsError::Input(input) => refusal_code(input),
+                        _ => "cancel_failed",
+                    };
+                    self.store
+                        .settle_inbox(
+                            &session_id,
+                            &client_message_id,
+                            InboxState::NotDelivered,
+                            None,
+                            None,
+                            Some(reason),
+                        )
+                        .await?;
+                    return Err(error);
+                }
+            }
+            // Elsewhere: that node hears of it from the store's notice.
+            (Some(_), _) => {}
+        }
+        self.drain(&key).await;
+        Ok(self
+            .store
+            .inbox_entry(&session_id, &client_message_id)
+            .await?
+            .unwrap_or(entry))
+    }
+
+    /// The agent of the session's last run, if it has one the caller may see.
+    pub(crate) async fn session_agent(
+        &self,
+        session_id: &SessionId,
+    ) -> Result<Option<String>, RunsError> {
+        Ok(self
+            .store
+            .last_session_run(session_id)
+            .await?
+            .map(|run| run.agent))
+    }
+
+    /// The caller's session's inbox after `after`, at most `limit` entries.
+    pub(crate) async fn inbox(
+        &self,
+        caller: &Caller,
+        session_id: &SessionId,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<InboxEntry>, RunsError> {
+        self.check_owner(caller, session_id).await?;
+        Ok(self.store.inbox(session_id, after, limit).await?)
+    }
+
+    /// One message of the caller's session's inbox.
+    pub(crate) async fn inbox_entry(
+        &self,
+        caller: &Caller,
+        session_id: &SessionId,
+        client_message_id: &str,
+    ) -> Result<Option<InboxEntry>, RunsError> {
+        self.check_owner(caller, session_id).await?;
+        Ok(self
+            .store
+            .inbox_entry(session_id, client_message_id)
+            .await?)
+    }
+
+    /// Not found unless the session exists and is the caller's.
+    async fn check_owner(&self, caller: &Caller, session_id: &SessionId) -> Result<(), RunsError> {
+        match self.store.session(session_id).await? {
+            Some(session) if session.owner.as_deref() == caller.owner_id() => Ok(()),
+            _ => Err(RunsError::no_session(session_id.as_str())),
+        }
+    }
+
+    /// The caller's session `session_id`, created for it if there is none; another owner's is
+    /// not found.
+    async fn own_session(&self, caller: &Caller, session_id: &SessionId) -> Result<(), RunsError> {
+        let owner = match self.store.session(session_id).await? {
+            Some(session) => session.owner,
+            None => match self
+                .store
+                .create_session(session_id, caller.owner_id())
+                .await
+            {
+                Ok(session) => session.owner,
+                // Made meanwhile by another request: whose is it?
+                Err(agentwire_store::StoreError::AlreadyExists(_)) => self
+                    .store
+                    .session(session_id)
+                    .await?
+                    .and_then(|session| session.owner),
+                Err(error) => return Err(error.into()),
+            },
+        };
+        match owner.as_deref() == caller.owner_id() {
+            true => Ok(()),
+            false => Err(RunsError::no_session(session_id.as_str())),
+        }
+    }
+
+    /// The session's run that keeps it busy: one going on here, or one that has not ended in
+    /// the store (waiting there, or going on elsewhere).
+    async fn busy_run(&self, key: &SessionKey) -> Result<Option<Busy>, RunsError> {
+        if let Some(current) = self.sessions.current(key) {
+            if !current.live.handle.status().is_terminal() {
+                return Ok(Some(Busy::Here(current.live)));
+            }
+        }
+        Ok(self
+            .store
+            .last_session_run(&key.1)
+            .await?
+            .filter(|run| !run.status.is_terminal())
+            .map(|run| Busy::Stored(Box::new(run))))
+    }
+
+    /// Cancels the session's busy run for an interrupt or a rollback.
+    async fn cancel_busy(self: &Arc<Self>, busy: &Busy) -> Result<(), RunsError> {
+        match busy {
+            Busy::Here(live) => live.handle.cancel().map_err(InputError::Refused)?,
+            Busy::Stored(record) => self.cancel_elsewhere(record).await?,
+        }
+        Ok(())
+    }
+
+    /// Gives the run `live` the steers queued for its session, in order: each it takes is
+    /// `steering` until the run reports it; one it refuses is not delivered, and one it can no
+    /// longer take (it is ending) stays queued, to start the next run.
+    pub(crate) async fn offer_steers(&self, live: &LiveRun) -> Result<(), RunsError> {
+        let Some(session_id) = live.handle.session_id() else {
+            return Ok(());
+        };
+        let queued = self.store.inbox(session_id, 0, 1000).await?;
+        for entry in queued
+            .into_iter()
+            .filter(|entry| entry.state == InboxState::Queued && entry.mode == InputMode::Steer)
+        {
+            let id = &entry.client_message_id;
+            if !self
+                .store
+                .take_for_steer(session_id, id, live.handle.id())
+                .await?
+            {
+                continue;
+            }
+            let (state, reason) = match live.handle.steer(id, entry.message) {
+                Ok(()) => continue,
+                Err(InputError::Finished { .. }) => (InboxState::Queued, None),
+                Err(error) => (InboxState::NotDelivered, Some(refusal_code(&error))),
+            };
+            self.store
+                .settle_inbox(session_id, id, state, None, None, reason)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Starts the session's queued messages' runs while the session is free: the first queued
+    /// message becomes a run's input, and the session is busy again (its run's end drains it
+    /// again). A message whose run cannot start is not delivered, and the next one is tried.
+    /// Errors are logged: the sweep tries again.
+    pub(crate) async fn drain(self: &Arc<Self>, key: &SessionKey) {
+        if let Err(error) = self.drain_session(key).await {
+            tracing::warn!(session = %key.1, "starting the session's next message: {error}");
+        }
+    }
+
+    async fn drain_session(self: &Arc<Self>, key: &SessionKey) -> Result<(), RunsError> {
+        let (caller, session_id) = key;
+        loop {
+            let run_id = RunId::from(format!("run_{}", uuid::Uuid::now_v7().simple()));
+            let Some(entry) = self.store.claim_next(session_id, &run_id).await? else {
+                // Nothing queued, or the session is busy: its run's end drains it again.
+                if self.session_run(session_id).is_none() && !self.has_queued(session_id).await? {
+                    super::lock(&self.inboxed).remove(session_id);
+                }
+                return Ok(());
+            };
+            let id = entry.client_message_id.clone();
+            let agent = self.agents.iter().find(|agent| agent.name() == entry.agent);
+            let Some(agent) = agent.cloned() else {
+                self.settle(
+                    &entry,
+                    InboxState::NotDelivered,
+                    None,
+                    Some("unknown_agent"),
+                )
+                .await?;
+                continue;
+            };
+            if let Some(rolled_back) = &entry.rollback_of {
+                self.store.roll_back(session_id, rolled_back).await?;
+            }
+            let start = RunStart::new(vec![entry.message.clone()])
+                .with_run_id(run_id.clone())
+                .with_client_message_id(id.clone());
+            match self
+                .start(&agent, caller, Some(session_id.clone()), start)
+                .await
+            {
+                Ok(_) => {
+                    return self
+                        .settle(&entry, InboxState::Delivered, Some(&run_id), None)
+                        .await;
+                }
+                // A run began meanwhile (a run started directly): the message waits for it.
+                Err(RunsError::SessionBusy { .. }) => {
+                    return self.settle(&entry, InboxState::Queued, None, None).await;
+                }
+                Err(RunsError::Store(error)) => {
+                    self.settle(&entry, InboxState::Queued, None, None).await?;
+                    return Err(error.into());
+                }
+                Err(error) => {
+                    let reason = match &error {
+                        RunsError::Start(_) => "refused",
+                        _ => "start_failed",
+                    };
+                    tracing::info!(session = %session_id, message = id, "not delivered: {error}");
+                    self.settle(&entry, InboxState::NotDelivered, None, Some(reason))
+                        .await?;
+                }
+            }
+        }
+    }
+
+    async fn settle(
+        &self,
+        entry: &InboxEntry,
+        state: InboxState,
+        run_id: Option<&RunId>,
+        reason: Option<&str>,
+    ) -> Result<(), RunsError> {
+        let step = (state == InboxState::Delivered).then_some(0);
+        self.store
+            .settle_inbox(
+                &entry.session_id,
+                &entry.client_message_id,
+                state,
+                run_id,
+                step,
+                reason,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Records the outcomes a run reported for the steers it was given (the `input` events
+    /// among `events`).
+    pub(crate) fn settle_steers(
+        self: &Arc<Self>,
+        live: &LiveRun,
+        events: &[agentwire_core::Event],
+    ) {
+        let Some(session_id) = live.handle.session_id() else {
+            return;
+        };
+        for event in events {
+            let EventKind::Input(outcome) = &event.kind else {
+                continue;
+            };
+            let (state, step, reason) = match &outcome.outcome {
+                Outcome::Delivered { step } if *step > 0 => {
+                    (InboxState::Delivered, Some(*step), None)
+                }
+                Outcome::NotDelivered { reason } => {
+                    (InboxState::NotDelivered, None, Some(reason.clone()))
+                }
+                _ => continue,
+            };
+            let (runs, session_id) = (Arc::clone(self), session_id.clone());
+            let (id, run_id) = (outcome.client_message_id.clone(), live.handle.id().clone());
+            tokio::spawn(async move {
+                let settled = runs
+                    .store
+                    .settle_inbox(
+                        &session_id,
+                        &id,
+                        state,
+                        Some(&run_id),
+                        step,
+                        reason.as_deref(),
+                    )
+                    .await;
+                if let Err(error) = settled {
+                    tracing::warn!(session = %session_id, message = id, "a steer's outcome: {error}");
+                }
+            });
+        }
+    }
+
+    /// Heard that a message was written down in `session_id`'s inbox (on any node): the run
+    /// going on here takes its steers, and a free session starts its queued message.
+    pub(crate) async fn inbox_notice(self: &Arc<Self>, session_id: SessionId) {
+        self.inboxed(&session_id);
+        let live = self.session_run(&session_id);
+        match live {
+            Some(live) => {
+                if let Err(error) = self.offer_steers(&live).await {
+                    tracing::warn!(session = %session_id, "offering steers: {error}");
+                }
+            }
+            None => {
+                if let Some(key) = self.session_key(&session_id).await {
+                    self.drain(&key).await;
+                }
+            }
+        }
+    }
+
+    /// The live run of `session_id` on this node, whoever owns it.
+    fn session_run(&self, session_id: &SessionId) -> Option<Arc<LiveRun>> {
+        super::lock(&self.live)
+            .values()
+            .find(|live| {
+                live.handle.session_id() == Some(session_id) && !live.handle.status().is_terminal()
+            })
+            .cloned()
+    }
+
+    /// The session as its owner names it, from the store.
+    async fn session_key(&self, session_id: &SessionId) -> Option<SessionKey> {
+        let session = self.store.session(session_id).await.ok()??;
+        let caller = session
+            .owner
+            .map_or_else(Caller::default, |owner| Caller::owner(owner.into()));
+        Some((caller, session_id.clone()))
+    }
+
+    /// Sweeps the inbox every [`SWEEP_EVERY`] until the task is aborted (see
+    /// [`Runs::sweep_inbox`]).
+    pub(crate) fn start_sweeping(self: &Arc<Self>) -> Sweeping {
+        let runs = Arc::clone(self);
+        Sweeping(tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(SWEEP_EVERY);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                if let Err(error) = runs.sweep_inbox().await {
+                    tracing::warn!("sweeping the sessions' inboxes: {error}");
+                }
+            }
+        }))
+    }
+
+    /// One round of the inbox sweep: settles messages a stopped node left half done, then
+    /// starts the queued messages of sessions that are free.
+    pub(crate) async fn sweep_inbox(self: &Arc<Self>) -> Result<(), RunsError> {
+        let before = clock::now().0 - STALE.as_millis() as i64;
+        self.store.settle_stale_inbox(before).await?;
+        for session_id in self.store.sessions_with_queued(SWEEP_SESSIONS).await? {
+            if self.session_run(&session_id).is_some() {
+                continue;
+            }
+            if let Some(key) = self.session_key(&session_id).await {
+                self.drain(&key).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks `session_id` as one whose inbox may hold queued messages: its runs' ends here
+    /// drain it (other sessions' ends cost nothing).
+    fn inboxed(&self, session_id: &SessionId) {
+        super::lock(&self.inboxed).insert(session_id.clone());
+    }
+
+    async fn has_queued(&self, session_id: &SessionId) -> Result<bool, RunsError> {
+        let entries = self.store.inbox(session_id, 0, 1000).await?;
+        Ok(entries
+            .iter()
+            .any(|entry| entry.state == InboxState::Queued))
+    }
+
+    /// After a run of a session ends here: its session's next message, if one waits.
+    pub(crate) fn ended_in_session(self: &Arc<Self>, live: &LiveRun) {
+        let Some(session_id) = live.handle.session_id() else {
+            return;
+        };
+        if !super::lock(&self.inboxed).contains(session_id) {
+            return;
+        }
+        let key: SessionKey = (live.owner.clone(), session_id.clone());
+        let runs = Arc::clone(self);
+        tokio::spawn(async move { runs.drain(&key).await });
+    }
+}
+
+/// The inbox sweep's task; it stops when this is stopped or dropped.
+#[derive(Debug)]
+pub(crate) struct Sweeping(tokio::task::JoinHandle<()>);
+
+impl Sweeping {
+    /// Stops the task.
+    pub(crate) fn stop(&self) {
+        self.0.abort();
+    }
+}
+
+impl Drop for Sweeping {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The run a session is busy with.
+enum Busy {
+    Here(Arc<LiveRun>),
+    Stored(Box<RunRecord>),
+}
+
+impl Busy {
+    fn id(&self) -> &RunId {
+        match self {
+            Busy::Here(live) => live.handle.id(),
+            Busy::Stored(record) => &record.id,
+        }
+    }
+}
