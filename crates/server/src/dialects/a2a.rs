@@ -274,7 +274,10 @@ async fn send(
         let encoder = TaskFirst::new(&request.id, snapshot, encoder);
         return Ok(stream(state, live, after, Box::new(encoder), &SSE_HEADERS));
     }
-    if !request.return_immediately {
+    if request.return_immediately {
+        // The task at once, but as it exists: its first event (or the answer's) logged.
+        live.log.past(after).await;
+    } else {
         settled_after(&live, after).await;
     }
     let task = task_of(&live, encoder).await;
