@@ -2,7 +2,9 @@
 scripted agents: the card from /.well-known/agent-card.json, blocking `SendMessage`, streamed
 `SendStreamingMessage` (items as the SDK types them, folded by its own TaskManager), the approval
 answered on the task (approved: the file is written; denied: it is not), `GetTask`, `CancelTask`
-and `SubscribeToTask`, and the SDK's typed errors for unknown, finished and uncancelable tasks."""
+and `SubscribeToTask`, `returnImmediately` (the SDK's polling mode: a background task) and
+`ListTasks` paged by `pageToken`, and the SDK's typed errors for unknown, finished and
+uncancelable tasks and a bad page token."""
 
 import asyncio
 import sys
@@ -16,6 +18,7 @@ from a2a.client.card_resolver import A2ACardResolver
 from a2a.helpers import get_artifact_text, get_data_parts, new_data_part
 from a2a.types import a2a_pb2
 from a2a.utils.errors import (
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -47,6 +50,11 @@ SCRIPTS = {
         ],
         [{"type": "text_delta", "text": "Done."}, {"type": "finish", "reason": "stop"}],
     ]},
+    # Still working when `returnImmediately` answers (20 words at 20 tokens/s).
+    "background.json": {"turns": [[
+        *({"type": "text_delta", "text": f"bg{i} "} for i in range(20)),
+        {"type": "finish", "reason": "stop"},
+    ]] * 4},
     # Long enough at 5 tokens/s that a cancel always lands mid-run.
     "slow.json": {"turns": [[
         *({"type": "text_delta", "text": f"word{i} "} for i in range(200)),
@@ -78,6 +86,12 @@ approval = ["write_file"]
 workspace = "ws-deny"
 
 [[agents]]
+name = "background"
+provider = "scripted"
+script = "background.json"
+tokens_per_second = 20.0
+
+[[agents]]
 name = "slow"
 provider = "scripted"
 script = "slow.json"
@@ -95,8 +109,10 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
-async def client_for(http: httpx.AsyncClient, url: str, streaming: bool = True):
-    config = ClientConfig(httpx_client=http, streaming=streaming)
+async def client_for(
+    http: httpx.AsyncClient, url: str, streaming: bool = True, polling: bool = False
+):
+    config = ClientConfig(httpx_client=http, streaming=streaming, polling=polling)
     return await create_client(url, config)
 
 
@@ -302,3 +318,69 @@ def test_cancel_task_stops_a_running_task(server):
     assert isinstance(errors["cancel_again"], TaskNotCancelableError), errors
     assert isinstance(errors["cancel_unknown"], TaskNotFoundError), errors
     assert isinstance(errors["subscribe_over"], UnsupportedOperationError), errors
+
+
+def test_return_immediately_answers_at_once_and_list_tasks_pages_every_task_once(server):
+    async def go():
+        async with httpx.AsyncClient(timeout=10) as http:
+            url = f"{server.url}/agents/background"
+            client = await client_for(http, url, streaming=False, polling=True)
+            first, done = None, []
+            # One task at a time: a context takes its next message once its task has ended.
+            for n in range(3):
+                request = a2a_pb2.SendMessageRequest(message=user(f"job {n}", context_id="ctx-bg"))
+                [response] = [r async for r in client.send_message(request)]
+                first = first or response.task
+                # Nobody waits on the task; polling sees it end.
+                for _ in range(200):
+                    task = await client.get_task(a2a_pb2.GetTaskRequest(id=response.task.id))
+                    if state(task) == "TASK_STATE_COMPLETED":
+                        break
+                    await asyncio.sleep(0.05)
+                done.append(task)
+            pages, token = [], ""
+            while True:
+                page = await client.list_tasks(
+                    a2a_pb2.ListTasksRequest(context_id="ctx-bg", page_size=2, page_token=token)
+                )
+                pages.append(page)
+                token = page.next_page_token
+                if not token:
+                    break
+            whole = await client.list_tasks(
+                a2a_pb2.ListTasksRequest(
+                    context_id="ctx-bg",
+                    status=a2a_pb2.TASK_STATE_COMPLETED,
+                    include_artifacts=True,
+                    history_length=1,
+                )
+            )
+            working = await client.list_tasks(
+                a2a_pb2.ListTasksRequest(context_id="ctx-bg", status=a2a_pb2.TASK_STATE_WORKING)
+            )
+            other = await client_for(http, server.url, streaming=False)
+            elsewhere = await other.list_tasks(a2a_pb2.ListTasksRequest(context_id="ctx-bg"))
+            with pytest.raises(InvalidParamsError):
+                await client.list_tasks(a2a_pb2.ListTasksRequest(page_token="not-a-token"))
+        return first, done, pages, whole, working, elsewhere
+
+    first, done, pages, whole, working, elsewhere = run(go())
+    assert state(first) in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    assert first.context_id == "ctx-bg"
+    assert [state(task) for task in done] == ["TASK_STATE_COMPLETED"] * 3
+    assert get_artifact_text(done[0].artifacts[0], delimiter="") == "".join(
+        f"bg{i} " for i in range(20)
+    )
+    listed = [task.id for page in pages for task in page.tasks]
+    # Newest first, every task once, two a page.
+    assert listed == [task.id for task in reversed(done)]
+    assert [len(page.tasks) for page in pages] == [2, 1]
+    assert all(page.total_size == 3 and page.page_size == 2 for page in pages)
+    assert not any(task.artifacts for page in pages for task in page.tasks)
+    assert whole.total_size == 3 and whole.next_page_token == ""
+    assert [task.id for task in whole.tasks] == listed
+    assert all(len(task.artifacts) == 1 and len(task.history) == 1 for task in whole.tasks)
+    assert whole.tasks[0].history[0].parts[0].text == "job 2"
+    assert working.total_size == 0 and not working.tasks
+    # Each agent lists only its own tasks.
+    assert elsewhere.total_size == 0

@@ -65,6 +65,10 @@ enum Command {
         /// as a `file` part; repeat for several.
         #[arg(long = "file", value_name = "PATH")]
         files: Vec<std::path::PathBuf>,
+        /// Start the run in the background: print its id, session and status at once (exit 0)
+        /// and leave it running; `agentwire follow RUN_ID` reads it later.
+        #[arg(long)]
+        background: bool,
         #[command(flatten)]
         server: ServerArgs,
         /// `[URL] MESSAGE...`: the server's base URL (http:// or https://; default
@@ -72,6 +76,44 @@ enum Command {
         /// with spaces.
         #[arg(required = true, value_names = ["URL", "MESSAGE"])]
         args: Vec<String>,
+    },
+    /// Follow a run (one started with `run --background`, or by any client) from its first
+    /// event to where it settles, and print it as `run` does, with `run`'s exit codes.
+    Follow {
+        /// The run.
+        run_id: String,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The server's base URL.
+        #[arg(default_value = DEFAULT_URL, env = "AGENTWIRE_URL")]
+        url: String,
+    },
+    /// List your runs on a server, newest first: `id  status  agent  session`, a page at a
+    /// time (the next page's command is printed on stderr).
+    Runs {
+        /// Only this session's runs.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only this agent's runs.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only runs in these statuses (`in_progress`, `awaiting`, `completed`, …; repeatable).
+        #[arg(long = "status")]
+        statuses: Vec<String>,
+        /// Runs per page (1 to 100).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// The page after a page before (what it printed after `--cursor`).
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Print JSON (`runs`, `next`) instead of one line per run.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        server: ServerArgs,
+        /// The server's base URL.
+        #[arg(default_value = DEFAULT_URL, env = "AGENTWIRE_URL")]
+        url: String,
     },
     /// List a server's agents.
     Agents {
@@ -225,6 +267,7 @@ fn main() -> ExitCode {
                 agent,
                 session,
                 files,
+                background,
                 server,
                 args,
             } => {
@@ -236,6 +279,37 @@ fn main() -> ExitCode {
                     session,
                     message,
                     files,
+                    background,
+                })
+                .await
+            }
+            Command::Follow {
+                run_id,
+                server,
+                url,
+            } => remote::follow(&url, server.key.as_deref(), &run_id).await,
+            Command::Runs {
+                session,
+                agent,
+                statuses,
+                limit,
+                cursor,
+                json,
+                server,
+                url,
+            } => {
+                let query = agentwire_client::RunQuery {
+                    session_id: session.map(Into::into),
+                    agent,
+                    statuses,
+                    limit,
+                    cursor,
+                };
+                remote::runs(remote::RunsArgs {
+                    url,
+                    key: server.key,
+                    query,
+                    json,
                 })
                 .await
             }

@@ -1,10 +1,10 @@
-//! `agentwire agents` and `agentwire run`: one request each to a server's native API, through
+//! `agentwire agents`, `run`, `runs` and `follow`: requests to a server's native API, through
 //! the client SDK.
 
 use std::process::ExitCode;
 
-use agentwire_client::{Client, StartRun};
-use agentwire_core::{Message, RunStatus};
+use agentwire_client::{Client, RunQuery, RunStream, StartRun};
+use agentwire_core::{Message, RunId, RunStatus};
 use anyhow::Result;
 use serde_json::json;
 
@@ -67,6 +67,8 @@ pub(crate) struct RunArgs {
     pub(crate) message: String,
     /// Files attached to the message.
     pub(crate) files: Vec<std::path::PathBuf>,
+    /// Start the run in the background and print it at once, rather than wait for its end.
+    pub(crate) background: bool,
 }
 
 /// Runs one message to its end and prints the run and its messages as JSON; the exit code
@@ -84,7 +86,71 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(session) = args.session {
         start = start.session(session);
     }
-    let mut run = client.start(&start).await?;
+    if args.background {
+        let run = client.start_background(&start).await?;
+        let mut report = json!({"run_id": run.id, "session_id": run.session_id});
+        lift_status(&mut report, &run.status);
+        outln!("{}", serde_json::to_string_pretty(&report)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    report(client.start(&start).await?).await
+}
+
+/// Follows a run from its first event to where it settles (one started with `--background`,
+/// or anywhere else) and prints it as `run` does, with `run`'s exit code.
+pub(crate) async fn follow(url: &str, key: Option<&str>, run_id: &str) -> Result<ExitCode> {
+    let client = client(url, key)?;
+    report(client.events(&RunId::from(run_id))).await
+}
+
+/// What `agentwire runs` was asked.
+pub(crate) struct RunsArgs {
+    pub(crate) url: String,
+    pub(crate) key: Option<String>,
+    pub(crate) query: RunQuery,
+    pub(crate) json: bool,
+}
+
+/// Lists a page of the caller's runs, newest first: one `id  status  agent  session` line
+/// each (the next page's command on stderr), or the page's JSON.
+pub(crate) async fn runs(args: RunsArgs) -> Result<ExitCode> {
+    let page = client(&args.url, args.key.as_deref())?
+        .runs(&args.query)
+        .await?;
+    if args.json {
+        let runs: Vec<_> = page
+            .runs
+            .iter()
+            .map(|run| {
+                let mut view =
+                    json!({"id": run.id, "session_id": run.session_id, "agent": run.agent});
+                lift_status(&mut view, &run.status);
+                view
+            })
+            .collect();
+        let body = json!({"runs": runs, "next": page.next});
+        outln!("{}", serde_json::to_string_pretty(&body)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for run in &page.runs {
+        let session = run.session_id.as_ref().map_or("-", |id| id.as_str());
+        outln!(
+            "{}  {:11}  {}  {}",
+            run.id,
+            run.status.name(),
+            run.agent,
+            session
+        )?;
+    }
+    if let Some(next) = page.next {
+        eprintln!("more: agentwire runs --cursor {next}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads `run` to where it settles and prints the run and its messages as JSON; the exit code
+/// says how it ended ([`exit_code`]).
+async fn report(mut run: RunStream) -> Result<ExitCode> {
     let status = run.finish().await?;
     let state = run.state();
     let mut report = json!({
@@ -99,14 +165,20 @@ pub(crate) async fn run(args: RunArgs) -> Result<ExitCode> {
     if !state.errors().is_empty() {
         report["errors"] = json!(state.errors());
     }
-    // `status` flattens to `{"status", "awaiting"?}`: lift its keys to the top.
-    if let Some(serde_json::Value::Object(status)) = report.get("status").cloned() {
+    if let Some(status) = status {
+        lift_status(&mut report, &status);
+    }
+    outln!("{}", serde_json::to_string_pretty(&report)?)?;
+    Ok(ExitCode::from(exit_code(status)))
+}
+
+/// Sets `status` (and `awaiting` when it waits) on `report`, as a run's JSON spells them.
+fn lift_status(report: &mut serde_json::Value, status: &RunStatus) {
+    if let Ok(serde_json::Value::Object(status)) = serde_json::to_value(status) {
         for (key, value) in status {
             report[key] = value;
         }
     }
-    outln!("{}", serde_json::to_string_pretty(&report)?)?;
-    Ok(ExitCode::from(exit_code(status)))
 }
 
 #[cfg(test)]

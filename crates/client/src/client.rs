@@ -64,6 +64,7 @@ impl StartRun {
                 agent: None,
                 session_id: None,
                 input: vec![input],
+                background: false,
                 settings: GenerationSettings::default(),
             },
             tools: Vec::new(),
@@ -164,6 +165,32 @@ pub struct RunOutput {
     pub run: RunInfo,
     /// What it produced.
     pub output: Vec<Message>,
+}
+
+/// Which runs [`Client::runs`] lists: every field narrows the list when set. The default is
+/// the caller's runs, newest first, the server's page size.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunQuery {
+    /// Only this session's runs.
+    pub session_id: Option<SessionId>,
+    /// Only this agent's runs.
+    pub agent: Option<String>,
+    /// Only runs in these statuses, by name (`in_progress`, `awaiting`, `completed`, …).
+    pub statuses: Vec<String>,
+    /// At most this many runs (1 to 100; the server's default is 20).
+    pub limit: Option<u32>,
+    /// The page after this one: the [`RunPage::next`] of the page before.
+    pub cursor: Option<String>,
+}
+
+/// One page of runs (`GET /v1/runs`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct RunPage {
+    /// The runs, newest first.
+    pub runs: Vec<RunInfo>,
+    /// The cursor of the next page ([`RunQuery::cursor`]); `None` on the last page.
+    #[serde(default)]
+    pub next: Option<String>,
 }
 
 /// A session's history (`GET /v1/sessions/{id}`).
@@ -286,6 +313,52 @@ impl Client {
             .send()
             .await?;
         json(checked(response).await?).await
+    }
+
+    /// Starts a run in the background (`POST /v1/runs` with `background: true`): the server
+    /// answers at once with the run, which goes on with nobody connected. Follow it with
+    /// [`Client::events`], poll it with [`Client::get_run`], cancel it with [`Client::cancel`],
+    /// from this client or any other.
+    pub async fn start_background(&self, start: &StartRun) -> Result<RunInfo, ClientError> {
+        let request = RunRequest {
+            background: true,
+            ..start.request.clone()
+        };
+        let body = RunBody {
+            request: &request,
+            tools: &start.tools,
+        };
+        let response = self
+            .request(self.http.post(self.url(&["v1", "runs"])))
+            .json(&body)
+            .send()
+            .await?;
+        let answer: RunAnswer = json(checked(response).await?).await?;
+        Ok(answer.run)
+    }
+
+    /// A page of the caller's runs, newest first (`GET /v1/runs`).
+    pub async fn runs(&self, query: &RunQuery) -> Result<RunPage, ClientError> {
+        let mut url = self.url(&["v1", "runs"]);
+        {
+            let mut pairs = url.query_pairs_mut();
+            if let Some(session_id) = &query.session_id {
+                pairs.append_pair("session_id", session_id.as_str());
+            }
+            if let Some(agent) = &query.agent {
+                pairs.append_pair("agent", agent);
+            }
+            if !query.statuses.is_empty() {
+                pairs.append_pair("status", &query.statuses.join(","));
+            }
+            if let Some(limit) = query.limit {
+                pairs.append_pair("limit", &limit.to_string());
+            }
+            if let Some(cursor) = &query.cursor {
+                pairs.append_pair("cursor", cursor);
+            }
+        }
+        self.get_json(url).await
     }
 
     /// Follows a run from its first event, replayed then live (`GET /v1/runs/{id}/events`):

@@ -42,7 +42,8 @@ mod pending;
 mod stream;
 
 pub use client::{
-    AgentCard, AgentSummary, Client, Reconnect, RunInfo, RunOutput, Session, StartRun,
+    AgentCard, AgentSummary, Client, Reconnect, RunInfo, RunOutput, RunPage, RunQuery, Session,
+    StartRun,
 };
 pub use error::ClientError;
 pub use pending::{pending_approvals, pending_tool_calls};

@@ -36,6 +36,11 @@ pub struct RunRequest {
     pub session_id: Option<SessionId>,
     /// The new messages, in either spelling of the model.
     pub input: Vec<Message>,
+    /// Answer at once with the run (`202`) instead of streaming it or waiting for it to settle:
+    /// the run goes on with nobody connected, and any client follows, polls or cancels it later
+    /// by its id. `false` by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
     /// The run's generation settings, as top-level keys beside `input` (`model`,
     /// `temperature`, `top_p`, `max_tokens`, `stop`, `seed`, `frequency_penalty`,
     /// `presence_penalty`, `n`; camelCase spellings too), overriding the agent's defaults.

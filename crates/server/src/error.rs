@@ -48,6 +48,12 @@ impl ApiError {
         )
     }
 
+    /// 400 `invalid_cursor`: a page's cursor (or A2A `pageToken`) that is not one the server
+    /// gave.
+    pub fn invalid_cursor(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_cursor", message)
+    }
+
     /// 400 for a body that is not the JSON the endpoint reads: `invalid_json` when it does not
     /// parse, `invalid_request` when it parses but has the wrong shape.
     pub fn from_json(error: &serde_json::Error) -> Self {

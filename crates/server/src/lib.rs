@@ -39,6 +39,7 @@ mod native;
 mod openapi;
 mod retention;
 mod routes;
+mod run_list;
 mod runs;
 mod server;
 mod session_input;

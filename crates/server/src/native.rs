@@ -76,6 +76,13 @@ pub(crate) struct CreateRun {
     tools: Vec<ToolSpec>,
 }
 
+impl CreateRun {
+    /// Whether the client asked for the run in the background (answered at once).
+    pub(crate) fn background(&self) -> bool {
+        self.request.background
+    }
+}
+
 /// `tools`: each `{name, description, parameters}` or an OpenAI function, checked so that an
 /// error names the entry (`tools[1].name`).
 fn client_tools<'de, D: serde::Deserializer<'de>>(
@@ -114,6 +121,7 @@ pub(crate) async fn create_run(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let create: CreateRun = parse(&bytes)?;
+    let background = create.background();
     if let Some(session) = &create.request.session_id
         && let Some((mut reader, run_id)) = crate::dialects::answer_waiting(
             &state,
@@ -123,6 +131,10 @@ pub(crate) async fn create_run(
         )
         .await?
     {
+        if background {
+            let (run, _) = state.runs.status(&run_id, &caller).await?;
+            return Ok(accepted(run, &run_id));
+        }
         if wants_sse(&headers) {
             return Ok(sse_response(reader, &run_id));
         }
@@ -131,6 +143,9 @@ pub(crate) async fn create_run(
         return Ok(Json(json!({"run": run, "output": output})).into_response());
     }
     let live = start_run(&state, &caller, create).await?;
+    if background {
+        return Ok(accepted(RunView::live(&live), live.handle.id().as_str()));
+    }
     if wants_sse(&headers) {
         let run_id = live.handle.id().to_string();
         let reader = state.runs.follow_live(live, 0, Until::Settled, false);
@@ -139,6 +154,19 @@ pub(crate) async fn create_run(
     live.log.settled().await;
     let output: Vec<Message> = live.handle.output();
     Ok(Json(json!({"run": RunView::live(&live), "output": output})).into_response())
+}
+
+/// The answer to a background run: `202` with the run as it stands, and where to poll it.
+/// Its row and input are committed before this (see `Runs::start`), so any node finds it.
+fn accepted(run: RunView, run_id: &str) -> Response {
+    let mut response = (StatusCode::ACCEPTED, Json(json!({"run": run}))).into_response();
+    if let Ok(value) = HeaderValue::from_str(&format!("/v1/runs/{run_id}")) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(run_id) {
+        response.headers_mut().insert("x-agentwire-run-id", value);
+    }
+    response
 }
 
 /// Starts the run a `POST /v1/runs` body asks for (also the WebSocket's `start`).

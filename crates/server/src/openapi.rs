@@ -133,12 +133,31 @@ fn native_paths() -> Map<String, Value> {
             "Starts a run of the agent on the input, in the session named (created if new) or a fresh one. \
              With `Accept: text/event-stream` the answer is the run's native SSE stream (`id:` the event's \
              `seq`, `event:` its name, `data:` an `Event`); otherwise the server waits until the run is \
-             settled (awaiting the client, or ended) and answers the run as JSON.",
+             settled (awaiting the client, or ended) and answers the run as JSON. With `background: true` \
+             it answers `202` at once with the run (and `Location: /v1/runs/{id}`), which goes on with \
+             nobody connected.",
             json!({"200": {"description": "The run, streamed or settled.", "content": {
                 "application/json": {"schema": schema("RunResult")},
                 "text/event-stream": {"schema": {"type": "string", "description": "native SSE; every `data:` is an `Event`"}}
-            }}}),
-            &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))}))},
+            }}, "202": json_answer("`background`: the run, started.", json!({
+                "type": "object", "required": ["run"], "properties": {"run": schema("Run")}
+            }))}),
+            &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))})),
+            "get": with(with(operation(
+            "List runs",
+            "The caller's runs (with keys, the key's own), newest first by creation, a page at a time, \
+             each as `GET /v1/runs/{id}` shows it without output, with when it was created. `next`, when \
+             not null, is the `cursor` of the next page; a run existing when the first page was read \
+             comes exactly once across the pages, whatever is created meanwhile. A cursor the server \
+             did not give is 400 `invalid_cursor`.",
+            json!({"200": json_answer("A page of runs.", schema("RunList"))}),
+            &[400, 401]), tag.clone()), json!({"parameters": [
+                {"name": "session_id", "in": "query", "required": false, "description": "Only this session's runs.", "schema": {"type": "string"}},
+                {"name": "agent", "in": "query", "required": false, "description": "Only this agent's runs.", "schema": {"type": "string"}},
+                {"name": "status", "in": "query", "required": false, "description": "Only runs in these statuses, comma-separated (`in_progress,awaiting`).", "schema": {"type": "string"}},
+                {"name": "limit", "in": "query", "required": false, "description": "Runs in the page, 1 to 100 (default 20).", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                {"name": "cursor", "in": "query", "required": false, "description": "The `next` of the page before.", "schema": {"type": "string"}}
+            ]}))},
         "/v1/runs/{id}": {"get": with(with(operation(
             "Get a run", "The run (status, schema state, usage, error) and its output messages.",
             json!({"200": json_answer("The run.", schema("RunResult"))}),

@@ -24,7 +24,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/metrics", get(metrics))
         .route("/v1/agents", get(native::list_agents))
         .route("/v1/agents/{name}", get(native::agent_card))
-        .route("/v1/runs", post(native::create_run))
+        .route(
+            "/v1/runs",
+            post(native::create_run).get(crate::run_list::list),
+        )
         .route("/v1/runs/{id}", get(native::get_run))
         .route("/v1/runs/{id}/events", get(native::run_events))
         .route("/v1/runs/{id}/input", post(native::run_input))

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! `start` takes the body of `POST /v1/runs` (`tools` included) and subscribes the connection to
-//! the new run from its first event; `subscribe` replays a run's events after `after` (default 0)
+//! the new run from its first event (with `"background": true` it only starts it); `subscribe` replays a run's events after `after` (default 0)
 //! and follows it live (no gap, no duplicate: the HTTP streams' reader); `input` and `cancel` do
 //! what `POST /v1/runs/{id}/input` and `/cancel` do, through the same functions. The server
 //! answers each request with `{"type": "started" | "subscribed" | "unsubscribed" | "accepted",
@@ -279,9 +279,17 @@ impl Connection {
 
     async fn start(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let body: CreateRun = parse(bytes)?;
+        let background = body.background();
         let live = native::start_run(&self.state, &self.owner, body).await?;
         let run_id = live.handle.id().to_string();
         let frame = json!({"type": "started", "run_id": run_id, "run": RunView::live(&live)});
+        // A background run is only started: the connection subscribes to it if it wants.
+        if background {
+            return Ok(Answer {
+                frame,
+                follow: None,
+            });
+        }
         let reader = self.state.runs.follow_live(live, 0, Until::Ended, false);
         Ok(Answer {
             frame,

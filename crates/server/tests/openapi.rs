@@ -287,6 +287,18 @@ async fn real_answers_validate_against_the_documented_schemas() {
     assert!(session["last_run"].is_object());
     let (_, sessions) = get("/v1/sessions").await;
     assert_valid(&document, "SessionList", &sessions);
+    let (_, runs) = get("/v1/runs?limit=1").await;
+    assert_valid(&document, "RunList", &runs);
+    assert_eq!(runs["runs"][0]["id"], id);
+    let (status, error) = get("/v1/runs?cursor=nope").await;
+    assert_eq!(
+        (status, &error["error"]["code"]),
+        (400, &json!("invalid_cursor"))
+    );
+    assert_valid(&document, "Error", &error);
+    let mut background = run_body(None, "later");
+    background["background"] = json!(true);
+    assert_valid(&document, "CreateRun", &background);
     let fork = json!({"before": session["messages"][0]["id"]});
     assert_valid(&document, "ForkSession", &fork);
     let forked: Value = server

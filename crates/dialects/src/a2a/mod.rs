@@ -1,6 +1,7 @@
 //! A2A 1.0 (the Agent2Agent protocol), JSON-RPC binding: the SSE stream of a
 //! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, the
-//! `GetTask` / `CancelTask` / `SubscribeToTask` request, and the agent card.
+//! `GetTask` / `CancelTask` / `SubscribeToTask` request, the `ListTasks` request, and the agent
+//! card.
 //!
 //! # Framing
 //!
@@ -100,4 +101,7 @@ pub use card::{
 };
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
-pub use request::{A2aMethod, A2aRequest, A2aTaskRequest, decode_request, decode_task_request};
+pub use request::{
+    A2aListRequest, A2aMethod, A2aRequest, A2aTaskRequest, decode_list_request, decode_request,
+    decode_task_request,
+};

@@ -1,8 +1,9 @@
 //! [`decode_request`]: a `SendMessage` or `SendStreamingMessage` JSON-RPC request → the
 //! canonical input message and the ids it continues; [`decode_task_request`]: a `GetTask`,
-//! `CancelTask` or `SubscribeToTask` request → the task it names.
+//! `CancelTask` or `SubscribeToTask` request → the task it names; [`decode_list_request`]: a
+//! `ListTasks` request → its filter and page.
 
-use agentwire_core::{Message, Metadata};
+use agentwire_core::{Awaiting, Message, Metadata, RunStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -28,6 +29,9 @@ pub enum A2aMethod {
     /// `SubscribeToTask`: the task's stream again, from its first item (the `task`).
     #[serde(rename = "SubscribeToTask", alias = "tasks/resubscribe")]
     SubscribeToTask,
+    /// `ListTasks` (new in 1.0): the caller's tasks, a page at a time ([`decode_list_request`]).
+    #[serde(rename = "ListTasks")]
+    ListTasks,
 }
 
 impl A2aMethod {
@@ -55,7 +59,8 @@ pub struct A2aRequest {
     pub accepted_output_modes: Vec<String>,
     /// `configuration.historyLength`, if set.
     pub history_length: Option<i32>,
-    /// `configuration.returnImmediately`: answer as soon as the task exists.
+    /// `configuration.returnImmediately`: answer as soon as the task exists (also set by
+    /// A2A 0.3's `configuration.blocking: false`).
     pub return_immediately: bool,
     /// The request's own `metadata`.
     pub metadata: Map<String, Value>,
@@ -107,7 +112,8 @@ pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
         task_id: message.task_id.filter(|id| !id.is_empty()),
         accepted_output_modes: configuration.accepted_output_modes,
         history_length: configuration.history_length,
-        return_immediately: configuration.return_immediately,
+        return_immediately: configuration.return_immediately
+            || configuration.blocking == Some(false),
         metadata: request.params.metadata.unwrap_or_default(),
     })
 }
@@ -134,9 +140,9 @@ pub struct A2aTaskRequest {
 pub fn decode_task_request(body: &[u8]) -> Result<A2aTaskRequest, DecodeError> {
     let invalid = |source| DecodeError::InvalidRequest { source };
     let request: RpcRequest<TaskParams> = serde_json::from_slice(body).map_err(invalid)?;
-    if request.method.sends_message() {
+    if request.method.sends_message() || request.method == A2aMethod::ListTasks {
         return Err(invalid(serde::de::Error::custom(
-            "a message method is read by `decode_request`",
+            "a message method is read by `decode_request`, `ListTasks` by `decode_list_request`",
         )));
     }
     if request.params.id.is_empty() {
@@ -149,6 +155,87 @@ pub fn decode_task_request(body: &[u8]) -> Result<A2aTaskRequest, DecodeError> {
         history_length: request.params.history_length,
         metadata: request.params.metadata.unwrap_or_default(),
     })
+}
+
+/// A decoded `ListTasks` request (A2A 1.0 `ListTasksRequest`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct A2aListRequest {
+    /// The JSON-RPC request id, which the response repeats.
+    pub id: Value,
+    /// `contextId`: only the tasks of this conversation.
+    pub context_id: Option<String>,
+    /// `status`: only tasks in this state, as the run statuses it stands for (SUBMITTED is
+    /// `created` or `queued`, FAILED is `failed` or `incomplete`, INPUT_REQUIRED every
+    /// `awaiting`); `None`: any state (also for `TASK_STATE_UNSPECIFIED`). AUTH_REQUIRED, which
+    /// no run is in, is `Some` of nothing.
+    pub statuses: Option<Vec<RunStatus>>,
+    /// `pageSize`, if set (the spec allows 1 to 100 and defaults to 50).
+    pub page_size: Option<i32>,
+    /// `pageToken`: the `nextPageToken` of the page before; `None` (or empty): the first page.
+    pub page_token: Option<String>,
+    /// `historyLength`: at most this many messages of each task's history, if set.
+    pub history_length: Option<u32>,
+    /// `includeArtifacts`: whether tasks carry their artifacts (`false` by default).
+    pub include_artifacts: bool,
+}
+
+/// Reads the body of a `ListTasks` JSON-RPC 2.0 request (`params`: `{"contextId"?, "status"?,
+/// "pageSize"?, "pageToken"?, "historyLength"?, "includeArtifacts"?, "tenant"?}`). Another
+/// method, an unknown state, a negative `historyLength` or a `statusTimestampAfter` (not
+/// supported: runs are listed by creation) is an error.
+pub fn decode_list_request(body: &[u8]) -> Result<A2aListRequest, DecodeError> {
+    let invalid = |source| DecodeError::InvalidRequest { source };
+    let request: RpcRequest<ListParams> = serde_json::from_slice(body).map_err(invalid)?;
+    if request.method != A2aMethod::ListTasks {
+        return Err(invalid(serde::de::Error::custom(
+            "only `ListTasks` is read by `decode_list_request`",
+        )));
+    }
+    let params = request.params;
+    if params.status_timestamp_after.is_some() {
+        return Err(invalid(serde::de::Error::custom(
+            "`statusTimestampAfter` is not supported: tasks are listed newest first by creation",
+        )));
+    }
+    let statuses = params.status.and_then(|state| match state {
+        wire::TaskState::Unspecified => None,
+        wire::TaskState::Submitted => Some(vec![RunStatus::Created, RunStatus::Queued]),
+        wire::TaskState::Working => Some(vec![RunStatus::InProgress]),
+        wire::TaskState::Completed => Some(vec![RunStatus::Completed]),
+        wire::TaskState::Failed => Some(vec![RunStatus::Failed, RunStatus::Incomplete]),
+        wire::TaskState::Canceled => Some(vec![RunStatus::Canceled]),
+        wire::TaskState::Rejected => Some(vec![RunStatus::Rejected]),
+        wire::TaskState::InputRequired => Some(vec![RunStatus::Awaiting(Awaiting::Input)]),
+        wire::TaskState::AuthRequired => Some(Vec::new()),
+    });
+    Ok(A2aListRequest {
+        id: request.id,
+        context_id: params.context_id.filter(|id| !id.is_empty()),
+        statuses,
+        page_size: params.page_size,
+        page_token: params.page_token.filter(|token| !token.is_empty()),
+        history_length: params.history_length,
+        include_artifacts: params.include_artifacts,
+    })
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListParams {
+    #[serde(default, alias = "context_id")]
+    context_id: Option<String>,
+    #[serde(default)]
+    status: Option<wire::TaskState>,
+    #[serde(default, alias = "page_size")]
+    page_size: Option<i32>,
+    #[serde(default, alias = "page_token")]
+    page_token: Option<String>,
+    #[serde(default, alias = "history_length")]
+    history_length: Option<u32>,
+    #[serde(default, alias = "include_artifacts")]
+    include_artifacts: bool,
+    #[serde(default, alias = "status_timestamp_after")]
+    status_timestamp_after: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -195,4 +282,7 @@ struct Configuration {
     history_length: Option<i32>,
     #[serde(default, alias = "return_immediately")]
     return_immediately: bool,
+    /// A2A 0.3's name for the opposite of `returnImmediately`.
+    #[serde(default)]
+    blocking: Option<bool>,
 }

@@ -1,12 +1,17 @@
 //! A2A 1.0 over JSON-RPC: the agent card at `/.well-known/agent-card.json` and `POST /a2a`
-//! (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`).
+//! (`SendMessage`, `SendStreamingMessage`, `GetTask`, `CancelTask`, `SubscribeToTask`,
+//! `ListTasks`).
 //!
 //! A task is a run and its `contextId` the session. A message naming a `taskId` answers that
 //! task while it is `INPUT_REQUIRED` (approval responses, tool outputs), so the waiting run goes
 //! on. `GetTask` answers the run as a task (its status and artifacts folded from its event log,
 //! in memory or in the store; its history is the run's input), `CancelTask` cancels it and
 //! answers it once it has ended (A2A has no "canceling" state), `SubscribeToTask` streams it
-//! again from its `task` item. Every JSON-RPC failure is an error object with the standard code
+//! again from its `task` item. `SendMessage` with `returnImmediately` (0.3: `blocking: false`)
+//! answers with the task as soon as it exists, and the run goes on with nobody connected.
+//! `ListTasks` reads the runs list of `GET /v1/runs` (the caller's tasks of this agent, newest
+//! first by creation, its cursor as `pageToken`; A2A's SDKs order by the last status change,
+//! which would move a task between pages while a client pages). Every JSON-RPC failure is an error object with the standard code
 //! (A2A's own for a task that is not there, not cancelable, or over), in an HTTP 200 answer, as
 //! JSON-RPC clients expect.
 //!
@@ -21,10 +26,11 @@ use std::time::Duration;
 use agentwire_core::{Event, EventKind, Message, Role, RunStatus, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
-    self, A2aEncoder, A2aMethod, A2aTaskRequest, AgentDescription, AgentExtension, AgentSkill,
+    self, A2aEncoder, A2aListRequest, A2aMethod, A2aTaskRequest, AgentDescription, AgentExtension,
+    AgentSkill,
 };
 use agentwire_runtime::{InputError, RunStart};
-use agentwire_store::RunRecord;
+use agentwire_store::{RunFilter, RunRecord};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -166,6 +172,10 @@ async fn rpc(
             request.id.clone(),
             on_task(&state, &params, &caller, request).await,
         ),
+        Call::List(request) => (
+            request.id.clone(),
+            list_tasks(&state, &params, &caller, request).await,
+        ),
     };
     Ok(match answered {
         Ok(response) => response,
@@ -173,10 +183,12 @@ async fn rpc(
     })
 }
 
-/// A decoded JSON-RPC request: a message to send, or a task to read, cancel or follow.
+/// A decoded JSON-RPC request: a message to send, a task to read, cancel or follow, or a page
+/// of tasks to list.
 enum Call {
     Send(a2a::A2aRequest),
     Task(A2aTaskRequest),
+    List(A2aListRequest),
 }
 
 /// Decodes a request, or answers it with the JSON-RPC error that says what is wrong with it:
@@ -202,7 +214,7 @@ fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
     let Ok(known) = serde_json::from_value::<A2aMethod>(Value::String(method.clone())) else {
         let message = format!(
             "no method '{method}'; this server has SendMessage, SendStreamingMessage, GetTask, \
-             CancelTask and SubscribeToTask"
+             CancelTask, SubscribeToTask and ListTasks"
         );
         return Err(RpcError::new(id, METHOD_NOT_FOUND, message));
     };
@@ -211,6 +223,10 @@ fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
     };
     if known.sends_message() {
         a2a::decode_request(bytes).map(Call::Send).map_err(invalid)
+    } else if known == A2aMethod::ListTasks {
+        a2a::decode_list_request(bytes)
+            .map(Call::List)
+            .map_err(invalid)
     } else {
         a2a::decode_task_request(bytes)
             .map(Call::Task)
@@ -258,7 +274,10 @@ async fn send(
         let encoder = TaskFirst::new(&request.id, snapshot, encoder);
         return Ok(stream(state, live, after, Box::new(encoder), &SSE_HEADERS));
     }
-    if !request.return_immediately {
+    if request.return_immediately {
+        // The task at once, but as it exists: its first event (or the answer's) logged.
+        live.log.past(after).await;
+    } else {
         settled_after(&live, after).await;
     }
     let task = task_of(&live, encoder).await;
@@ -576,22 +595,94 @@ async fn on_task(
             (stored_task(state, &record).await?, input)
         }
     };
+    with_history(&mut task, &input, task_id, request.history_length);
+    Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": task})).into_response())
+}
+
+/// Sets the task's `history` to its run's `input`, the last `keep` messages of it if set.
+fn with_history(task: &mut Value, input: &[Message], task_id: &str, keep: Option<u32>) {
     let context_id = task["contextId"].as_str().unwrap_or(task_id).to_owned();
+    let keep = keep.map_or(usize::MAX, |keep| {
+        usize::try_from(keep).unwrap_or(usize::MAX)
+    });
     let history: Vec<Value> = input
         .iter()
         .enumerate()
+        .skip(input.len().saturating_sub(keep))
         .map(|(index, message)| history_message(message, index, task_id, &context_id))
         .collect();
     task["history"] = Value::Array(history);
-    if let (Some(keep), Some(history)) = (
-        request.history_length,
-        task.get_mut("history").and_then(Value::as_array_mut),
-    ) {
-        let keep = usize::try_from(keep).unwrap_or(usize::MAX);
-        let drop = history.len().saturating_sub(keep);
-        history.drain(..drop);
+}
+
+/// `ListTasks`' page size when the client does not say (A2A 1.0).
+const DEFAULT_PAGE_SIZE: i32 = 50;
+
+/// `ListTasks`: a page of the caller's tasks of this agent, newest first, each as `GetTask`
+/// shows it without its artifacts unless `includeArtifacts`, with the total that the filter
+/// holds.
+async fn list_tasks(
+    state: &AppState,
+    params: &Params,
+    owner: &Caller,
+    request: A2aListRequest,
+) -> Result<Response, ApiError> {
+    let agent = agent(state, params)?;
+    let page_size = request.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
+    let limit = u32::try_from(page_size)
+        .ok()
+        .filter(|size| (1..=crate::run_list::MAX_LIMIT).contains(size))
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_page_size",
+                format!(
+                    "pageSize must be between 1 and {}",
+                    crate::run_list::MAX_LIMIT
+                ),
+            )
+        })?;
+    let session = request.context_id.clone().map(SessionId::from);
+    let statuses = request.statuses.clone().unwrap_or_default();
+    let filter = RunFilter {
+        owner: owner.owner_id(),
+        session_id: session.as_ref(),
+        agent: Some(agent.name()),
+        statuses: &statuses,
+    };
+    // A state no run is ever in (AUTH_REQUIRED) holds no task.
+    let (page, total) = match &request.statuses {
+        Some(statuses) if statuses.is_empty() => (crate::run_list::RunPage::default(), 0),
+        _ => {
+            let page =
+                crate::run_list::list_page(state, &filter, request.page_token.as_deref(), limit)
+                    .await?;
+            (page, state.store.count_runs(&filter).await?)
+        }
+    };
+    let mut tasks = Vec::with_capacity(page.runs.len());
+    for record in &page.runs {
+        let mut task = stored_task(state, record).await?;
+        if !request.include_artifacts
+            && let Some(task) = task.as_object_mut()
+        {
+            task.remove("artifacts");
+        }
+        let input = state.store.run_input(record).await?;
+        with_history(
+            &mut task,
+            &input,
+            record.id.as_str(),
+            request.history_length,
+        );
+        tasks.push(task);
     }
-    Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": task})).into_response())
+    let result = json!({
+        "tasks": tasks,
+        "nextPageToken": page.next.unwrap_or_default(),
+        "pageSize": page_size,
+        "totalSize": total,
+    });
+    Ok(Json(json!({"jsonrpc": "2.0", "id": request.id, "result": result})).into_response())
 }
 
 /// The task of a run only the store knows, folded from its event log.

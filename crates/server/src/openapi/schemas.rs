@@ -202,6 +202,10 @@ pub(super) fn all() -> Map<String, Value> {
                     ("agent", string()),
                     ("session_id", string()),
                     (
+                        "background",
+                        json!({"type": "boolean", "default": false, "description": "Answer at once (`202`, the run) and leave the run going with nobody connected: follow it with `GET /v1/runs/{id}/events`, poll it with `GET /v1/runs/{id}`, cancel it with `POST /v1/runs/{id}/cancel`, from any client and any node."}),
+                    ),
+                    (
                         "tools",
                         json!({"type": "array", "description": "Tools the client runs itself: `{name, description, parameters}` or OpenAI's `{type: function, function: {…}}`.",
                             "items": {"anyOf": [schema("ToolSpec"), object(&[("function", schema("ToolSpec"))], &[("type", json!({"const": "function"}))])]}}),
@@ -244,6 +248,28 @@ pub(super) fn all() -> Map<String, Value> {
             ),
         ),
         ("Run", run),
+        (
+            "RunList",
+            object(
+                &[
+                    (
+                        "runs",
+                        json!({"type": "array", "items": {"allOf": [schema("Run"), object(
+                            &[
+                                ("created_at", json!({"type": "integer", "description": "milliseconds since the Unix epoch"})),
+                                ("updated_at", json!({"type": "integer", "description": "milliseconds since the Unix epoch"})),
+                            ],
+                            &[],
+                        )]}}),
+                    ),
+                    (
+                        "next",
+                        json!({"type": ["string", "null"], "description": "The `cursor` of the next page; null on the last."}),
+                    ),
+                ],
+                &[],
+            ),
+        ),
         (
             "RunResult",
             object(
