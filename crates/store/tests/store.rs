@@ -697,7 +697,7 @@ async fn next_notice_for(notices: &mut agentwire_store::Notices, run: &RunId) ->
                 | Notice::Follow { run_id }
                 | Notice::Live { run_id, .. }
                 | Notice::Input { run_id, .. } => Some(run_id),
-                Notice::Answered { .. } => None,
+                Notice::Answered { .. } | Notice::Inbox { .. } => None,
             };
             if run_id == Some(run) {
                 return notice;
