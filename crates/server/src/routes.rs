@@ -35,6 +35,14 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             get(native::get_session).delete(native::delete_session),
         )
         .route("/v1/sessions/{id}/fork", post(native::fork_session))
+        .route(
+            "/v1/webhooks",
+            get(crate::webhooks::list).post(crate::webhooks::post),
+        )
+        .route(
+            "/v1/webhooks/{id}",
+            get(crate::webhooks::get).delete(crate::webhooks::delete),
+        )
         .route("/v1/ws", get(crate::ws::upgrade))
         .route("/openapi.json", get(crate::openapi::serve))
         .route("/docs", get(crate::docs::page))

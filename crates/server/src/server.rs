@@ -34,6 +34,7 @@ use crate::retention::Retention;
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::telemetry::Exporting;
+use crate::webhooks::Deliveries;
 use crate::{cors, error, guard, listener, metrics, routes, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
@@ -47,6 +48,8 @@ pub struct Server {
     retention: Arc<Retention>,
     /// This node's lease on its runs, given up with the server.
     leases: Arc<Leases>,
+    /// The webhook delivery worker, stopped with the server.
+    deliveries: Arc<Deliveries>,
     /// The OTLP exporters of `[telemetry]`, flushed and stopped with the server.
     exporting: Option<Arc<Exporting>>,
 }
@@ -135,10 +138,15 @@ impl Server {
             Arc::clone(&state.runs),
             &state.settings,
         ));
+        let deliveries = Arc::new(Deliveries::start(
+            state.store.clone(),
+            &state.settings.webhooks,
+        ));
         Ok(Self {
             state,
             retention,
             leases,
+            deliveries,
             exporting: None,
         })
     }
@@ -256,6 +264,7 @@ impl Server {
         let _ = tokio::time::timeout(self.state.settings.shutdown_grace, settle).await;
         self.retention.stop();
         self.leases.stop();
+        self.deliveries.stop();
         // Its runs have ended: nobody needs to wait for the lease to lapse.
         if let Err(error) = self.state.store.release_lease(self.node_id()).await {
             tracing::warn!("giving up this node's lease: {error}");
