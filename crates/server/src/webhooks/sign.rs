@@ -39,6 +39,7 @@ pub(crate) fn signature(secret: &str, id: &str, timestamp: i64, body: &[u8]) -> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

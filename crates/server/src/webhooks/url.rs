@@ -144,6 +144,7 @@ impl Resolve for PublicOnly {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
