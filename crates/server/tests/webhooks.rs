@@ -332,3 +332,65 @@ async fn webhooks_belong_to_their_key_and_internal_urls_are_refused_by_default()
     let error: Value = refused.json().await.unwrap();
     assert_eq!(error["error"]["code"], "invalid_url");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_push_notification_configs_are_created_read_listed_and_deleted() {
+    let receiver = Receiver::start().await;
+    let server = TestServer::start(vec![talker("assistant", WORDS, 0.0)], settings(None)).await;
+    let task = start_run(&server).await;
+    let rpc = |method: &str, params: Value| json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let call = |body: Value| {
+        let request = server.http.post(server.url("/a2a")).json(&body);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let created = call(rpc(
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "cfg-1", "url": receiver.url, "token": "tok"}),
+    ))
+    .await;
+    assert_eq!(
+        created["result"],
+        json!({"id": "cfg-1", "taskId": task, "url": receiver.url, "token": "tok"})
+    );
+    let got = call(rpc(
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "cfg-1"}),
+    ))
+    .await;
+    assert_eq!(got["result"], created["result"]);
+    let listed = call(rpc(
+        "ListTaskPushNotificationConfigs",
+        json!({"taskId": task}),
+    ))
+    .await;
+    assert_eq!(listed["result"]["configs"], json!([created["result"]]));
+    let deleted = call(rpc(
+        "DeleteTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "cfg-1"}),
+    ))
+    .await;
+    assert_eq!(deleted["result"], json!({}));
+    let gone = call(rpc(
+        "GetTaskPushNotificationConfig",
+        json!({"taskId": task, "id": "cfg-1"}),
+    ))
+    .await;
+    assert_eq!(gone["error"]["code"], -32001);
+    let unknown_task = call(rpc(
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": "run_nope", "url": receiver.url}),
+    ))
+    .await;
+    assert_eq!(unknown_task["error"]["code"], -32001);
+
+    let card: Value = server
+        .http
+        .get(server.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
+}
