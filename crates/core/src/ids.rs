@@ -107,6 +107,11 @@ string_newtype!(
     SessionId
 );
 string_newtype!(
+    /// Identifies a webhook: a URL told of runs' status changes (an A2A push-notification
+    /// config is one too), e.g. `wh_abc`.
+    WebhookId
+);
+string_newtype!(
     /// Identifies a step of a multi-step operation (a `step_start` part).
     StepId
 );

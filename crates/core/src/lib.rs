@@ -59,7 +59,7 @@ pub use accumulator::{AccumulateError, Accumulator};
 pub use builder::{BuildError, MessageBuilder, MessageStart};
 pub use emitter::Emitter;
 pub use event::{Awaiting, ErrorInfo, Event, EventKind, RunStatus, StreamedPart};
-pub use ids::{MessageId, RunId, SessionId, ToolCallId};
+pub use ids::{MessageId, RunId, SessionId, ToolCallId, WebhookId};
 pub use input::{InputMode, InputOutcome, Outcome};
 pub use message::{JsonOptions, Message, Metadata, Role, Spelling, Timestamp};
 pub use part::{Part, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult};

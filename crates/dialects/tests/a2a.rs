@@ -561,6 +561,7 @@ fn the_agent_card_is_golden() {
         extensions: vec![AgentExtension::communication_schema(
             &agentwire_core::communication::CommunicationSchema::one_shot(),
         )],
+        bearer_auth: true,
     });
     let mut json = serde_json::to_vec_pretty(&card).expect("serializes");
     json.push(b'\n');

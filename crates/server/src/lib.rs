@@ -49,6 +49,7 @@ mod spans;
 mod state;
 mod stream;
 mod telemetry;
+mod webhooks;
 mod webui;
 mod ws;
 
@@ -57,5 +58,6 @@ pub use leases::LEASE_LOST;
 pub use server::{SHUTDOWN, Server, bind, shutdown_signal};
 pub use settings::{
     ApiKey, ConfigFile, DEFAULT_ADDR, KeyEntry, NamedKey, OtlpProtocol, ServerSection, Settings,
-    SettingsError, StoreSection, TelemetrySection, TelemetrySettings,
+    SettingsError, StoreSection, TelemetrySection, TelemetrySettings, WebhookSettings,
+    WebhooksSection,
 };

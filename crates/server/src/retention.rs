@@ -35,6 +35,9 @@ pub(crate) struct Retention {
 struct Policy {
     compact_after: Duration,
     delete_after: Option<Duration>,
+    /// Done webhook deliveries (and per-run webhooks whose run is gone) are deleted this long
+    /// after.
+    keep_delivered: Duration,
 }
 
 impl Retention {
@@ -44,6 +47,7 @@ impl Retention {
         let policy = Policy {
             compact_after: settings.compact_after,
             delete_after: settings.delete_after,
+            keep_delivered: settings.webhooks.keep_delivered,
         };
         let shortest = policy.delete_after.map_or(policy.compact_after, |delete| {
             delete.min(policy.compact_after)
@@ -104,6 +108,22 @@ async fn pass(store: &Store, policy: Policy) -> Result<(), StoreError> {
                 break;
             }
         }
+    }
+    let mut webhook_rows = 0;
+    loop {
+        let batch = store
+            .delete_done_deliveries(cutoff(policy.keep_delivered), BATCH * 16)
+            .await?;
+        webhook_rows += batch;
+        if batch < u64::from(BATCH * 16) {
+            break;
+        }
+    }
+    if webhook_rows > 0 {
+        tracing::debug!(
+            rows = webhook_rows,
+            "retention: done webhook deliveries deleted"
+        );
     }
     if compacted.runs == 0 && deleted == Deletion::default() {
         return Ok(());

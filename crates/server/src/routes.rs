@@ -46,6 +46,14 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             "/v1/sessions/{id}/messages/{client_message_id}",
             get(crate::session_input::get),
         )
+        .route(
+            "/v1/webhooks",
+            get(crate::webhooks::list).post(crate::webhooks::post),
+        )
+        .route(
+            "/v1/webhooks/{id}",
+            get(crate::webhooks::get).delete(crate::webhooks::delete),
+        )
         .route("/v1/ws", get(crate::ws::upgrade))
         .route("/openapi.json", get(crate::openapi::serve))
         .route("/docs", get(crate::docs::page))

@@ -35,6 +35,7 @@ use crate::runs::Sweeping;
 use crate::settings::Settings;
 use crate::state::AppState;
 use crate::telemetry::Exporting;
+use crate::webhooks::Deliveries;
 use crate::{cors, error, guard, listener, metrics, routes, spans};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
@@ -50,6 +51,8 @@ pub struct Server {
     leases: Arc<Leases>,
     /// The task that starts the queued messages of sessions left free (see `runs::inbox`).
     inbox_sweep: Arc<Sweeping>,
+    /// The webhook delivery worker, stopped with the server.
+    deliveries: Arc<Deliveries>,
     /// The OTLP exporters of `[telemetry]`, flushed and stopped with the server.
     exporting: Option<Arc<Exporting>>,
 }
@@ -139,11 +142,16 @@ impl Server {
             &state.settings,
         ));
         let inbox_sweep = Arc::new(state.runs.start_sweeping());
+        let deliveries = Arc::new(Deliveries::start(
+            state.store.clone(),
+            &state.settings.webhooks,
+        ));
         Ok(Self {
             state,
             retention,
             leases,
             inbox_sweep,
+            deliveries,
             exporting: None,
         })
     }
@@ -262,6 +270,7 @@ impl Server {
         self.retention.stop();
         self.leases.stop();
         self.inbox_sweep.stop();
+        self.deliveries.stop();
         // Its runs have ended: nobody needs to wait for the lease to lapse.
         if let Err(error) = self.state.store.release_lease(self.node_id()).await {
             tracing::warn!("giving up this node's lease: {error}");

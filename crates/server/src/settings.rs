@@ -26,9 +26,21 @@
 //! compact_after = "1h"    # an ended run's log is compacted this long after its last update
 //! delete_after = "30d"    # sessions and runs are deleted this long after it (default: never)
 //!
+//! [webhooks]
+//! allow_private = false   # deliver to loopback, private and link-local addresses too
+//! timeout = "10s"         # a delivery's request, answer included
+//! max_backoff = "10m"     # the longest wait between two tries of a delivery
+//! give_up_after = "3d"    # a delivery failing this long after its status change is dropped
+//! keep_delivered = "1h"   # done deliveries are deleted this long after
+//!
 //! [[agents]]
 //! name = "assistant"
 //! ```
+//!
+//! `[webhooks]`: outbound URLs are checked when a webhook is created and again at each
+//! delivery (the host's addresses as resolved then, so a name re-pointed at an internal
+//! address is refused): loopback, private, link-local, unique-local and unspecified addresses
+//! are refused unless `allow_private = true`.
 //!
 //! `max_tool_output_bytes` and `max_run_seconds` cap what each agent allows itself (its
 //! toolbox's output limit, its `max_duration`): the tighter one wins. A run over its working
@@ -136,6 +148,70 @@ pub struct Settings {
     /// Where runs are exported as OpenTelemetry traces and metrics (`[telemetry]` and the
     /// standard `OTEL_*` variables); `None`, the default: nowhere, at no cost.
     pub telemetry: Option<TelemetrySettings>,
+    /// How webhooks are delivered (`[webhooks]`).
+    pub webhooks: WebhookSettings,
+}
+
+/// How webhook deliveries are made (`[webhooks]`, see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookSettings {
+    /// Deliver to loopback, private, link-local and unspecified addresses; off by default.
+    pub allow_private: bool,
+    /// How long one try may take, the receiver's answer included: 10 s by default.
+    pub timeout: Duration,
+    /// The longest wait between two tries (they double from a second, with jitter): 10
+    /// minutes by default.
+    pub max_backoff: Duration,
+    /// A delivery still failing this long after its status change is given up: 3 days by
+    /// default.
+    pub give_up_after: Duration,
+    /// Done (delivered or given up) deliveries are deleted this long after: 1 hour by default.
+    pub keep_delivered: Duration,
+}
+
+impl Default for WebhookSettings {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            timeout: Duration::from_secs(10),
+            max_backoff: Duration::from_secs(10 * 60),
+            give_up_after: Duration::from_secs(3 * 24 * 60 * 60),
+            keep_delivered: Duration::from_secs(60 * 60),
+        }
+    }
+}
+
+/// The `[webhooks]` table of `agentwire.toml`. Every key is optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhooksSection {
+    /// Deliver to loopback and private addresses too.
+    #[serde(default)]
+    pub allow_private: bool,
+    /// A try's time limit, e.g. `"10s"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub timeout: Option<Duration>,
+    /// The longest wait between tries, e.g. `"10m"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub max_backoff: Option<Duration>,
+    /// How long a failing delivery is tried, e.g. `"3d"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub give_up_after: Option<Duration>,
+    /// How long done deliveries are kept, e.g. `"1h"`.
+    #[serde(default, deserialize_with = "duration")]
+    pub keep_delivered: Option<Duration>,
+}
+
+impl WebhooksSection {
+    /// These keys over `settings`.
+    pub fn apply(&self, settings: &mut Settings) {
+        let webhooks = &mut settings.webhooks;
+        webhooks.allow_private = self.allow_private;
+        webhooks.timeout = self.timeout.unwrap_or(webhooks.timeout);
+        webhooks.max_backoff = self.max_backoff.unwrap_or(webhooks.max_backoff);
+        webhooks.give_up_after = self.give_up_after.unwrap_or(webhooks.give_up_after);
+        webhooks.keep_delivered = self.keep_delivered.unwrap_or(webhooks.keep_delivered);
+    }
 }
 
 /// OTLP export of the runs' GenAI spans and metrics.
@@ -191,6 +267,7 @@ impl Default for Settings {
             // Working time: model calls and tools, not time waiting for the client.
             max_run_duration: Duration::from_secs(15 * 60),
             telemetry: None,
+            webhooks: WebhookSettings::default(),
         }
     }
 }
@@ -579,6 +656,8 @@ pub struct ConfigFile {
     pub store: StoreSection,
     /// The `[telemetry]` table.
     pub telemetry: TelemetrySection,
+    /// The `[webhooks]` table.
+    pub webhooks: WebhooksSection,
     /// The `[[agents]]` entries.
     pub agents: AgentsFile,
 }
@@ -592,6 +671,8 @@ struct ServerTables {
     store: StoreSection,
     #[serde(default)]
     telemetry: TelemetrySection,
+    #[serde(default)]
+    webhooks: WebhooksSection,
 }
 
 impl ConfigFile {
@@ -605,11 +686,13 @@ impl ConfigFile {
             server,
             store,
             telemetry,
+            webhooks,
         } = toml::from_str(text).map_err(|error| ConfigError::Toml(error.to_string()))?;
         Ok(Self {
             server,
             store,
             telemetry,
+            webhooks,
             agents: AgentsFile::from_toml(text)?,
         })
     }
@@ -625,6 +708,7 @@ impl ConfigFile {
     ) -> Result<Settings, SettingsError> {
         let mut settings = self.server.settings(&env)?;
         self.store.apply(&mut settings);
+        self.webhooks.apply(&mut settings);
         settings.telemetry = self.telemetry.settings(&env)?;
         Ok(settings)
     }

@@ -37,6 +37,8 @@ pub struct BatchBuilder {
     /// The first and last seq pushed.
     seqs: Option<(i64, i64)>,
     last_status: Option<StatusRow>,
+    /// Every `run_status` pushed, for the webhooks that hear of it.
+    statuses: Vec<(i64, RunStatus)>,
 }
 
 impl BatchBuilder {
@@ -47,6 +49,7 @@ impl BatchBuilder {
             text: BatchText::default(),
             seqs: None,
             last_status: None,
+            statuses: Vec::new(),
         }
     }
 
@@ -73,6 +76,9 @@ impl BatchBuilder {
             }
             _ => None,
         };
+        if let EventKind::RunStatus { status, .. } = &event.kind {
+            self.statuses.push((seq, *status));
+        }
         self.text.push(event)?;
         self.last_status = status.or(self.last_status.take());
         self.seqs = Some(
@@ -99,6 +105,7 @@ impl BatchBuilder {
             events: self.text.finish()?,
             run_id: self.run_id,
             last_status: self.last_status,
+            statuses: self.statuses,
             reserved: 0,
             checkpoint: None,
         })
@@ -115,6 +122,9 @@ pub struct EventBatch {
     pub(crate) seqs: (i64, i64),
     /// The batch's latest `run_status`.
     pub(crate) last_status: Option<StatusRow>,
+    /// Every `run_status` in the batch (seq, status): each is a delivery to the webhooks
+    /// that hear of it.
+    pub(crate) statuses: Vec<(i64, RunStatus)>,
     /// The seq through which the run may show events before storing them.
     pub(crate) reserved: i64,
     /// The run waits for the client from the batch's last event on, written down so.
@@ -454,6 +464,7 @@ pub(crate) struct BatchRow<'a> {
     pub(crate) events: Cow<'a, str>,
     pub(crate) seqs: (i64, i64),
     pub(crate) last_status: Option<&'a StatusRow>,
+    pub(crate) statuses: Vec<(i64, RunStatus)>,
     pub(crate) reserved: i64,
     pub(crate) checkpoint: Option<&'a str>,
 }
@@ -487,6 +498,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                     None => last.reserved.max(batch.reserved),
                 };
                 last.checkpoint = batch.checkpoint.as_deref();
+                last.statuses.extend_from_slice(&batch.statuses);
                 if let Some(status) = &batch.last_status
                     && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
                 {
@@ -498,6 +510,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 events: Cow::Borrowed(&batch.events),
                 seqs: batch.seqs,
                 last_status: batch.last_status.as_ref(),
+                statuses: batch.statuses.clone(),
                 reserved: batch.reserved,
                 checkpoint: batch.checkpoint.as_deref(),
             }),

@@ -19,6 +19,7 @@
 mod batch;
 mod checkpoint;
 mod compact;
+mod delivery;
 mod error;
 mod event_log;
 mod group;
@@ -34,7 +35,9 @@ mod session;
 mod session_list;
 mod sqlite_file;
 mod store;
+mod webhook;
 
+pub use delivery::{Delivery, DeliveryOutcome};
 pub use error::StoreError;
 pub use event_log::{BatchBuilder, EventBatch, INCOMPLETE_KEY, INTERRUPTED};
 pub use group::{Group, GroupWriter, Started, Written};
@@ -47,3 +50,4 @@ pub use run_list::{RunCursor, RunFilter};
 pub use session::SessionRecord;
 pub use session_list::{SessionCursor, SessionSummary};
 pub use store::Store;
+pub use webhook::{StatusSet, WebhookFormat, WebhookRecord};

@@ -58,6 +58,8 @@ pub struct Store {
     /// waited seconds. Taking turns here, first come first served (Tokio's mutex is fair),
     /// gives every writer its turn after at most the transactions queued before it.
     write_turns: Option<Arc<tokio::sync::Mutex<()>>>,
+    /// Told when a group commit queued webhook deliveries ([`Store::deliveries_queued`]).
+    pub(crate) deliveries: Arc<tokio::sync::Notify>,
 }
 
 /// The open pool.
@@ -145,6 +147,7 @@ impl Store {
             checkpoints,
             _memory: memory,
             write_turns,
+            deliveries: Arc::new(tokio::sync::Notify::new()),
         })
     }
 

@@ -23,6 +23,9 @@ pub struct AgentDescription {
     /// The protocol extensions the agent supports (`capabilities.extensions`); none are written
     /// when empty.
     pub extensions: Vec<AgentExtension>,
+    /// Whether calls need a bearer key: the card then declares a `bearer` HTTP security
+    /// scheme (`securitySchemes`) and requires it (`securityRequirements`).
+    pub bearer_auth: bool,
 }
 
 /// A protocol extension the agent supports (A2A's `AgentExtension`), in the card's
@@ -89,7 +92,7 @@ pub struct AgentSkill {
 const MODES: [&str; 2] = ["text/plain", "application/json"];
 
 /// The agent card: one JSON-RPC interface of protocol version 1.0 at `agent.url`, streaming
-/// on, push notifications off, text and JSON in and out, and the agent's skills.
+/// on, push notifications on, text and JSON in and out, and the agent's skills.
 ///
 /// ```
 /// use agentwire_dialects::a2a::{AgentDescription, agent_card};
@@ -101,6 +104,7 @@ const MODES: [&str; 2] = ["text/plain", "application/json"];
 ///     version: "1.0.0".into(),
 ///     skills: Vec::new(),
 ///     extensions: Vec::new(),
+///     bearer_auth: true,
 /// });
 /// assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
 /// assert_eq!(card["capabilities"]["streaming"], true);
@@ -117,6 +121,10 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
         default_input_modes: [&'a str; 2],
         default_output_modes: [&'a str; 2],
         skills: &'a [AgentSkill],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        security_schemes: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        security_requirements: Option<Value>,
     }
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -144,12 +152,21 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
         version: &agent.version,
         capabilities: Capabilities {
             streaming: true,
-            push_notifications: false,
+            push_notifications: true,
             extensions: &agent.extensions,
         },
         default_input_modes: MODES,
         default_output_modes: MODES,
         skills: &agent.skills,
+        security_schemes: agent.bearer_auth.then(|| {
+            serde_json::json!({"bearer": {"httpAuthSecurityScheme": {
+                "scheme": "Bearer",
+                "description": "An API key of the server's `[server] api_keys`.",
+            }}})
+        }),
+        security_requirements: agent
+            .bearer_auth
+            .then(|| serde_json::json!([{"schemes": {"bearer": {"list": []}}}])),
     };
     // Serializing strings, booleans and JSON values cannot fail.
     serde_json::to_value(card).unwrap_or(Value::Null)

@@ -209,7 +209,7 @@ fn open_message<'m>(
 }
 
 /// The A2A state a run status maps to.
-fn task_state(status: RunStatus) -> &'static str {
+pub(super) fn task_state(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Created | RunStatus::Queued => "TASK_STATE_SUBMITTED",
         RunStatus::InProgress => "TASK_STATE_WORKING",

@@ -93,6 +93,7 @@
 mod card;
 mod decode;
 mod encode;
+mod push;
 mod request;
 mod wire;
 
@@ -101,6 +102,10 @@ pub use card::{
 };
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
+pub use push::{
+    PushConfig, PushConfigRef, decode_push_config, decode_push_config_ref, encode_push_config,
+    push_notification,
+};
 pub use request::{
     A2aListRequest, A2aMethod, A2aRequest, A2aTaskRequest, decode_list_request, decode_request,
     decode_task_request,

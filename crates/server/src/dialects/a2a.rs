@@ -91,6 +91,7 @@ async fn card(
             examples: Vec::new(),
         }],
         extensions: vec![AgentExtension::communication_schema(agent.schema())],
+        bearer_auth: !state.keys.is_empty(),
         description,
     })))
 }
@@ -164,6 +165,20 @@ async fn rpc(
         Err(error) => return Ok(error.into_response()),
     };
     let (id, answered) = match request {
+        Call::Push { id, method, params } => {
+            let answered = super::a2a_push::answer(&state, &caller, &method, &params).await;
+            return Ok(match answered {
+                Ok(result) => {
+                    Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+                }
+                Err(super::a2a_push::PushError::Params(message)) => {
+                    RpcError::new(id, INVALID_PARAMS, message).into_response()
+                }
+                Err(super::a2a_push::PushError::Refused(error)) => {
+                    RpcError::refused(id, error).into_response()
+                }
+            });
+        }
         Call::Send(request) => (
             request.id.clone(),
             send(&state, &params, &caller, request).await,
@@ -189,6 +204,12 @@ enum Call {
     Send(a2a::A2aRequest),
     Task(A2aTaskRequest),
     List(A2aListRequest),
+    /// A push-notification config method (`a2a_push`).
+    Push {
+        id: Value,
+        method: String,
+        params: Value,
+    },
 }
 
 /// Decodes a request, or answers it with the JSON-RPC error that says what is wrong with it:
@@ -211,10 +232,17 @@ fn classify(bytes: &[u8]) -> Result<Call, RpcError> {
             return Err(RpcError::new(id, INVALID_REQUEST, message));
         }
     };
+    if super::a2a_push::METHODS.contains(&method.as_str()) {
+        return Ok(Call::Push {
+            id,
+            method: method.clone(),
+            params: value.get("params").cloned().unwrap_or(Value::Null),
+        });
+    }
     let Ok(known) = serde_json::from_value::<A2aMethod>(Value::String(method.clone())) else {
         let message = format!(
             "no method '{method}'; this server has SendMessage, SendStreamingMessage, GetTask, \
-             CancelTask, SubscribeToTask and ListTasks"
+             CancelTask, SubscribeToTask, ListTasks and the TaskPushNotificationConfig methods"
         );
         return Err(RpcError::new(id, METHOD_NOT_FOUND, message));
     };

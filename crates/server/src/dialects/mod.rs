@@ -4,6 +4,7 @@
 //! under `/agents/{name}/…`.
 
 mod a2a;
+mod a2a_push;
 mod ag_ui;
 mod agentscope;
 mod agentx;

@@ -124,6 +124,8 @@ struct Found {
     sessions: HashSet<String>,
     /// The runs of batches that exist and take events.
     runs: HashSet<String>,
+    /// How many webhook deliveries the group's status changes queued.
+    deliveries: u64,
 }
 
 impl<'a> GroupRows<'a> {
@@ -235,6 +237,9 @@ impl Store {
             tx.commit().await?;
             found
         });
+        if found.deliveries > 0 {
+            self.deliveries.notify_one();
+        }
         if !self.is_postgres() {
             for batch in rows.found_batches(&found) {
                 // No receiver is not an error: nobody is streaming the run.

@@ -20,6 +20,7 @@ use super::{Found, GroupRows, StartRows};
 use crate::error::StoreError;
 use crate::notice::CHANNEL;
 use crate::run::{OPEN_STATUSES, status_columns};
+use crate::webhook::StatusSet;
 
 /// The sizes a statement's rows are cut into, one statement each (at most fourteen parameters
 /// a row: 2,048 rows stay below SQLite's 32,766-parameter limit): the powers of two, at most
@@ -60,6 +61,7 @@ where
         Self::update_runs(tx, rows, &mut found).await?;
         Self::insert_batches(tx, rows, &found).await?;
         Self::save_checkpoints(tx, rows, &found).await?;
+        Self::queue_deliveries(tx, rows, &mut found).await?;
         if Self::NOTIFIES {
             Self::notify(tx, rows, &found).await?;
         }
@@ -421,6 +423,65 @@ where
             .bind(batch.seqs.1)
             .execute(&mut **tx)
             .await?;
+        }
+        Ok(())
+    }
+
+    /// A webhook delivery for each status change of the runs found and each webhook that hears
+    /// of it (the run's own, or its owner's), in this transaction: a status that is stored has
+    /// its deliveries queued. A retried batch queues none twice (their ids are the webhook, run
+    /// and seq). See `delivery.rs`.
+    async fn queue_deliveries(
+        tx: &mut Transaction<'_, Self>,
+        rows: &GroupRows<'_>,
+        found: &mut Found,
+    ) -> Result<(), StoreError> {
+        let changes: Vec<(&str, i64, &str, Option<&str>, i64)> = rows
+            .found_batches(found)
+            .flat_map(|batch| {
+                batch.statuses.iter().map(|(seq, status)| {
+                    let (name, awaiting) = status_columns(*status);
+                    let bit = StatusSet::of(*status).bits();
+                    (batch.run_id.as_str(), *seq, name, awaiting, bit)
+                })
+            })
+            .collect();
+        for chunk in fixed_chunks(&changes) {
+            let mut insert = QueryBuilder::new(
+                "INSERT INTO webhook_deliveries (id, webhook_id, run_id, seq, status, awaiting, \
+                 session_id, agent, created_at, next_attempt_at) \
+                 SELECT w.id || ':' || r.id || ':' || CAST(v.column2 AS TEXT), w.id, r.id, \
+                 v.column2, v.column3, v.column4, r.session_id, r.agent, ",
+            );
+            insert
+                .push_bind(rows.updated_at)
+                .push(", ")
+                .push_bind(rows.updated_at)
+                .push(" FROM (VALUES ");
+            let mut values = insert.separated(", ");
+            for (run_id, seq, status, awaiting, bit) in chunk {
+                values
+                    .push("(CAST(")
+                    .push_bind_unseparated(*run_id)
+                    .push_unseparated(" AS TEXT), CAST(")
+                    .push_bind_unseparated(*seq)
+                    .push_unseparated(" AS BIGINT), CAST(")
+                    .push_bind_unseparated(*status)
+                    .push_unseparated(" AS TEXT), CAST(")
+                    .push_bind_unseparated(*awaiting)
+                    .push_unseparated(" AS TEXT), CAST(")
+                    .push_bind_unseparated(*bit)
+                    .push_unseparated(" AS BIGINT))");
+            }
+            // The run's own webhooks, and its owner's that hear of every run of theirs. The
+            // WHERE also tells SQLite that `ON CONFLICT` is the upsert's, not a join's.
+            insert.push(
+                ") AS v JOIN runs r ON r.id = v.column1 JOIN webhooks w \
+                 ON (w.run_id = r.id OR (w.run_id IS NULL AND (w.owner = r.owner \
+                 OR (w.owner IS NULL AND r.owner IS NULL)))) \
+                 WHERE (w.events & v.column5) <> 0 ON CONFLICT (id) DO NOTHING",
+            );
+            found.deliveries += Self::count(&insert.build().execute(&mut **tx).await?);
         }
         Ok(())
     }

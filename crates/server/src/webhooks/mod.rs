@@ -1,0 +1,199 @@
+//! Webhooks: `POST /v1/webhooks {url, events?, run_id?}`, `GET /v1/webhooks`,
+//! `GET /v1/webhooks/{id}`, `DELETE /v1/webhooks/{id}`, per key (another key neither sees nor
+//! deletes them, and hears nothing of their runs). A webhook hears of its owner's runs' status
+//! changes (every run, or the one it names), not their deltas: `run.created`, `run.queued`,
+//! `run.in_progress`, `run.awaiting`, `run.completed`, `run.failed`, `run.canceled`,
+//! `run.rejected`, `run.incomplete`.
+//!
+//! Each delivery is queued in the store in the transaction that stores the status change, and
+//! posted, signed as Standard Webhooks, by the `deliver` worker until the receiver answers 2xx
+//! (see `deliver` for the retries and `url` for which URLs are allowed). A per-run webhook hears
+//! of the status changes committed after it is created. A2A push-notification configs are
+//! webhooks too (`crate::dialects::a2a`), written in A2A's format.
+
+mod deliver;
+mod payload;
+pub(crate) mod sign;
+pub(crate) mod url;
+
+use std::sync::Arc;
+
+use agentwire_core::{RunId, WebhookId};
+use agentwire_store::{StatusSet, WebhookFormat, WebhookRecord};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::body::JsonBody;
+use crate::caller::Caller;
+use crate::clock;
+use crate::error::ApiError;
+use crate::native::parse;
+use crate::state::AppState;
+pub(crate) use deliver::Deliveries;
+
+type Shared = State<Arc<AppState>>;
+
+/// What an event name starts with: `run.completed` is the status `completed`.
+const EVENT_PREFIX: &str = "run.";
+
+/// A `POST /v1/webhooks` body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateWebhook {
+    url: String,
+    /// Event names (`run.completed`, …); none or empty: every status change.
+    #[serde(default)]
+    events: Vec<String>,
+    /// Only this run's status changes.
+    #[serde(default)]
+    run_id: Option<String>,
+}
+
+/// What a new webhook is.
+pub(crate) struct NewWebhook<'a> {
+    pub(crate) url: &'a str,
+    pub(crate) events: StatusSet,
+    pub(crate) run_id: Option<RunId>,
+    pub(crate) format: WebhookFormat,
+    pub(crate) config_id: Option<String>,
+    pub(crate) token: Option<String>,
+}
+
+/// Checks and stores a webhook of `caller`'s: its URL (see `url`), and its run, which must be
+/// one the caller may see.
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    new: NewWebhook<'_>,
+) -> Result<WebhookRecord, ApiError> {
+    url::check(new.url, state.settings.webhooks.allow_private)
+        .await
+        .map_err(|error| {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_url", error.to_string())
+        })?;
+    if let Some(run_id) = &new.run_id {
+        match state.store.run(run_id).await? {
+            Some(run) if run.owner.as_deref() == caller.owner_id() => {}
+            _ => return Err(ApiError::not_found("run", run_id.as_str())),
+        }
+    }
+    let random = |error: getrandom::Error| {
+        tracing::error!("the system's random source failed: {error}");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "no random bytes for a secret",
+        )
+    };
+    let webhook = WebhookRecord {
+        id: WebhookId::from(format!("wh_{}", uuid::Uuid::now_v7().simple())),
+        owner: caller.owner_id().map(str::to_owned),
+        run_id: new.run_id,
+        url: new.url.to_owned(),
+        secret: sign::new_secret().map_err(random)?,
+        events: new.events,
+        format: new.format,
+        config_id: new.config_id,
+        token: new.token,
+        created_at: clock::now(),
+    };
+    state.store.create_webhook(&webhook).await?;
+    Ok(webhook)
+}
+
+/// `POST /v1/webhooks`: 201 with the webhook and its signing secret, which is shown only here.
+pub(crate) async fn post(
+    State(state): Shared,
+    caller: Caller,
+    JsonBody(bytes): JsonBody,
+) -> Result<Response, ApiError> {
+    let body: CreateWebhook = parse(&bytes)?;
+    let mut events = StatusSet::default();
+    for name in &body.events {
+        let status = name
+            .strip_prefix(EVENT_PREFIX)
+            .and_then(StatusSet::named)
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    format!("unknown event '{name}': events are run.<status>, e.g. run.completed"),
+                )
+            })?;
+        events = events.with(status);
+    }
+    if events.is_empty() {
+        events = StatusSet::ALL;
+    }
+    let webhook = create(
+        &state,
+        &caller,
+        NewWebhook {
+            url: &body.url,
+            events,
+            run_id: body.run_id.map(RunId::from),
+            format: WebhookFormat::Standard,
+            config_id: None,
+            token: None,
+        },
+    )
+    .await?;
+    let mut view = view(&webhook);
+    view["secret"] = json!(webhook.secret);
+    Ok((StatusCode::CREATED, Json(view)).into_response())
+}
+
+/// `GET /v1/webhooks`: the caller's webhooks, oldest first.
+pub(crate) async fn list(State(state): Shared, caller: Caller) -> Result<Json<Value>, ApiError> {
+    let webhooks = state.store.webhooks(caller.owner_id(), None).await?;
+    Ok(Json(
+        json!({"data": webhooks.iter().map(view).collect::<Vec<_>>()}),
+    ))
+}
+
+/// `GET /v1/webhooks/{id}`.
+pub(crate) async fn get(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    match state
+        .store
+        .webhook(&WebhookId::from(id.as_str()), caller.owner_id())
+        .await?
+    {
+        Some(webhook) => Ok(Json(view(&webhook))),
+        None => Err(ApiError::not_found("webhook", &id)),
+    }
+}
+
+/// `DELETE /v1/webhooks/{id}`: 204; its queued deliveries go with it.
+pub(crate) async fn delete(
+    State(state): Shared,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    match state
+        .store
+        .delete_webhook(&WebhookId::from(id.as_str()), caller.owner_id())
+        .await?
+    {
+        true => Ok(StatusCode::NO_CONTENT),
+        false => Err(ApiError::not_found("webhook", &id)),
+    }
+}
+
+/// A webhook as the API shows it (never its secret, but at its creation).
+fn view(webhook: &WebhookRecord) -> Value {
+    json!({
+        "id": webhook.id,
+        "url": webhook.url,
+        "events": webhook.events.names().map(|name| format!("{EVENT_PREFIX}{name}")).collect::<Vec<_>>(),
+        "run_id": webhook.run_id,
+        "created_at": webhook.created_at.0,
+    })
+}
