@@ -60,6 +60,9 @@ struct EntryView<'a> {
     step: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'a str>,
+    /// For a rollback: the run it takes out of the history before it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rollback_of: Option<&'a str>,
     created_at: i64,
 }
 
@@ -75,6 +78,7 @@ impl<'a> EntryView<'a> {
             run_id: entry.run_id.as_ref().map(|id| id.as_str()),
             step: entry.step,
             reason: entry.reason.as_deref(),
+            rollback_of: entry.rollback_of.as_ref().map(|id| id.as_str()),
             created_at: entry.created_at,
         }
     }

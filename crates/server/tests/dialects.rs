@@ -536,7 +536,7 @@ async fn a2a_malformed_requests_get_json_rpc_errors() {
         ),
         (r#"{"jsonrpc": "2.0", "id": 2}"#, -32600, json!(2)),
         (
-            r#"{"jsonrpc": "2.0", "id": 3, "method": "ListTasks", "params": {}}"#,
+            r#"{"jsonrpc": "2.0", "id": 3, "method": "ListAgents", "params": {}}"#,
             -32601,
             json!(3),
         ),

@@ -168,6 +168,11 @@ impl Store {
         })
     }
 
+    /// Whether the database lives in memory (SQLite's `:memory:`), on its one connection.
+    pub(crate) fn in_memory(&self) -> bool {
+        self._memory.is_some()
+    }
+
     /// True when the store is on PostgreSQL, where other nodes may share it.
     pub fn is_postgres(&self) -> bool {
         matches!(self.backend, Backend::Postgres(_))

@@ -70,12 +70,16 @@ pub struct GroupWriter {
 impl GroupWriter {
     /// As [`Store::write_group`], on this writer's connection.
     pub async fn write(&mut self, group: &Group<'_>) -> Result<Written, StoreError> {
+        // The turn before the connection, as every writer takes them: a writer that waited for
+        // its turn holding the connection another writer waits for would wait forever.
+        let _turn = self.store.write_turn().await;
         let mut connection = match self.connection.take() {
             Some(connection) => connection,
             None => self.store.connection().await?,
         };
         let result = self.store.write_group_on(&mut connection, group).await;
-        if result.is_ok() {
+        // A database in memory has one connection, which the other writers need between groups.
+        if result.is_ok() && !self.store.in_memory() {
             self.connection = Some(connection);
         }
         result
@@ -205,6 +209,7 @@ impl Store {
     /// done is committed; on an `Err`, none is. Listeners hear a [`crate::Notice::Events`] for
     /// each run whose events were appended, after the commit.
     pub async fn write_group(&self, group: &Group<'_>) -> Result<Written, StoreError> {
+        let _turn = self.write_turn().await;
         let mut connection = self.connection().await?;
         self.write_group_on(&mut connection, group).await
     }
@@ -221,6 +226,7 @@ impl Store {
         }
     }
 
+    /// Writes `group` on `connection`; the caller holds the write turn.
     async fn write_group_on(
         &self,
         connection: &mut Connection,
@@ -230,7 +236,6 @@ impl Store {
         if rows.is_empty() {
             return Ok(Written::default());
         }
-        let _turn = self.write_turn().await;
         let found = with_connection!(connection, |connection, begin| {
             let mut tx = sqlx::Connection::begin_with(&mut **connection, begin).await?;
             let found = GroupSql::write(&mut tx, &rows).await?;
