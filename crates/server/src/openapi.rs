@@ -218,6 +218,68 @@ fn native_paths() -> Map<String, Value> {
                 "parameters": [path_param("id", "The session to copy.")],
                 "requestBody": json_body(schema("ForkSession"))
             }))},
+        "/v1/sessions/{id}/messages": {
+            "post": with(with(operation(
+                "Send a message into a session",
+                "Writes the user's message down in the session's inbox (the session is made if new) and \
+                 acts on it: a free session starts a run of it at once; a busy one (a run going on or \
+                 waiting) does what `mode` says: `queue` (the default, or the agent's `input_mode`) runs \
+                 it after the messages before it; `steer` gives it to the run going on at its next step \
+                 boundary, as a user message the model sees; `interrupt` cancels that run (keeping what \
+                 it made) and `rollback` cancels it and takes it out of the history, then it runs; \
+                 `reject` answers 409. The run reports each outcome as an `input` event. The same \
+                 `client_message_id` again is answered with the message as it stands.",
+                json!({"202": json_answer("Where the message stands now.", schema("InboxMessage"))}),
+                &[400, 401, 404, 408, 409, 413, 415]), tag.clone()), json!({
+                    "parameters": [path_param("id", "The session's id.")],
+                    "requestBody": json_body(schema("PostMessage"))
+                })),
+            "get": with(with(operation(
+                "List a session's inbox",
+                "The messages sent into the session, in the order they came, with their outcomes; \
+                 `?after=<position>&limit=` pages on (`next_after`).",
+                json!({"200": json_answer("The messages.", json!({"type": "object", "properties": {
+                    "messages": {"type": "array", "items": schema("InboxMessage")},
+                    "next_after": {"type": ["integer", "null"]}
+                }}))}),
+                &[400, 401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]}))
+        },
+        "/v1/sessions/{id}/messages/{client_message_id}": {"get": with(with(operation(
+            "Read a message's outcome",
+            "One message of the session's inbox, as it stands.",
+            json!({"200": json_answer("The message.", schema("InboxMessage"))}),
+            &[401, 404]), tag.clone()), json!({"parameters": [
+                path_param("id", "The session's id."),
+                path_param("client_message_id", "The client's name for the message.")
+            ]}))},
+        "/v1/webhooks": {
+            "post": with(with(operation(
+                "Subscribe a webhook",
+                "Deliveries of run status changes (`run.<status>`; every one without `events`) of the \
+                 caller's runs, or of `run_id` only, to `url`: queued in the store with the change, \
+                 signed as Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) \
+                 and retried with backoff until a 2xx. The `secret` is shown once, here.",
+                json!({"201": json_answer("The webhook, with its secret.", schema("Webhook"))}),
+                &[400, 401, 404, 408, 413, 415]), tag.clone()), json!({
+                    "requestBody": json_body(schema("CreateWebhook"))
+                })),
+            "get": with(operation(
+                "List webhooks", "The caller's webhooks, oldest first.",
+                json!({"200": json_answer("The webhooks.", json!({"type": "object", "properties": {
+                    "data": {"type": "array", "items": schema("Webhook")}
+                }}))}),
+                &[401]), tag.clone())
+        },
+        "/v1/webhooks/{id}": {
+            "get": with(with(operation(
+                "Get a webhook", "One of the caller's webhooks.",
+                json!({"200": json_answer("The webhook.", schema("Webhook"))}),
+                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The webhook's id.")]})),
+            "delete": with(with(operation(
+                "Delete a webhook", "Deletes it with its queued deliveries.",
+                json!({"204": {"description": "Deleted."}}),
+                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The webhook's id.")]}))
+        },
         "/v1/ws": {"get": with(operation(
             "WebSocket transport",
             "Upgrades to the native protocol over a WebSocket. The client sends `WsRequest` frames \

@@ -35,7 +35,8 @@ const MODES: [&str; 5] = ["queue", "steer", "interrupt", "rollback", "reject"];
 #[schemars(crate = "agentwire_tools::schemars")]
 struct Work {}
 
-/// Every run calls `work` (a few ms), then answers: a step boundary in every run.
+/// Every run calls `work` (40 ms), then answers: a step boundary in every run, and runs long
+/// enough for the posters to find their session busy.
 fn worker() -> Agent {
     let script = json!({"turns": [
         [{"type": "tool_call_start", "id": "w1", "name": "work"},
@@ -45,7 +46,7 @@ fn worker() -> Agent {
         [{"type": "text_delta", "text": "done"}, {"type": "finish", "reason": "stop"}]
     ]});
     let work = FnTool::new("work", "Works a while", |_: Work, _| async move {
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::sleep(Duration::from_millis(40)).await;
         Ok("worked".to_owned())
     });
     Agent::builder("worker")
@@ -173,8 +174,19 @@ async fn settled(server: &TestServer, session: &str) -> Vec<Value> {
     panic!("session {session} did not settle");
 }
 
-async fn check_session(server: &TestServer, session: &str, sent: &[Sent]) {
+/// How many messages ended each way, across sessions: `(mode, outcome, step > 0)`.
+type Tally = HashMap<(String, String, bool), usize>;
+
+async fn check_session(server: &TestServer, session: &str, sent: &[Sent], tally: &mut Tally) {
     let entries = settled(server, session).await;
+    for entry in &entries {
+        let key = (
+            entry["mode"].as_str().unwrap().to_owned(),
+            entry["outcome"].as_str().unwrap().to_owned(),
+            entry["step"].as_u64().is_some_and(|step| step > 0),
+        );
+        *tally.entry(key).or_default() += 1;
+    }
     let by_id: HashMap<&str, &Value> = entries
         .iter()
         .map(|entry| (entry["client_message_id"].as_str().unwrap(), entry))
@@ -306,9 +318,23 @@ async fn interleave(servers: Vec<TestServer>) {
     assert!(total >= 10_000, "{total} messages");
     let modes: HashSet<&str> = sent.values().flatten().map(|s| s.mode).collect();
     assert_eq!(modes.len(), MODES.len(), "every mode was tried");
+    let mut tally = Tally::new();
     for (session, sent) in &sent {
-        check_session(&servers[0], session, sent).await;
+        check_session(&servers[0], session, sent, &mut tally).await;
     }
+    let mut lines: Vec<_> = tally.iter().collect();
+    lines.sort();
+    eprintln!("inbox property: {total} messages; (mode, outcome, steered) → count: {lines:?}");
+    // The interleavings met every case: steers taken mid-run, runs interrupted and rolled back.
+    let count = |mode: &str, outcome: &str, steered: bool| {
+        tally
+            .get(&(mode.to_owned(), outcome.to_owned(), steered))
+            .copied()
+            .unwrap_or(0)
+    };
+    assert!(count("steer", "delivered", true) > 0, "no steer was taken mid-run");
+    assert!(count("rollback", "delivered", false) > 0, "no rollback ran");
+    assert!(count("interrupt", "delivered", false) > 0, "no interrupt ran");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

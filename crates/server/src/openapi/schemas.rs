@@ -338,6 +338,70 @@ pub(super) fn all() -> Map<String, Value> {
             ),
         ),
         (
+            "PostMessage",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["message"],
+                "properties": {
+                    "message": schema("Message"),
+                    "mode": {"type": "string", "enum": ["queue", "steer", "interrupt", "rollback", "reject"],
+                             "description": "What to do if the session is busy; the agent's `input_mode` (default `queue`) without it."},
+                    "client_message_id": {"type": "string", "minLength": 1, "maxLength": 128,
+                                          "description": "The client's name for the message: a retry with it is answered with the message as it stands."},
+                    "agent": {"type": "string", "description": "The agent that answers; the session's last run's agent, or the server's default."}
+                }
+            }),
+        ),
+        (
+            "InboxMessage",
+            json!({
+                "type": "object",
+                "required": ["client_message_id", "session_id", "position", "agent", "mode", "outcome", "created_at"],
+                "properties": {
+                    "client_message_id": {"type": "string"},
+                    "session_id": {"type": "string"},
+                    "position": {"type": "integer", "description": "Its place in the session's inbox, from 1."},
+                    "agent": {"type": "string"},
+                    "mode": {"type": "string", "enum": ["queue", "steer", "interrupt", "rollback", "reject"]},
+                    "outcome": {"type": "string", "enum": ["queued", "starting", "steering", "delivered", "not_delivered"]},
+                    "run_id": {"type": "string", "description": "The run it started or was given to."},
+                    "step": {"type": "integer", "description": "The model calls its run had made when it took the message (0: it is the run's input)."},
+                    "reason": {"type": "string", "description": "Why it was not delivered (`refused`, `canceled`, `awaiting_client`, …)."},
+                    "rollback_of": {"type": "string", "description": "For a rollback: the run it takes out of the history."},
+                    "created_at": {"type": "integer"}
+                }
+            }),
+        ),
+        (
+            "CreateWebhook",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["url"],
+                "properties": {
+                    "url": {"type": "string", "format": "uri", "description": "http(s); no loopback or private address unless the server's `[webhooks] allow_private` is set."},
+                    "events": {"type": "array", "items": {"type": "string"}, "description": "`run.<status>` names; every status change without them."},
+                    "run_id": {"type": "string", "description": "Only this run's status changes."}
+                }
+            }),
+        ),
+        (
+            "Webhook",
+            json!({
+                "type": "object",
+                "required": ["id", "url", "events", "created_at"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "url": {"type": "string"},
+                    "events": {"type": "array", "items": {"type": "string"}},
+                    "run_id": {"type": ["string", "null"]},
+                    "secret": {"type": "string", "description": "`whsec_…`: only in the answer that creates it."},
+                    "created_at": {"type": "integer"}
+                }
+            }),
+        ),
+        (
             "ForkSession",
             json!({
                 "type": "object",
