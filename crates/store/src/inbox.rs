@@ -249,6 +249,25 @@ impl Store {
         rows.into_iter().map(entry).collect()
     }
 
+    /// The session's queued messages (of `mode` only, when given), oldest first.
+    pub async fn queued(
+        &self,
+        session_id: &SessionId,
+        mode: Option<InputMode>,
+    ) -> Result<Vec<InboxEntry>, StoreError> {
+        let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM session_inputs WHERE session_id = $1 \
+                 AND outcome = 'queued' AND ($2 IS NULL OR mode = $2) ORDER BY position"
+            )))
+            .bind(session_id.as_str())
+            .bind(mode.map(InputMode::name))
+            .fetch_all(pool)
+            .await?
+        });
+        rows.into_iter().map(entry).collect()
+    }
+
     /// Claims the session's first queued message for a run `run_id` to be started now, if the
     /// session is free: no run of it going on or waiting, and no other message being started.
     /// The claimed entry is `starting` until [`Store::settle_inbox`] says how its start went.

@@ -249,10 +249,10 @@ impl Runs {
         let Some(session_id) = live.handle.session_id() else {
             return Ok(());
         };
-        let queued = self.store.inbox(session_id, 0, 1000).await?;
-        for entry in queued
-            .into_iter()
-            .filter(|entry| entry.state == InboxState::Queued && entry.mode == InputMode::Steer)
+        for entry in self
+            .store
+            .queued(session_id, Some(InputMode::Steer))
+            .await?
         {
             let id = &entry.client_message_id;
             if !self
@@ -485,10 +485,7 @@ impl Runs {
     }
 
     async fn has_queued(&self, session_id: &SessionId) -> Result<bool, RunsError> {
-        let entries = self.store.inbox(session_id, 0, 1000).await?;
-        Ok(entries
-            .iter()
-            .any(|entry| entry.state == InboxState::Queued))
+        Ok(!self.store.queued(session_id, None).await?.is_empty())
     }
 
     /// After a run of a session ends here: its session's next message, if one waits.
