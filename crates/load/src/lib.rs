@@ -24,7 +24,9 @@
 //! Two more modes load the server as fast as it goes, with a scripted agent that answers with no
 //! pacing: [`unpaced::compare`] (closed-loop throughput of an endpoint, side by side with a bare
 //! axum server streaming the same frames, `floor.rs`) and [`soak::soak`] (minutes of that load
-//! with the server's memory, open files and database sampled, then an idle period).
+//! with the server's memory, open files and database sampled, then an idle period). A fourth,
+//! [`webhooks::webhooks`], times background runs' status changes on their way to a webhook
+//! receiver in this program.
 
 mod chunked;
 mod client;
@@ -34,10 +36,12 @@ mod floor;
 mod pin;
 pub mod plot;
 mod report;
+mod request;
 mod sample;
 pub mod soak;
 mod spawn;
 pub mod unpaced;
+pub mod webhooks;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

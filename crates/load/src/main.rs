@@ -6,6 +6,7 @@
 //! target/release/agentwire-load --runs 1000 --tokens 200 --rate 20 --ramp-ms 2000
 //! target/release/agentwire-load --unpaced --conns 100 --duration 10 --endpoint ai-sdk
 //! target/release/agentwire-load --soak 600 --idle 120 --csv soak.csv --plot soak.png
+//! target/release/agentwire-load --webhooks --runs 10000 --tokens 20 --ramp-ms 20000
 //! ```
 
 use std::net::SocketAddr;
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use agentwire_load::soak::Soak;
 use agentwire_load::unpaced::Unpaced;
+use agentwire_load::webhooks::Webhooks;
 use agentwire_load::{Cores, Endpoint, Options, Target};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -23,15 +25,17 @@ use clap::{Parser, Subcommand};
 ///
 /// By default, paced runs: `--runs` streams at `--rate` tokens/s each. `--unpaced`: closed-loop
 /// throughput of an endpoint beside a bare axum floor. `--soak`: minutes of that load with the
-/// server's memory, files and database sampled.
+/// server's memory, files and database sampled. `--webhooks`: background runs with a webhook,
+/// timed from each status change to its delivery.
 #[derive(Debug, Parser)]
 #[command(name = "agentwire-load", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Hidden>,
-    /// Concurrent streaming runs.
-    #[arg(long, default_value_t = 100)]
-    runs: usize,
+    /// Concurrent streaming runs (default 100; with `--webhooks`, background runs, default
+    /// 10,000).
+    #[arg(long)]
+    runs: Option<usize>,
     /// Text deltas per run.
     #[arg(long, default_value_t = 200)]
     tokens: u32,
@@ -55,6 +59,12 @@ struct Cli {
     /// Also print the report as one line of JSON.
     #[arg(long)]
     json: bool,
+
+    /// Webhooks: `--runs` background runs (default 10,000 here) with a webhook to a receiver in
+    /// this program; latency from each status change to its delivery, and whether every status
+    /// change was delivered.
+    #[arg(long, conflicts_with_all = ["unpaced", "soak", "server"])]
+    webhooks: bool,
 
     /// Closed-loop throughput: `--conns` connections post runs back to back for `--duration`
     /// seconds, to agentwire and then to a bare axum server streaming the same frames, each alone
@@ -220,6 +230,22 @@ async fn load(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         return Ok(exit_code(report.passed()));
     }
+    if cli.webhooks {
+        let test = Webhooks {
+            runs: cli.runs.unwrap_or(10_000),
+            tokens: cli.tokens,
+            rate: cli.rate,
+            ramp: Duration::from_millis(cli.ramp_ms),
+            agentwire,
+            database_url: cli.database_url,
+        };
+        let report = agentwire_load::webhooks::webhooks(&test).await?;
+        println!("{report}");
+        if cli.json {
+            println!("{}", serde_json::to_string(&report)?);
+        }
+        return Ok(exit_code(report.passed()));
+    }
     let target = match cli.server {
         Some(addr) => Target::Running(addr),
         None => Target::Spawn {
@@ -228,7 +254,7 @@ async fn load(cli: Cli) -> anyhow::Result<ExitCode> {
         },
     };
     let options = Options {
-        runs: cli.runs,
+        runs: cli.runs.unwrap_or(100),
         tokens: cli.tokens,
         rate: cli.rate,
         ramp: Duration::from_millis(cli.ramp_ms),

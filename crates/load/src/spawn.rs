@@ -63,7 +63,21 @@ impl ServerProcess {
         rate: f64,
         database_url: Option<&str>,
     ) -> anyhow::Result<ServerProcess> {
-        Self::start_agentwire(agentwire, tokens, rate, database_url, None)
+        Self::start_agentwire(agentwire, tokens, rate, database_url, "", None)
+    }
+
+    /// [`ServerProcess::start`] with `more` appended to its configuration (TOML tables).
+    ///
+    /// # Errors
+    /// As [`ServerProcess::start`].
+    pub(crate) fn start_with(
+        agentwire: &Path,
+        tokens: u32,
+        rate: f64,
+        database_url: Option<&str>,
+        more: &str,
+    ) -> anyhow::Result<ServerProcess> {
+        Self::start_agentwire(agentwire, tokens, rate, database_url, more, None)
     }
 
     /// [`ServerProcess::start`] on `cores.server` alone (a `rate` of 0: as fast as possible).
@@ -77,7 +91,7 @@ impl ServerProcess {
         database_url: Option<&str>,
         cores: Cores,
     ) -> anyhow::Result<ServerProcess> {
-        Self::start_agentwire(agentwire, tokens, rate, database_url, Some(cores))
+        Self::start_agentwire(agentwire, tokens, rate, database_url, "", Some(cores))
     }
 
     /// Starts the bare floor (`agentwire-load floor`, from the binary `load`) on
@@ -99,12 +113,13 @@ impl ServerProcess {
         tokens: u32,
         rate: f64,
         database_url: Option<&str>,
+        more: &str,
         cores: Option<Cores>,
     ) -> anyhow::Result<ServerProcess> {
         let dir = tempfile::tempdir().context("cannot make a temporary directory")?;
         std::fs::write(dir.path().join("script.json"), script(tokens).to_string())?;
         let config_path = dir.path().join("agentwire.toml");
-        std::fs::write(&config_path, config(rate))?;
+        std::fs::write(&config_path, format!("{more}\n{}", config(rate)))?;
         let mut command = Command::new(agentwire);
         command
             .arg("serve")

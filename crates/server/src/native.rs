@@ -17,6 +17,7 @@ use std::sync::Arc;
 use agentwire_core::{Message, MessageId, ToolSpec};
 use agentwire_dialects::native::{NativeSseEncoder, RunRequest};
 use agentwire_runtime::{Agent, RunStart};
+use agentwire_store::WebhookRecord;
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -30,6 +31,7 @@ use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::runs::{LiveRun, Reader, RunView, Until};
 use crate::state::AppState;
+use crate::webhooks::{self, RunWebhook};
 
 type Shared = State<Arc<AppState>>;
 
@@ -74,6 +76,16 @@ pub(crate) struct CreateRun {
     request: RunRequest,
     #[serde(default, deserialize_with = "client_tools")]
     tools: Vec<ToolSpec>,
+    /// `webhook: {url, events?}`: a webhook of this run alone, stored before the run's first
+    /// status change (`crate::webhooks::create_for_new_run`).
+    #[serde(default)]
+    webhook: Option<RunWebhook>,
+}
+
+/// A run started by [`start_run`], and its webhook if the body asked for one.
+pub(crate) struct Started {
+    pub(crate) live: Arc<LiveRun>,
+    pub(crate) webhook: Option<WebhookRecord>,
 }
 
 impl CreateRun {
@@ -133,7 +145,7 @@ pub(crate) async fn create_run(
     {
         if background {
             let (run, _) = state.runs.status(&run_id, &caller).await?;
-            return Ok(accepted(run, &run_id));
+            return Ok(accepted(run, &run_id, None));
         }
         if wants_sse(&headers) {
             return Ok(sse_response(reader, &run_id));
@@ -142,24 +154,51 @@ pub(crate) async fn create_run(
         let (run, output) = state.runs.status(&run_id, &caller).await?;
         return Ok(Json(json!({"run": run, "output": output})).into_response());
     }
-    let live = start_run(&state, &caller, create).await?;
+    let Started { live, webhook } = start_run(&state, &caller, create).await?;
+    // The run's webhook, with its signing secret: shown only in this answer.
+    let webhook = webhook.as_ref().map(webhooks::created_view);
     if background {
-        return Ok(accepted(RunView::live(&live), live.handle.id().as_str()));
+        return Ok(accepted(
+            RunView::live(&live),
+            live.handle.id().as_str(),
+            webhook,
+        ));
     }
     if wants_sse(&headers) {
         let run_id = live.handle.id().to_string();
         let reader = state.runs.follow_live(live, 0, Until::Settled, false);
-        return Ok(sse_response(reader, &run_id));
+        let mut response = sse_response(reader, &run_id);
+        // A stream's body is events only: the webhook goes in headers.
+        if let Some(webhook) = webhook {
+            for (name, key) in [
+                ("x-agentwire-webhook-id", "id"),
+                ("x-agentwire-webhook-secret", "secret"),
+            ] {
+                if let Some(Ok(value)) = webhook[key].as_str().map(HeaderValue::from_str) {
+                    response.headers_mut().insert(name, value);
+                }
+            }
+        }
+        return Ok(response);
     }
     live.log.settled().await;
     let output: Vec<Message> = live.handle.output();
-    Ok(Json(json!({"run": RunView::live(&live), "output": output})).into_response())
+    let mut answer = json!({"run": RunView::live(&live), "output": output});
+    if let Some(webhook) = webhook {
+        answer["webhook"] = webhook;
+    }
+    Ok(Json(answer).into_response())
 }
 
 /// The answer to a background run: `202` with the run as it stands, and where to poll it.
-/// Its row and input are committed before this (see `Runs::start`), so any node finds it.
-fn accepted(run: RunView, run_id: &str) -> Response {
-    let mut response = (StatusCode::ACCEPTED, Json(json!({"run": run}))).into_response();
+/// Its row and input are committed before this (see `Runs::start`), so any node finds it. The
+/// run's own webhook, if it has one, is beside it.
+fn accepted(run: RunView, run_id: &str, webhook: Option<Value>) -> Response {
+    let mut answer = json!({"run": run});
+    if let Some(webhook) = webhook {
+        answer["webhook"] = webhook;
+    }
+    let mut response = (StatusCode::ACCEPTED, Json(answer)).into_response();
     if let Ok(value) = HeaderValue::from_str(&format!("/v1/runs/{run_id}")) {
         response.headers_mut().insert(header::LOCATION, value);
     }
@@ -173,17 +212,46 @@ fn accepted(run: RunView, run_id: &str) -> Response {
 pub(crate) async fn start_run(
     state: &AppState,
     caller: &Caller,
-    CreateRun { request, tools }: CreateRun,
-) -> Result<Arc<LiveRun>, ApiError> {
+    CreateRun {
+        request,
+        tools,
+        webhook,
+    }: CreateRun,
+) -> Result<Started, ApiError> {
     state.check_message_count(request.input.len())?;
     let agent = state.agent(request.agent.as_deref())?;
-    let start = RunStart::new(request.input)
+    let mut start = RunStart::new(request.input)
         .with_client_tools(tools)
         .with_settings(request.settings);
-    Ok(state
+    // The run's id is minted here so that its webhook is stored before anything of the run.
+    let webhook = match &webhook {
+        Some(webhook) => {
+            let run_id = agent.new_run_id();
+            start = start.with_run_id(run_id.clone());
+            let new = webhook.new_webhook(run_id)?;
+            Some(webhooks::create_for_new_run(state, caller, new).await?)
+        }
+        None => None,
+    };
+    match state
         .runs
         .start(agent, caller, request.session_id, start)
-        .await?)
+        .await
+    {
+        Ok(live) => Ok(Started { live, webhook }),
+        Err(error) => {
+            // A run that never started has no status changes: its webhook goes.
+            if let Some(webhook) = &webhook
+                && let Err(error) = state
+                    .store
+                    .delete_webhook(&webhook.id, caller.owner_id())
+                    .await
+            {
+                tracing::warn!(webhook = %webhook.id, "removing the webhook of a run not started: {error}");
+            }
+            Err(error.into())
+        }
+    }
 }
 
 pub(crate) async fn get_run(

@@ -280,7 +280,9 @@ impl Connection {
     async fn start(&mut self, bytes: &[u8]) -> Result<Answer, ApiError> {
         let body: CreateRun = parse(bytes)?;
         let background = body.background();
-        let live = native::start_run(&self.state, &self.owner, body).await?;
+        let live = native::start_run(&self.state, &self.owner, body)
+            .await?
+            .live;
         let run_id = live.handle.id().to_string();
         let frame = json!({"type": "started", "run_id": run_id, "run": RunView::live(&live)});
         // A background run is only started: the connection subscribes to it if it wants.

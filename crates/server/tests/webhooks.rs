@@ -394,3 +394,55 @@ async fn a2a_push_notification_configs_are_created_read_listed_and_deleted() {
         .unwrap();
     assert_eq!(card["capabilities"]["pushNotifications"], true);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_given_with_the_run_hears_its_every_status_change() {
+    let mut receiver = Receiver::start().await;
+    let server = TestServer::start(vec![talker("assistant", WORDS, 0.0)], settings(None)).await;
+    let mut body = run_body(None, "go");
+    body["background"] = json!(true);
+    body["webhook"] = json!({"url": receiver.url});
+    let response = server.post_json("/v1/runs", &body).await;
+    assert_eq!(response.status(), 202);
+    let answer: Value = response.json().await.unwrap();
+    let run_id = answer["run"]["id"].as_str().unwrap();
+    let webhook = &answer["webhook"];
+    assert_eq!(webhook["run_id"], run_id);
+    let secret = webhook["secret"].as_str().unwrap();
+    server.completed_run(run_id).await;
+
+    // Every `run_status` of its log, the first included: stored before the run was.
+    let mut events = server.events_after(run_id, 0).await;
+    events.until_end().await;
+    let mut want: Vec<u64> = events
+        .events
+        .iter()
+        .filter(|event| event.name() == "run_status")
+        .map(|event| event.seq)
+        .collect();
+    let mut got = Vec::new();
+    while got.len() < want.len() {
+        let (headers, body) = receiver.next().await;
+        check_signature(&headers, &body, secret);
+        assert_eq!(body["data"]["run_id"], run_id);
+        got.push(body["data"]["seq"].as_u64().unwrap());
+    }
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+
+    // A run of no webhook is not heard of, nor is a bad URL or event accepted.
+    let other = start_run(&server).await;
+    server.completed_run(&other).await;
+    let quiet = tokio::time::timeout(Duration::from_millis(500), receiver.taken.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+    for webhook in [
+        json!({"url": "ftp://x"}),
+        json!({"url": receiver.url, "events": ["run.done"]}),
+    ] {
+        let mut body = run_body(None, "go");
+        body["webhook"] = webhook;
+        let response = server.post_json("/v1/runs", &body).await;
+        assert_eq!(response.status(), 400);
+    }
+}

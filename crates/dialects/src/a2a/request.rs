@@ -7,6 +7,7 @@ use agentwire_core::{Awaiting, Message, Metadata, RunStatus};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::push::PushConfig;
 use super::wire;
 use crate::error::DecodeError;
 
@@ -62,6 +63,9 @@ pub struct A2aRequest {
     /// `configuration.returnImmediately`: answer as soon as the task exists (also set by
     /// A2A 0.3's `configuration.blocking: false`).
     pub return_immediately: bool,
+    /// `configuration.taskPushNotificationConfig`: where to notify the task's status changes
+    /// (its `taskId` is empty or the task's).
+    pub push_config: Option<PushConfig>,
     /// The request's own `metadata`.
     pub metadata: Map<String, Value>,
 }
@@ -114,6 +118,7 @@ pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
         history_length: configuration.history_length,
         return_immediately: configuration.return_immediately
             || configuration.blocking == Some(false),
+        push_config: configuration.task_push_notification_config,
         metadata: request.params.metadata.unwrap_or_default(),
     })
 }
@@ -285,4 +290,11 @@ struct Configuration {
     /// A2A 0.3's name for the opposite of `returnImmediately`.
     #[serde(default)]
     blocking: Option<bool>,
+    /// A2A 0.3 called it `pushNotificationConfig`.
+    #[serde(
+        default,
+        alias = "task_push_notification_config",
+        alias = "pushNotificationConfig"
+    )]
+    task_push_notification_config: Option<PushConfig>,
 }

@@ -46,6 +46,7 @@ use crate::caller::Caller;
 use crate::error::ApiError;
 use crate::runs::{Found, LiveRun, Reader, RunsError, Until, Waiting};
 use crate::state::AppState;
+use crate::webhooks;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
     Router::new()
@@ -284,6 +285,10 @@ async fn send(
                 }
             };
             check_context(&task_id, live.handle.session_id(), context_id)?;
+            if let Some(config) = &request.push_config {
+                let new = super::a2a_push::new_webhook(config, live.handle.id().clone());
+                webhooks::create(state, owner, new).await?;
+            }
             let after = last_seq(&live);
             // A2A task streams begin with the task, a follow-up's too: the task as it waits.
             snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)).await);
@@ -293,7 +298,15 @@ async fn send(
         }
         None => {
             let session = request.context_id.clone().map(SessionId::from);
-            let start = RunStart::new(request.input);
+            let mut start = RunStart::new(request.input);
+            // A push config given with the message is stored before the task's first status
+            // change, so it hears every one: the task's id is minted here for it.
+            if let Some(config) = &request.push_config {
+                let run_id = agent.new_run_id();
+                start = start.with_run_id(run_id.clone());
+                let new = super::a2a_push::new_webhook(config, run_id);
+                webhooks::create_for_new_run(state, owner, new).await?;
+            }
             (state.runs.start(agent, owner, session, start).await?, 0)
         }
     };

@@ -6,7 +6,9 @@
 //! token in `X-A2A-Notification-Token` and the Standard Webhooks signature headers.
 
 use agentwire_core::RunId;
-use agentwire_dialects::a2a::{decode_push_config, decode_push_config_ref, encode_push_config};
+use agentwire_dialects::a2a::{
+    PushConfig, decode_push_config, decode_push_config_ref, encode_push_config,
+};
 use agentwire_store::{StatusSet, WebhookFormat, WebhookRecord};
 use serde_json::{Value, json};
 
@@ -48,23 +50,8 @@ pub(super) async fn answer(
         if config.task_id.is_empty() {
             return Err(PushError::Params("`taskId` is empty".to_owned()));
         }
-        let config_id = config
-            .id
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| format!("pnc_{}", uuid::Uuid::now_v7().simple()));
-        let webhook = webhooks::create(
-            state,
-            caller,
-            NewWebhook {
-                url: &config.url,
-                events: StatusSet::ALL,
-                run_id: Some(RunId::from(config.task_id.as_str())),
-                format: WebhookFormat::A2a,
-                config_id: Some(config_id),
-                token: config.token,
-            },
-        )
-        .await?;
+        let run_id = RunId::from(config.task_id.as_str());
+        let webhook = webhooks::create(state, caller, new_webhook(&config, run_id)).await?;
         return Ok(view(&webhook));
     }
     let reference = decode_push_config_ref(params).map_err(bad)?;
@@ -94,6 +81,23 @@ pub(super) async fn answer(
         .await
         .map_err(ApiError::from)?;
     Ok(json!({}))
+}
+
+/// The webhook a config asks for, of task `run_id`: every status change, in A2A's format.
+pub(super) fn new_webhook(config: &PushConfig, run_id: RunId) -> NewWebhook<'_> {
+    let config_id = config
+        .id
+        .clone()
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| format!("pnc_{}", uuid::Uuid::now_v7().simple()));
+    NewWebhook {
+        url: &config.url,
+        events: StatusSet::ALL,
+        run_id: Some(run_id),
+        format: WebhookFormat::A2a,
+        config_id: Some(config_id),
+        token: config.token.clone(),
+    }
 }
 
 fn view(webhook: &WebhookRecord) -> Value {

@@ -206,6 +206,12 @@ pub(super) fn all() -> Map<String, Value> {
                         json!({"type": "boolean", "default": false, "description": "Answer at once (`202`, the run) and leave the run going with nobody connected: follow it with `GET /v1/runs/{id}/events`, poll it with `GET /v1/runs/{id}`, cancel it with `POST /v1/runs/{id}/cancel`, from any client and any node."}),
                     ),
                     (
+                        "webhook",
+                        json!({"type": "object", "required": ["url"], "additionalProperties": false,
+                            "description": "A webhook of this run alone, stored before its first status change, so it hears every one (as `POST /v1/webhooks` with `run_id`). The answer carries it with its signing `secret` (`webhook` beside `run`; on a stream, the `x-agentwire-webhook-id` and `x-agentwire-webhook-secret` headers).",
+                            "properties": {"url": string(), "events": {"type": "array", "items": string(), "description": "`run.<status>` names; none: every status change."}}}),
+                    ),
+                    (
                         "tools",
                         json!({"type": "array", "description": "Tools the client runs itself: `{name, description, parameters}` or OpenAI's `{type: function, function: {…}}`.",
                             "items": {"anyOf": [schema("ToolSpec"), object(&[("function", schema("ToolSpec"))], &[("type", json!({"const": "function"}))])]}}),

@@ -8,8 +8,10 @@
 //! Each delivery is queued in the store in the transaction that stores the status change, and
 //! posted, signed as Standard Webhooks, by the `deliver` worker until the receiver answers 2xx
 //! (see `deliver` for the retries and `url` for which URLs are allowed). A per-run webhook hears
-//! of the status changes committed after it is created. A2A push-notification configs are
-//! webhooks too (`crate::dialects::a2a`), written in A2A's format.
+//! of the status changes committed after it is created; one given with the run (`webhook` in
+//! `POST /v1/runs`) is written before the run's first, so it hears them all. A2A
+//! push-notification configs are webhooks too (`crate::dialects::a2a`), written in A2A's
+//! format.
 
 mod deliver;
 mod payload;
@@ -81,6 +83,62 @@ pub(crate) async fn create(
             _ => return Err(ApiError::not_found("run", run_id.as_str())),
         }
     }
+    insert(state, caller, new).await
+}
+
+/// A `webhook` of a `POST /v1/runs` body: this run's status changes only.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunWebhook {
+    url: String,
+    /// As `POST /v1/webhooks`' `events`.
+    #[serde(default)]
+    events: Vec<String>,
+}
+
+impl RunWebhook {
+    /// The webhook it asks for, of the run `run_id`.
+    pub(crate) fn new_webhook(&self, run_id: RunId) -> Result<NewWebhook<'_>, ApiError> {
+        Ok(NewWebhook {
+            url: &self.url,
+            events: events(&self.events)?,
+            run_id: Some(run_id),
+            format: WebhookFormat::Standard,
+            config_id: None,
+            token: None,
+        })
+    }
+}
+
+/// Stores a webhook of a run that is about to start (its id minted, nothing of it stored
+/// yet): written before the run's first status change commits, it hears every one. Its URL is
+/// checked as [`create`]'s.
+pub(crate) async fn create_for_new_run(
+    state: &AppState,
+    caller: &Caller,
+    new: NewWebhook<'_>,
+) -> Result<WebhookRecord, ApiError> {
+    url::check(new.url, state.settings.webhooks.allow_private)
+        .await
+        .map_err(|error| {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid_url", error.to_string())
+        })?;
+    insert(state, caller, new).await
+}
+
+/// A webhook as the API shows it at its creation: with its signing secret, shown only then.
+pub(crate) fn created_view(webhook: &WebhookRecord) -> Value {
+    let mut view = view(webhook);
+    view["secret"] = json!(webhook.secret);
+    view
+}
+
+/// Stores a checked webhook with a fresh id and secret.
+async fn insert(
+    state: &AppState,
+    caller: &Caller,
+    new: NewWebhook<'_>,
+) -> Result<WebhookRecord, ApiError> {
     let random = |error: getrandom::Error| {
         tracing::error!("the system's random source failed: {error}");
         ApiError::new(
@@ -112,23 +170,7 @@ pub(crate) async fn post(
     JsonBody(bytes): JsonBody,
 ) -> Result<Response, ApiError> {
     let body: CreateWebhook = parse(&bytes)?;
-    let mut events = StatusSet::default();
-    for name in &body.events {
-        let status = name
-            .strip_prefix(EVENT_PREFIX)
-            .and_then(StatusSet::named)
-            .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    format!("unknown event '{name}': events are run.<status>, e.g. run.completed"),
-                )
-            })?;
-        events = events.with(status);
-    }
-    if events.is_empty() {
-        events = StatusSet::ALL;
-    }
+    let events = events(&body.events)?;
     let webhook = create(
         &state,
         &caller,
@@ -142,9 +184,7 @@ pub(crate) async fn post(
         },
     )
     .await?;
-    let mut view = view(&webhook);
-    view["secret"] = json!(webhook.secret);
-    Ok((StatusCode::CREATED, Json(view)).into_response())
+    Ok((StatusCode::CREATED, Json(created_view(&webhook))).into_response())
 }
 
 /// `GET /v1/webhooks`: the caller's webhooks, oldest first.
@@ -195,5 +235,27 @@ fn view(webhook: &WebhookRecord) -> Value {
         "events": webhook.events.names().map(|name| format!("{EVENT_PREFIX}{name}")).collect::<Vec<_>>(),
         "run_id": webhook.run_id,
         "created_at": webhook.created_at.0,
+    })
+}
+
+/// The statuses `names` (`run.completed`, …) stand for; none: every status change.
+fn events(names: &[String]) -> Result<StatusSet, ApiError> {
+    let mut events = StatusSet::default();
+    for name in names {
+        let status = name
+            .strip_prefix(EVENT_PREFIX)
+            .and_then(StatusSet::named)
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    format!("unknown event '{name}': events are run.<status>, e.g. run.completed"),
+                )
+            })?;
+        events = events.with(status);
+    }
+    Ok(match events.is_empty() {
+        true => StatusSet::ALL,
+        false => events,
     })
 }
