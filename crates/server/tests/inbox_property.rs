@@ -332,9 +332,15 @@ async fn interleave(servers: Vec<TestServer>) {
             .copied()
             .unwrap_or(0)
     };
-    assert!(count("steer", "delivered", true) > 0, "no steer was taken mid-run");
+    assert!(
+        count("steer", "delivered", true) > 0,
+        "no steer was taken mid-run"
+    );
     assert!(count("rollback", "delivered", false) > 0, "no rollback ran");
-    assert!(count("interrupt", "delivered", false) > 0, "no interrupt ran");
+    assert!(
+        count("interrupt", "delivered", false) > 0,
+        "no interrupt ran"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

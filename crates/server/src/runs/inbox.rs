@@ -220,10 +220,10 @@ impl Runs {
     /// The session's run that keeps it busy: one going on here, or one that has not ended in
     /// the store (waiting there, or going on elsewhere).
     async fn busy_run(&self, key: &SessionKey) -> Result<Option<Busy>, RunsError> {
-        if let Some(current) = self.sessions.current(key) {
-            if !current.live.handle.status().is_terminal() {
-                return Ok(Some(Busy::Here(current.live)));
-            }
+        if let Some(current) = self.sessions.current(key)
+            && !current.live.handle.status().is_terminal()
+        {
+            return Ok(Some(Busy::Here(current.live)));
         }
         Ok(self
             .store
