@@ -12,7 +12,7 @@ use std::time::Duration;
 use agentwire_core::{
     EventKind, InputMode, InputOutcome, Message, MessageId, Outcome, Role, RunId, SessionId,
 };
-use agentwire_runtime::{Agent, InputError, RunStart};
+use agentwire_runtime::{Agent, InputError, RunStart, StartError};
 use agentwire_store::{InboxEntry, InboxState, NewInboxEntry, Posted, RunRecord};
 
 use crate::caller::Caller;
@@ -60,6 +60,9 @@ impl Runs {
                 role: "not user: a message into a session is the user's",
             }
             .into());
+        }
+        if posting.message.parts.is_empty() {
+            return Err(StartError::NoInput.into());
         }
         self.own_session(caller, &session_id).await?;
         let client_message_id = posting
