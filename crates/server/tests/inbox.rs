@@ -319,6 +319,10 @@ async fn bad_messages_get_clear_errors_and_change_nothing() {
             "invalid_role",
         ),
         (
+            json!({"message": {"role": "user", "parts": []}}),
+            "no_input",
+        ),
+        (
             json!({"message": user("x"), "agent": "nobody"}),
             "unknown_agent",
         ),
