@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::request::RunAgentInput;
 use super::wire::{
-    CUSTOM_ERROR, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION, TokenUsage,
-    WireEvent, content_of,
+    CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION,
+    TokenUsage, WireEvent, content_of,
 };
 use crate::Encoder;
 
@@ -594,7 +594,17 @@ impl Encoder for AgUiEncoder {
             }
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
             // What became of a message sent while the run worked: AG-UI has no event for it.
-            EventKind::Input(_) => {}
+            // The steer itself follows as a whole user message (`TEXT_MESSAGE_*`, role user).
+            EventKind::Input(outcome) => {
+                self.start_run(out);
+                write(
+                    out,
+                    &Out::Custom {
+                        name: CUSTOM_INPUT,
+                        value: json!(outcome),
+                    },
+                );
+            }
             EventKind::Error(error) => {
                 self.start_run(out);
                 write(
