@@ -40,6 +40,9 @@ pub struct AgUiEncoder {
     /// Calls whose result the client sent in its history (its frontend tools' outputs): it
     /// holds those tool messages already, so their results are not sent back.
     client_results: Vec<ToolCallId>,
+    /// The ids of the messages the client sent: a steer among them is not sent back (the
+    /// client holds that user message already; its reducer would add it twice).
+    client_messages: Vec<MessageId>,
 }
 
 #[derive(Debug)]
@@ -90,7 +93,8 @@ impl AgUiEncoder {
 
     /// An encoder answering `input`: its `threadId`, `runId` and `parentRunId` are echoed, and
     /// the results of tool calls its history already holds are not sent back (the client's
-    /// reducer would add each as a second tool message).
+    /// reducer would add each as a second tool message), nor are user messages it sent (a steer
+    /// the run took).
     pub fn for_input(input: &RunAgentInput) -> Self {
         let client_results = input
             .messages
@@ -102,9 +106,15 @@ impl AgUiEncoder {
                 _ => None,
             })
             .collect();
+        let client_messages = input
+            .messages
+            .iter()
+            .filter_map(|message| message.id.clone())
+            .collect();
         Self {
             parent_run_id: input.parent_run_id.as_ref().map(ToString::to_string),
             client_results,
+            client_messages,
             ..Self::new(input.thread_id.as_str(), input.run_id.as_str())
         }
     }
@@ -502,6 +512,9 @@ impl AgUiEncoder {
             return;
         };
         if self.message.as_ref().is_some_and(|m| m.id == *message_id) {
+            return;
+        }
+        if message.role == Role::User && self.client_messages.contains(message_id) {
             return;
         }
         self.message(message_id, message.role);
