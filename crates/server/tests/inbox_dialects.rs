@@ -156,16 +156,18 @@ async fn an_ag_ui_run_on_a_busy_thread_steers_it() {
     let events = frames(&steer.text().await.unwrap());
     assert_eq!(events[0]["type"], "RUN_STARTED");
     assert_eq!(events[0]["runId"], "r2");
-    let user_start = events
-        .iter()
-        .find(|event| event["type"] == "TEXT_MESSAGE_START" && event["role"] == "user")
-        .unwrap();
-    assert_eq!(user_start["messageId"], "u2");
+    // The client that sent the steer has it: it is not sent back to it.
+    let user_start =
+        |event: &Value| event["type"] == "TEXT_MESSAGE_START" && event["role"] == "user";
+    assert!(!events.iter().any(user_start));
     assert!(events.iter().any(
         |event| event["name"] == "agentwire.input" && event["value"]["outcome"] == "delivered"
     ));
     assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
-    first.await.unwrap();
+    // The first client sees it where the model did.
+    let first = frames(&first.await.unwrap());
+    let steer = first.iter().find(|event| user_start(event)).unwrap();
+    assert_eq!(steer["messageId"], "u2");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
