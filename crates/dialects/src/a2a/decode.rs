@@ -4,8 +4,8 @@ use std::collections::HashSet;
 
 use agentwire_core::part::{ReasoningPart, RefusalPart};
 use agentwire_core::{
-    Awaiting, Emitter, ErrorInfo, Event, EventKind, MessageBuilder, MessageStart, Metadata, Part,
-    Role, RunStatus, StreamedPart, Timestamp, Usage,
+    Awaiting, Emitter, ErrorInfo, Event, EventKind, InputOutcome, MessageBuilder, MessageStart,
+    Metadata, Part, Role, RunStatus, StreamedPart, Timestamp, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -181,6 +181,10 @@ impl A2aDecoder {
             Some(fields) if fields.get("error").is_some() => {
                 let fields = ErrorFields::deserialize(fields)?;
                 self.out.emit(EventKind::Error(fields.error));
+            }
+            Some(fields) if fields.get("input").is_some() => {
+                let outcome = InputOutcome::deserialize(&fields["input"])?;
+                self.out.emit(EventKind::Input(outcome));
             }
             _ => self.derived_status(update.status),
         }

@@ -4,8 +4,8 @@ use std::collections::VecDeque;
 
 use agentwire_core::part::FileSource;
 use agentwire_core::{
-    ErrorInfo, Event, EventKind, Message, MessageId, Metadata, Part, Role, RunStatus, StreamedPart,
-    Timestamp, Usage,
+    ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Outcome, Part, Role,
+    RunStatus, StreamedPart, Timestamp, Usage,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -30,6 +30,9 @@ pub struct A2aEncoder {
     /// The client has the task: an A2A stream begins with it, so a stream whose events do not
     /// begin with `run_created` (one converted from a dialect without it) gets one made up.
     task_sent: bool,
+    /// The runtime reported a message delivered: a user message that follows whole is that
+    /// steer, sent as a user status message rather than as an artifact (the agent's output).
+    steer_pending: bool,
 }
 
 impl Default for A2aEncoder {
@@ -40,6 +43,7 @@ impl Default for A2aEncoder {
             state: "TASK_STATE_SUBMITTED",
             message: None,
             task_sent: false,
+            steer_pending: false,
         }
     }
 }
@@ -57,6 +61,15 @@ impl A2aEncoder {
         Self {
             envelope: Envelope::new(&request_id.into(), Some(ids)),
             fixed_ids: true,
+            ..Self::default()
+        }
+    }
+
+    /// An encoder answering the JSON-RPC request `request_id`, taking the task and context ids
+    /// from `run_created` (for a stream of a task that does not exist yet when it opens).
+    pub fn answering(request_id: impl Into<Value>) -> Self {
+        Self {
+            envelope: Envelope::new(&request_id.into(), None),
             ..Self::default()
         }
     }
@@ -147,6 +160,7 @@ impl Encoder for A2aEncoder {
                 if let Some(mut open) = self.message.take() {
                     open.flush(env, out, false, None);
                 }
+                self.steer_pending = false;
                 self.message = Some(OpenMessage::new(message_id.clone(), *role, *created_at));
             }
             EventKind::PartStart {
@@ -176,6 +190,13 @@ impl Encoder for A2aEncoder {
                     open.part_complete(env, out, *index, part);
                 }
             }
+            EventKind::MessageComplete { message }
+                if std::mem::take(&mut self.steer_pending)
+                    && message.role == Role::User
+                    && self.message.is_none() =>
+            {
+                env.user_status(out, self.state, message);
+            }
             EventKind::MessageComplete { message } => {
                 let open = match self.message.take() {
                     Some(open) if Some(&open.id) == message.id.as_ref() => open,
@@ -189,8 +210,16 @@ impl Encoder for A2aEncoder {
                 open.complete(env, out, message);
             }
             EventKind::Heartbeat {} => write_comment(out, "heartbeat"),
-            // What became of a message sent while the task worked: not a task update.
-            EventKind::Input(_) => {}
+            // What became of a message sent while the task worked: a status update in the
+            // current state whose `metadata.agentwire.input` says it.
+            EventKind::Input(outcome) => {
+                if let Some(message) = &mut self.message {
+                    message.flush(env, out, false, None);
+                }
+                self.steer_pending = matches!(outcome.outcome, Outcome::Delivered { .. });
+                let ours = InputFields { input: outcome };
+                env.status_update(out, event.seq, self.state, None, &ours);
+            }
         }
     }
 
@@ -230,6 +259,12 @@ struct RunStatusFields<'a> {
     error: Option<&'a ErrorInfo>,
     #[serde(skip_serializing_if = "Option::is_none")]
     usage: Option<&'a Usage>,
+}
+
+/// `metadata.agentwire` of the status update that carries an `input` event.
+#[derive(Serialize)]
+struct InputFields<'a> {
+    input: &'a InputOutcome,
 }
 
 /// `metadata.agentwire` of the status update that carries an `error` event.
@@ -303,6 +338,53 @@ impl Envelope {
             json(out, agent);
             out.extend_from_slice(b"}}");
         }
+        Self::close(out);
+    }
+
+    /// A status update in `state` whose message is the user's `message`, a steer the task took
+    /// while it worked (its text and files; A2A messages hold no other part of a user's).
+    fn user_status(&self, out: &mut Vec<u8>, state: &str, message: &Message) {
+        self.open(out, "statusUpdate");
+        out.extend_from_slice(&self.ids);
+        out.extend_from_slice(b",\"status\":{\"state\":\"");
+        out.extend_from_slice(state.as_bytes());
+        out.extend_from_slice(b"\",\"message\":{\"messageId\":");
+        let id = message.id.as_ref().map_or("steer", |id| id.as_str());
+        json(out, id);
+        out.push(b',');
+        out.extend_from_slice(&self.ids);
+        out.extend_from_slice(b",\"role\":\"ROLE_USER\",\"parts\":[");
+        let mut first = true;
+        for part in &message.parts {
+            let comma = if first { "" } else { "," };
+            match part {
+                Part::Text(text) => {
+                    out.extend_from_slice(comma.as_bytes());
+                    out.extend_from_slice(b"{\"text\":");
+                    json(out, &text.text);
+                    out.push(b'}');
+                }
+                Part::File(file) => {
+                    out.extend_from_slice(comma.as_bytes());
+                    let field: &[u8] = match &file.source {
+                        FileSource::Url(_) => b"{\"url\":",
+                        FileSource::Data(_) => b"{\"raw\":",
+                    };
+                    out.extend_from_slice(field);
+                    match &file.source {
+                        FileSource::Url(location) | FileSource::Data(location) => {
+                            json(out, location);
+                        }
+                    }
+                    out.extend_from_slice(b",\"mediaType\":");
+                    json(out, &file.media_type);
+                    out.push(b'}');
+                }
+                _ => continue,
+            }
+            first = false;
+        }
+        out.extend_from_slice(b"]}}");
         Self::close(out);
     }
 

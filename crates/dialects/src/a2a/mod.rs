@@ -23,6 +23,8 @@
 //! | `run_created` | the first item: `task` {`id` = run id, `contextId` = session id, `status` SUBMITTED, `metadata.agentwire.agent`} (ids from [`A2aEncoder::new`] win); a stream that begins with another event (converted from a dialect without runs) gets this task first, made up, unless the encoder is [`A2aEncoder::continuing`] a task its client has |
 //! | `run_status` | `statusUpdate`: created/queued → SUBMITTED, in_progress → WORKING, awaiting (approval, function_output, input) → INPUT_REQUIRED, completed → COMPLETED, failed and incomplete → FAILED, canceled → CANCELED, rejected → REJECTED; `metadata.agentwire` = the native `run_status` (`status`, `awaiting`, `error`, `usage`); an error's text is also the status `message` (`messageId` `<task>-status-<seq>`) |
 //! | `error` | `statusUpdate` in the current state, the error's text as status `message`, `metadata.agentwire.error` |
+//! | `input` (what became of a message sent while the task worked) | `statusUpdate` in the current state, `metadata.agentwire.input` = `{client_message_id, outcome, step?, reason?}`; the decoder reads it back |
+//! | a steer the task took (a user message after its `input` delivered) | `statusUpdate` in the current state whose `message` is the user's (`role: ROLE_USER`, its text and file parts), never an artifact, which is the agent's output |
 //! | a message | ONE artifact, `artifactId` = message id: its parts, in order, in `artifactUpdate`s (one A2A part each); the first has `append: false`, the rest `append: true`, the last `lastChunk: true` |
 //! | `text` | TextPart `{"text"}`; streamed: one TextPart per delta |
 //! | `reasoning`, `refusal` | DataPart `{"data": {"type": "reasoning", "text"}}`; streamed: one per delta |

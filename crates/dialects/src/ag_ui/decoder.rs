@@ -7,14 +7,15 @@ use agentwire_core::part::{
     ApprovalRequest, DataPart, ReasoningPart, RefusalPart, StepStart, TextPart,
 };
 use agentwire_core::{
-    Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Metadata, Part, Role, RunId,
-    RunStatus, StreamedPart, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult,
+    Awaiting, ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Part, Role,
+    RunId, RunStatus, StreamedPart, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult,
 };
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::wire::{
-    CUSTOM_ERROR, CUSTOM_PART, NAMESPACE, Outcome, TokenUsage, WireEvent, result_of, sum_usage,
+    CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, NAMESPACE, Outcome, TokenUsage, WireEvent, result_of,
+    sum_usage,
 };
 use crate::StreamDecoder;
 use crate::error::DecodeError;
@@ -406,6 +407,14 @@ impl AgUiDecoder {
                     self.approvals.push(request.approval_id.clone());
                 }
                 self.whole_part(custom.message_id, custom.part, out);
+            }
+            In::Custom { name, value } if name == CUSTOM_INPUT => {
+                let outcome: InputOutcome =
+                    serde_json::from_value(value).map_err(|source| DecodeError::InvalidFrame {
+                        frame: self.n_frames,
+                        source,
+                    })?;
+                self.emit(out, EventKind::Input(outcome));
             }
             In::Custom { name, value } if name == CUSTOM_ERROR => {
                 let error: ErrorInfo =

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use super::request::RunAgentInput;
 use super::wire::{
-    CUSTOM_ERROR, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION, TokenUsage,
-    WireEvent, content_of,
+    CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION,
+    TokenUsage, WireEvent, content_of,
 };
 use crate::Encoder;
 
@@ -40,6 +40,9 @@ pub struct AgUiEncoder {
     /// Calls whose result the client sent in its history (its frontend tools' outputs): it
     /// holds those tool messages already, so their results are not sent back.
     client_results: Vec<ToolCallId>,
+    /// The ids of the messages the client sent: a steer among them is not sent back (the
+    /// client holds that user message already; its reducer would add it twice).
+    client_messages: Vec<MessageId>,
 }
 
 #[derive(Debug)]
@@ -90,7 +93,8 @@ impl AgUiEncoder {
 
     /// An encoder answering `input`: its `threadId`, `runId` and `parentRunId` are echoed, and
     /// the results of tool calls its history already holds are not sent back (the client's
-    /// reducer would add each as a second tool message).
+    /// reducer would add each as a second tool message), nor are user messages it sent (a steer
+    /// the run took).
     pub fn for_input(input: &RunAgentInput) -> Self {
         let client_results = input
             .messages
@@ -102,9 +106,15 @@ impl AgUiEncoder {
                 _ => None,
             })
             .collect();
+        let client_messages = input
+            .messages
+            .iter()
+            .filter_map(|message| message.id.clone())
+            .collect();
         Self {
             parent_run_id: input.parent_run_id.as_ref().map(ToString::to_string),
             client_results,
+            client_messages,
             ..Self::new(input.thread_id.as_str(), input.run_id.as_str())
         }
     }
@@ -504,6 +514,9 @@ impl AgUiEncoder {
         if self.message.as_ref().is_some_and(|m| m.id == *message_id) {
             return;
         }
+        if message.role == Role::User && self.client_messages.contains(message_id) {
+            return;
+        }
         self.message(message_id, message.role);
         for (index, part) in message.parts.iter().enumerate() {
             let index = u32::try_from(index).unwrap_or(u32::MAX);
@@ -594,7 +607,17 @@ impl Encoder for AgUiEncoder {
             }
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
             // What became of a message sent while the run worked: AG-UI has no event for it.
-            EventKind::Input(_) => {}
+            // The steer itself follows as a whole user message (`TEXT_MESSAGE_*`, role user).
+            EventKind::Input(outcome) => {
+                self.start_run(out);
+                write(
+                    out,
+                    &Out::Custom {
+                        name: CUSTOM_INPUT,
+                        value: json!(outcome),
+                    },
+                );
+            }
             EventKind::Error(error) => {
                 self.start_run(out);
                 write(

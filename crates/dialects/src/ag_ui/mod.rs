@@ -28,6 +28,7 @@
 //! | `step_start` | `STEP_STARTED {stepName, metadata: {"agentwire": {messageId, stepId}}}`; `STEP_FINISHED` before the next step, at the end of the message and before the run ends |
 //! | `file`, `data`, `source`, `artifact`, `plan_update`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
 //! | `error` | `CUSTOM {name: "agentwire.error", value: {code, message}}` (`RUN_ERROR` would end the run) |
+//! | `input` (what became of a message sent while the run worked) | `CUSTOM {name: "agentwire.input", value: {client_message_id, outcome, step?, reason?}}`; a steer the run took follows as a user `TEXT_MESSAGE_START {role: "user"}` / `_CONTENT` / `_END` |
 //! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
 //!
 //! AG-UI messages hold text and tool calls (assistant), reasoning, or one tool result, so one

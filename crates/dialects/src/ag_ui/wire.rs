@@ -11,6 +11,9 @@ use serde_json::Value;
 pub(super) const NAMESPACE: &str = "agentwire";
 /// `CUSTOM` name of a part that has no AG-UI event: `{"messageId", "part"}`.
 pub(super) const CUSTOM_PART: &str = "agentwire.part";
+/// `CUSTOM` name of what became of a message sent while the run worked:
+/// `{"client_message_id", "outcome", "step"?, "reason"?}` (the native `input` event's fields).
+pub(super) const CUSTOM_INPUT: &str = "agentwire.input";
 /// `CUSTOM` name of a non-fatal error: `{"code", "message"}`.
 pub(super) const CUSTOM_ERROR: &str = "agentwire.error";
 /// The protocol version we speak, declared on `RUN_STARTED`.

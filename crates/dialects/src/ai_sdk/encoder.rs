@@ -6,7 +6,8 @@ use std::fmt;
 use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::FilePart;
 use agentwire_core::{
-    Awaiting, Event, EventKind, MessageId, Part, RunStatus, StreamedPart, ToolCallId, ToolErrorKind,
+    Awaiting, Event, EventKind, InputOutcome, Message, MessageId, Part, Role, RunStatus,
+    StreamedPart, ToolCallId, ToolErrorKind,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -49,6 +50,8 @@ pub struct AiSdkEncoder {
     /// sent, since for the client the denial is the call's end (`output-denied`).
     denied: HashSet<ToolCallId>,
     last_error: Option<String>,
+    /// The client is `ai` 7 or later, which knows the `steering-message` chunk.
+    steering: bool,
 }
 
 #[derive(Debug)]
@@ -85,6 +88,16 @@ impl AiSdkEncoder {
         }
     }
 
+    /// An encoder for a client of `ai` 7 or later: a user message the run took while it
+    /// worked (a steer) is sent as the v7 `steering-message` chunk. Without it the steer is not
+    /// sent (its outcome still is): older clients reject the whole response at a chunk type
+    /// they do not know.
+    #[must_use]
+    pub fn with_steering(mut self, steering: bool) -> Self {
+        self.steering = steering;
+        self
+    }
+
     /// Learns the tool calls and approval requests of messages the client already has (the
     /// history of the request), so that a validation error or a denial in this stream can name
     /// them.
@@ -102,7 +115,9 @@ impl AiSdkEncoder {
             Some(message_id) => Self::continuing(message_id.clone()),
             None => Self::default(),
         };
-        encoder.knowing(&request.messages)
+        encoder
+            .knowing(&request.messages)
+            .with_steering(request.sdk_major >= 7)
     }
 
     fn remember(&mut self, part: &Part) {
@@ -417,6 +432,73 @@ impl AiSdkEncoder {
     }
 }
 
+impl AiSdkEncoder {
+    /// A steer the run took: `steering-message {id, parts}` for a v7 client, with the message's
+    /// text and files (the only parts the chunk holds); nothing for older ones.
+    fn steering_message(&mut self, message: &Message, out: &mut Vec<u8>) {
+        let Some(id) = &message.id else {
+            return;
+        };
+        if !self.steering {
+            return;
+        }
+        let parts: Vec<Value> = message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(serde_json::json!({"type": "text", "text": text.text})),
+                Part::File(file) => {
+                    let mut json = serde_json::json!({
+                        "type": "file",
+                        "mediaType": file.media_type,
+                        "url": file_url(&file.media_type, &file.source),
+                    });
+                    if let Some(filename) = &file.filename {
+                        json["filename"] = Value::from(filename.as_str());
+                    }
+                    Some(json)
+                }
+                _ => None,
+            })
+            .collect();
+        chunk(
+            out,
+            &Chunk::SteeringMessage {
+                id: id.as_str(),
+                parts: &parts,
+            },
+        );
+    }
+}
+
+/// What became of a message the client sent while a run worked, as the transient data part
+/// `data-agentwire-input`, with the client's message id as the part's id: `onData` sees it, the
+/// message does not keep it. Every version since `ai` 5 reads transient data parts.
+fn write_input(out: &mut Vec<u8>, outcome: &InputOutcome) {
+    #[derive(Serialize)]
+    struct InputChunk<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        id: &'a str,
+        data: &'a InputOutcome,
+        transient: bool,
+    }
+    out.extend_from_slice(b"data: ");
+    let _ = serde_json::to_writer(
+        &mut *out,
+        &InputChunk {
+            kind: INPUT_DATA,
+            id: &outcome.client_message_id,
+            data: outcome,
+            transient: true,
+        },
+    );
+    out.extend_from_slice(b"\n\n");
+}
+
+/// The type of the data part that carries an input's outcome.
+pub const INPUT_DATA: &str = "data-agentwire-input";
+
 enum End<'a> {
     Finish(Option<&'static str>),
     Abort(Option<&'a str>),
@@ -446,6 +528,12 @@ impl Encoder for AiSdkEncoder {
                 self.end_step(out);
                 self.update_metadata(metadata_json(&message.metadata, message.created_at), out);
             }
+            // A user message that arrives whole in a run's stream is a steer it took (the
+            // run's own input is never streamed back); it must not join the assistant's text.
+            EventKind::MessageComplete { message } if message.role == Role::User => {
+                self.steering_message(message, out);
+            }
+            EventKind::Input(outcome) => write_input(out, outcome),
             EventKind::RunStatus {
                 status,
                 error,
@@ -597,6 +685,10 @@ enum Chunk<'a> {
     },
     MessageMetadata {
         message_metadata: &'a Value,
+    },
+    SteeringMessage {
+        id: &'a str,
+        parts: &'a [Value],
     },
     Finish {
         #[serde(skip_serializing_if = "Option::is_none")]

@@ -102,7 +102,7 @@ mod request;
 mod ui_message;
 
 pub use decoder::AiSdkDecoder;
-pub use encoder::{AiSdkEncoder, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS};
+pub use encoder::{AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS};
 pub use request::{ChatRequest, Trigger, decode_request};
 pub use ui_message::to_ui_message;
 

@@ -5,8 +5,8 @@ use agentwire_core::part::{
     TextPart, ToolArgs, ToolCall,
 };
 use agentwire_core::{
-    GenerationSettings, Message, MessageId, Part, Role, ToolError, ToolErrorKind, ToolResult,
-    ToolSpec,
+    GenerationSettings, InputMode, InvalidField, Message, MessageId, Part, Role, ToolError,
+    ToolErrorKind, ToolResult, ToolSpec,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -34,6 +34,15 @@ pub struct ChatRequest {
     /// `body.tools`: tools the client executes itself (its `onToolCall`/`addToolOutput`), as
     /// OpenAI functions or bare `{name, description, parameters}`, checked.
     pub tools: Vec<ToolSpec>,
+    /// `body.mode`: what to do with the message if the chat's run is still going (`queue`,
+    /// `steer`, `interrupt`, `rollback`, `reject`); `None` leaves it to the agent's default.
+    pub mode: Option<InputMode>,
+    /// `body.clientMessageId`: the client's name for the message, which makes a retry
+    /// harmless; the last message's own `id` when absent.
+    pub client_message_id: Option<String>,
+    /// The major version of `ai` the client says it is (`body.aiSdkVersion`, `7` or
+    /// `"7.0.173"`); 5 when it does not say, so that only chunks every version knows are sent.
+    pub sdk_major: u32,
 }
 
 /// Why a chat request was sent.
@@ -72,6 +81,7 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
             )));
         }
     };
+    let ui_last_id = ui_messages.last().and_then(|message| message.id.clone());
     let messages = ui_messages
         .into_iter()
         .enumerate()
@@ -83,6 +93,35 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         .collect::<Result<_, _>>()?;
     let settings = GenerationSettings::from_object(&raw.body)?;
     let tools = crate::declared_tools(&raw.body)?;
+    let mode = match raw.body.get("mode").filter(|mode| !mode.is_null()) {
+        None => None,
+        Some(mode) => Some(
+            mode.as_str()
+                .and_then(InputMode::from_name)
+                .ok_or_else(|| {
+                    InvalidField::new(
+                        "mode",
+                        "must be one of queue, steer, interrupt, rollback, reject",
+                    )
+                })?,
+        ),
+    };
+    let client_message_id = match raw.body.get("clientMessageId") {
+        None | Some(Value::Null) => ui_last_id,
+        Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
+        Some(_) => {
+            return Err(InvalidField::new("clientMessageId", "must be a non-empty string").into());
+        }
+    };
+    let sdk_major = match raw.body.get("aiSdkVersion") {
+        Some(Value::Number(major)) => major.as_u64().map_or(5, |major| major as u32),
+        Some(Value::String(version)) => version
+            .split('.')
+            .next()
+            .and_then(|major| major.parse().ok())
+            .unwrap_or(5),
+        _ => 5,
+    };
     Ok(ChatRequest {
         chat_id: raw.id,
         messages,
@@ -91,6 +130,9 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         body: raw.body,
         settings,
         tools,
+        mode,
+        client_message_id,
+        sdk_major,
     })
 }
 

@@ -20,10 +20,22 @@
 //! streams on from the store and that node's live notices, as the other dialects' answers do
 //! (a task waiting in the store with no process holding it is taken over here); a subscription
 //! reads a task elsewhere the same way, and a cancel waits for the store to show the task's end.
+//!
+//! A message naming a `contextId` whose task is still working (not `INPUT_REQUIRED`: that path
+//! answers the waiting task) goes into the context's inbox ([`super::busy`]) with the mode in the
+//! request's `metadata.mode` (`queue`, `steer`, `interrupt`, `rollback`, `reject`; the agent's
+//! `input_mode` when absent) and its `messageId` as the client message id. A steer joins the
+//! working task: the stream is that task (a `task` item, WORKING, then its updates from the
+//! moment of the post), where the steer is a status update whose message is the user's and each
+//! outcome a status update's `metadata.agentwire.input`. A queued message (interrupt, rollback)
+//! is a new task of the context: the stream is that task from its start, once it starts. Without
+//! streaming, the answer is the task once settled (`returnImmediately` is not honoured: the task
+//! of a queued message does not exist until it starts). `reject` is the JSON-RPC error of the
+//! `409 session_busy` of before.
 
 use std::time::Duration;
 
-use agentwire_core::{Event, EventKind, Message, Role, RunStatus, SessionId};
+use agentwire_core::{Event, EventKind, InputMode, Message, Role, RunStatus, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
     self, A2aEncoder, A2aListRequest, A2aMethod, A2aTaskRequest, AgentDescription, AgentExtension,
@@ -38,6 +50,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Map, Value, json};
 
+use super::busy::{self, BusyMessage};
 use super::{
     Params, SSE_HEADERS, Shared, agent, answers, last_seq, settled, stream, stream_reader,
 };
@@ -298,7 +311,7 @@ async fn send(
         }
         None => {
             let session = request.context_id.clone().map(SessionId::from);
-            let mut start = RunStart::new(request.input);
+            let mut start = RunStart::new(request.input.clone());
             // A push config given with the message is stored before the task's first status
             // change, so it hears every one: the task's id is minted here for it.
             if let Some(config) = &request.push_config {
@@ -307,7 +320,14 @@ async fn send(
                 let new = super::a2a_push::new_webhook(config, run_id);
                 webhooks::create_for_new_run(state, owner, new).await?;
             }
-            (state.runs.start(agent, owner, session, start).await?, 0)
+            match state.runs.start(agent, owner, session.clone(), start).await {
+                Ok(live) => (live, 0),
+                Err(RunsError::SessionBusy { .. }) if session.is_some() => {
+                    let session = session.unwrap_or_else(|| SessionId::from(""));
+                    return send_busy(state, agent, owner, &session, request).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
     };
     let encoder = encoder_for(&live, request.id.clone());
@@ -322,6 +342,71 @@ async fn send(
         settled_after(&live, after).await;
     }
     let task = task_of(&live, encoder).await;
+    Ok(task_result(request.id, task))
+}
+
+/// A message to a context whose task works: into the context's inbox (see the module docs).
+async fn send_busy(
+    state: &AppState,
+    agent: &agentwire_runtime::Agent,
+    owner: &Caller,
+    session: &SessionId,
+    request: a2a::A2aRequest,
+) -> Result<Response, ApiError> {
+    let mode = busy::mode_in(request.metadata.get("mode"), "metadata.mode")?;
+    let Some(message) = request.input.into_iter().next() else {
+        return Err(RunsError::SessionBusy {
+            session: session.to_string(),
+            run: None,
+        }
+        .into());
+    };
+    let busy_message = BusyMessage {
+        client_message_id: message.id.as_ref().map(ToString::to_string),
+        message,
+        mode,
+    };
+    let client_message_id = busy_message.client_message_id.clone();
+    let steer = busy_message.mode.unwrap_or(agent.input_mode()) == InputMode::Steer;
+    let answer = busy::post_busy(state, agent, owner, session, busy_message).await?;
+    if request.method == A2aMethod::SendStreamingMessage {
+        if steer && !matches!(answer.reader, Reader::Posted(_)) {
+            // The client had the task's earlier items: it gets the task as working, then the
+            // rest.
+            let task = json!({"id": answer.run_id, "contextId": session.as_str(),
+                              "status": {"state": "TASK_STATE_WORKING"}});
+            let encoder = task_encoder(&answer.run_id, Some(session), request.id.clone());
+            let encoder = TaskFirst::new(&request.id, Some(task), encoder);
+            return Ok(stream_reader(
+                answer.reader,
+                &answer.run_id,
+                Box::new(encoder),
+                &SSE_HEADERS,
+            ));
+        }
+        let encoder = A2aEncoder::answering(request.id.clone());
+        return Ok(stream_reader(
+            answer.reader,
+            &answer.run_id,
+            Box::new(encoder),
+            &SSE_HEADERS,
+        ));
+    }
+    read_through(answer.reader).await;
+    let run_id = match &client_message_id {
+        Some(id) => state
+            .runs
+            .inbox_entry(owner, session, id)
+            .await?
+            .and_then(|entry| entry.run_id)
+            .map(|run_id| run_id.to_string()),
+        None => None,
+    }
+    .unwrap_or(answer.run_id);
+    let task = match state.runs.find(&run_id, owner).await? {
+        Found::Live(live) => task_of(&live, encoder_for(&live, Value::Null)).await,
+        Found::Stored(record) => stored_task(state, &record).await?,
+    };
     Ok(task_result(request.id, task))
 }
 

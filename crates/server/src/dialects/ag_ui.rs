@@ -13,6 +13,15 @@
 //! it from a server, and `HttpAgent` asks the server nothing but `RunAgentInput`. The schema is
 //! in the A2A agent card (`capabilities.extensions`) and `GET /v1/agents/{name}` instead; a
 //! message it refuses is a 409 `input_refused` here as everywhere.
+//!
+//! A `RunAgentInput` with a new user message for a thread whose run is still going (not waiting
+//! for an answer) goes into the thread's inbox ([`super::busy`]) with the mode in
+//! `forwardedProps.mode` (`queue`, `steer`, `interrupt`, `rollback`, `reject`; the agent's
+//! `input_mode` when absent), the message's `id` as its client message id. The response is the
+//! AG-UI run the request names, as `HttpAgent` expects: for a steer, the rest of the thread's
+//! current run, in which the steer is a user `TEXT_MESSAGE_*` and its outcome a `CUSTOM`
+//! `agentwire.input`; for a queued message (interrupt, rollback), the run it starts, once it
+//! starts. `reject` is the `409 session_busy` of before.
 
 use agentwire_core::{Message, Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
@@ -24,13 +33,14 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::json;
 
+use super::busy::{self, BusyMessage};
 use super::{
     Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, stream, stream_reader,
 };
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::Waiting;
+use crate::runs::{RunsError, Waiting};
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -95,15 +105,47 @@ async fn run(
             ToolSpec::new(&tool.name, &tool.description, parameters)
         })
         .collect();
+    let mode = busy::mode_in(
+        input
+            .forwarded_props
+            .as_ref()
+            .and_then(|props| props.get("mode")),
+        "forwardedProps.mode",
+    )?;
+    let newest = messages
+        .iter()
+        .rfind(|message| message.role == Role::User)
+        .cloned();
     let mut start = RunStart::new(messages).with_settings(input.settings);
     if !tools.is_empty() {
         start = start.with_client_tools(tools);
     }
-    let live = state
+    let thread = input.thread_id.clone();
+    match state
         .runs
-        .start(agent, &caller, Some(input.thread_id), start)
-        .await?;
-    Ok(stream(&state, live, 0, Box::new(encoder), &SSE_HEADERS))
+        .start(agent, &caller, Some(thread.clone()), start)
+        .await
+    {
+        Ok(live) => Ok(stream(&state, live, 0, Box::new(encoder), &SSE_HEADERS)),
+        Err(RunsError::SessionBusy { .. }) if newest.is_some() => {
+            let Some(message) = newest else {
+                return Err(busy(&thread_id, ""));
+            };
+            let busy_message = BusyMessage {
+                client_message_id: message.id.as_ref().map(ToString::to_string),
+                message,
+                mode,
+            };
+            let answer = busy::post_busy(&state, agent, &caller, &thread, busy_message).await?;
+            Ok(stream_reader(
+                answer.reader,
+                &answer.run_id,
+                Box::new(encoder),
+                &SSE_HEADERS,
+            ))
+        }
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// The parts of the thread's last turn onwards: the assistant message holding the tool

@@ -10,6 +10,15 @@
 //! busy. Calls of the agent's MCP tools, plugins and components go out as `mcp_call`,
 //! `plugin_call` and `component_call` messages; `created_at` and `completed_at` are the run's
 //! real times.
+//!
+//! A request with a new user message in a session whose run is still going goes into the
+//! session's inbox ([`super::busy`]) with the mode in the body's `mode` (`queue`, `steer`,
+//! `interrupt`, `rollback`, `reject`; the agent's `input_mode` when absent), the message's `id`
+//! as its client message id. The response is an AgentScope response of the run that answers it:
+//! for a steer, the rest of the current run (the steer a `message` of role `user`); for a
+//! queued message (interrupt, rollback), the run it starts, once it starts. AgentScope has no
+//! object for an outcome, so outcomes are not sent (`GET /v1/sessions/{id}/messages` has them).
+//! `reject` is the `409 session_busy` of before.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -24,11 +33,14 @@ use axum::response::Response;
 use axum::routing::post;
 use serde_json::Value;
 
+use agentwire_core::Role;
+
+use super::busy::{self, BusyMessage};
 use super::{Params, SSE_HEADERS, Shared, agent, answer_waiting, bad_request, stream_reader};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::{Reader, Until};
+use crate::runs::{Reader, RunsError, Until};
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -51,13 +63,37 @@ async fn process(
         let encoder = encoder(agent).with_run(&run_id, Some(session_id.as_str()));
         return Ok(respond(reader, &run_id, encoder, request.stream).await);
     }
+    let newest = request
+        .input
+        .iter()
+        .rfind(|message| message.role == Role::User)
+        .cloned();
     let start = RunStart::new(request.input)
         .with_client_tools(request.client_tools)
         .with_settings(request.settings);
-    let live = state
+    let session = request.session_id.clone();
+    let live = match state
         .runs
-        .start(agent, &caller, request.session_id, start)
-        .await?;
+        .start(agent, &caller, session.clone(), start)
+        .await
+    {
+        Ok(live) => live,
+        Err(RunsError::SessionBusy { .. }) if session.is_some() && newest.is_some() => {
+            let (Some(session), Some(message)) = (session, newest) else {
+                return Err(ApiError::from(RunsError::no_session("")));
+            };
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            let busy_message = BusyMessage {
+                mode: busy::mode_in(body.get("mode"), "mode")?,
+                client_message_id: message.id.as_ref().map(ToString::to_string),
+                message,
+            };
+            let answer = busy::post_busy(&state, agent, &caller, &session, busy_message).await?;
+            let encoder = encoder(agent).with_run(&answer.run_id, Some(session.as_str()));
+            return Ok(respond(answer.reader, &answer.run_id, encoder, request.stream).await);
+        }
+        Err(error) => return Err(error.into()),
+    };
     let run_id = live.handle.id().to_string();
     let reader = state.runs.follow_live(live, 0, Until::Settled, false);
     Ok(respond(reader, &run_id, encoder(agent), request.stream).await)

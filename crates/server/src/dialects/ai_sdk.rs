@@ -8,6 +8,16 @@
 //! continues that assistant message. The body's extras (useChat's `body` option) carry the new
 //! run's generation settings (`model`, `temperature`, `maxOutputTokens`, …) and `tools` the
 //! client executes itself.
+//!
+//! A user message to a chat whose run is still going (a second `submit-message` while the first
+//! streams) goes into the chat's inbox ([`super::busy`]) with the mode in `body.mode` (`queue`,
+//! `steer`, `interrupt`, `rollback`, `reject`; the agent's `input_mode` when absent) and the
+//! message's own `id` as its client message id (or `body.clientMessageId`). The response is
+//! what useChat expects of a send, an assistant message: for a steer, the rest of the current
+//! run's answer, with the steer as a `steering-message` part for clients that say they are
+//! `ai` 7 (`body.aiSdkVersion`) and each outcome as a transient `data-agentwire-input`; for a
+//! queued message (and interrupt, rollback), the answer of the run the message starts, once it
+//! starts. `reject` is the `409 session_busy` of before.
 
 use agentwire_core::{MessageId, Role, SessionId};
 use agentwire_dialects::ai_sdk::{self, AiSdkEncoder};
@@ -17,6 +27,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use super::busy::{self, BusyMessage};
 use super::{
     Params, Shared, agent, answer_waiting, answers, bad_request, last_seq, settled, stream,
     stream_reader,
@@ -24,7 +35,7 @@ use super::{
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
-use crate::runs::Waiting;
+use crate::runs::{RunsError, Waiting};
 use crate::state::AppState;
 
 pub(super) fn routes() -> Router<std::sync::Arc<AppState>> {
@@ -39,6 +50,13 @@ fn encoder(continues: Option<&MessageId>) -> AiSdkEncoder {
         Some(id) => AiSdkEncoder::continuing(id.clone()),
         None => AiSdkEncoder::default(),
     }
+}
+
+/// The encoder of the response to `request`, continuing `continues`.
+fn request_encoder(request: &ai_sdk::ChatRequest, continues: Option<&MessageId>) -> AiSdkEncoder {
+    encoder(continues)
+        .knowing(&request.messages)
+        .with_steering(request.sdk_major >= 7)
 }
 
 async fn chat(
@@ -69,7 +87,7 @@ async fn chat(
                     let (_, output) = state.runs.status(&run_id, &caller).await?;
                     let answer = answers(&output, &last.parts);
                     let reader = state.runs.continue_elsewhere(*record, answer).await?;
-                    let encoder = encoder(Some(continues)).knowing(&request.messages);
+                    let encoder = request_encoder(&request, Some(continues));
                     return Ok(stream_reader(
                         reader,
                         &run_id,
@@ -103,7 +121,7 @@ async fn chat(
                 && let Some((reader, run_id)) =
                     answer_waiting(&state, &caller, chat_id, std::slice::from_ref(last)).await?
             {
-                let encoder = encoder(None).knowing(&request.messages);
+                let encoder = request_encoder(&request, None);
                 return Ok(stream_reader(
                     reader,
                     &run_id,
@@ -115,11 +133,32 @@ async fn chat(
                 .with_client_tools(request.tools.clone())
                 .with_settings(request.settings.clone());
             let session = chat_id.clone().map(SessionId::from);
-            let live = state.runs.start(agent, &caller, session, start).await?;
-            (live, 0, None)
+            match state
+                .runs
+                .start(agent, &caller, session.clone(), start)
+                .await
+            {
+                Ok(live) => (live, 0, None),
+                Err(RunsError::SessionBusy { .. }) if session.is_some() => {
+                    let session = session.unwrap_or_else(|| SessionId::from(""));
+                    let message = BusyMessage {
+                        message: last.clone(),
+                        mode: request.mode,
+                        client_message_id: request.client_message_id.clone(),
+                    };
+                    let answer = busy::post_busy(&state, agent, &caller, &session, message).await?;
+                    return Ok(stream_reader(
+                        answer.reader,
+                        &answer.run_id,
+                        Box::new(request_encoder(&request, None)),
+                        &ai_sdk::RESPONSE_HEADERS,
+                    ));
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
     };
-    let encoder = encoder(continues.as_ref()).knowing(&request.messages);
+    let encoder = request_encoder(&request, continues.as_ref());
     Ok(stream(
         &state,
         live,

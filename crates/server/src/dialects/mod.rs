@@ -9,6 +9,7 @@ mod ag_ui;
 mod agentscope;
 mod agentx;
 mod ai_sdk;
+mod busy;
 mod openai_responses;
 mod viber;
 

@@ -21,6 +21,8 @@ use crate::runs::log::{Joined, settles};
 pub(crate) enum Reader {
     Live(LiveReader),
     Stored(StoredReader),
+    /// A message posted into a busy session, then the run it starts.
+    Posted(Box<super::posted::PostedReader>),
 }
 
 impl Reader {
@@ -30,6 +32,7 @@ impl Reader {
         match self {
             Self::Live(reader) => reader.next(visit).await,
             Self::Stored(reader) => reader.next(visit).await,
+            Self::Posted(reader) => reader.next(visit).await,
         }
     }
 }

@@ -1,0 +1,203 @@
+//! Messages into a busy session through the dialect endpoints: an AI SDK `submit-message`, an
+//! AG-UI run and an A2A `SendStreamingMessage` on a session whose run still works go into its
+//! inbox with the client's mode, and the response streams what answers them; `reject` is the
+//! 409 of before.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use agentwire_brain::ScriptedBrain;
+use agentwire_runtime::Agent;
+use agentwire_server::Settings;
+use agentwire_tools::{FnTool, JsonSchema};
+use common::TestServer;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "agentwire_tools::schemars")]
+struct Work {}
+
+/// Every run calls `work` (which takes `ms`), then answers `done`.
+fn worker(ms: u64) -> Agent {
+    let script = json!({"turns": [
+        [{"type": "tool_call_start", "id": "w1", "name": "work"},
+         {"type": "tool_call_delta", "id": "w1", "args": "{}"},
+         {"type": "tool_call_end", "id": "w1"},
+         {"type": "finish", "reason": "tool_calls"}],
+        [{"type": "text_delta", "text": "done"}, {"type": "finish", "reason": "stop"}]
+    ]});
+    let work = FnTool::new("work", "Works a while", move |_: Work, _| async move {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+        Ok("worked".to_owned())
+    });
+    Agent::builder("worker")
+        .brain(ScriptedBrain::from_json(&script.to_string()).unwrap())
+        .tool(work)
+        .build()
+        .unwrap()
+}
+
+async fn server() -> (TestServer, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    (TestServer::start(vec![worker(800)], settings).await, dir)
+}
+
+/// Posts `body` to `path` in the background: the response's body, once it ends.
+fn background(server: &TestServer, path: &str, body: Value) -> tokio::task::JoinHandle<String> {
+    let request = server.http.post(server.url(path)).json(&body);
+    tokio::spawn(async move { request.send().await.unwrap().text().await.unwrap() })
+}
+
+/// The JSON of every `data:` line of an SSE body.
+fn frames(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str(data).ok())
+        .collect()
+}
+
+fn chat(chat_id: &str, id: &str, text: &str, extra: Value) -> Value {
+    let mut body = json!({"id": chat_id, "trigger": "submit-message", "messages": [
+        {"id": id, "role": "user", "parts": [{"type": "text", "text": text}]}]});
+    if let (Value::Object(body), Value::Object(extra)) = (&mut body, extra) {
+        body.extend(extra);
+    }
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ai_sdk_submit_on_a_busy_chat_steers_queues_or_is_rejected() {
+    let (server, _dir) = server().await;
+    let first = background(&server, "/api/chat", chat("c1", "u1", "start", json!({})));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let rejected = server
+        .post_json(
+            "/api/chat",
+            &chat("c1", "u2", "no", json!({"mode": "reject"})),
+        )
+        .await;
+    assert_eq!(rejected.status(), 409);
+
+    let steer_body = chat(
+        "c1",
+        "u3",
+        "in French",
+        json!({"mode": "steer", "aiSdkVersion": 7}),
+    );
+    let queue_body = chat("c1", "u4", "then this", json!({"mode": "queue"}));
+    let (steer, queued) = tokio::join!(
+        server.post_json("/api/chat", &steer_body),
+        server.post_json("/api/chat", &queue_body)
+    );
+    assert_eq!(steer.status(), 200);
+    let steer = frames(&steer.text().await.unwrap());
+    let steering: Vec<&Value> = steer
+        .iter()
+        .filter(|chunk| chunk["type"] == "steering-message")
+        .collect();
+    assert_eq!(steering.len(), 1, "{steer:?}");
+    assert_eq!(steering[0]["parts"][0]["text"], "in French");
+    let outcome = steer
+        .iter()
+        .find(|chunk| chunk["type"] == "data-agentwire-input" && chunk["id"] == "u3")
+        .unwrap();
+    assert_eq!(outcome["data"]["outcome"], "delivered");
+    assert_eq!(steer.last().unwrap()["type"], "finish");
+
+    // The queued message's answer is the run it starts, after the first.
+    let queued = frames(&queued.text().await.unwrap());
+    let delivered = queued
+        .iter()
+        .find(|chunk| chunk["type"] == "data-agentwire-input")
+        .unwrap();
+    assert_eq!(delivered["data"]["outcome"], "delivered");
+    assert_eq!(delivered["data"]["step"], 0);
+    assert!(queued.iter().any(|chunk| chunk["delta"] == "done"));
+    assert!(
+        queued
+            .iter()
+            .all(|chunk| chunk["type"] != "steering-message")
+    );
+
+    let first = frames(&first.await.unwrap());
+    assert!(
+        first
+            .iter()
+            .any(|chunk| chunk["id"] == "u4" && chunk["data"]["outcome"] == "queued"),
+        "{first:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ag_ui_run_on_a_busy_thread_steers_it() {
+    let (server, _dir) = server().await;
+    let input = |run: &str, id: &str, text: &str, props: Value| {
+        json!({"threadId": "t1", "runId": run, "state": {}, "tools": [], "context": [],
+               "forwardedProps": props,
+               "messages": [{"id": id, "role": "user", "content": text}]})
+    };
+    let first = background(&server, "/ag-ui", input("r1", "u1", "start", json!({})));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let steer = server
+        .post_json(
+            "/ag-ui",
+            &input("r2", "u2", "in French", json!({"mode": "steer"})),
+        )
+        .await;
+    assert_eq!(steer.status(), 200);
+    let events = frames(&steer.text().await.unwrap());
+    assert_eq!(events[0]["type"], "RUN_STARTED");
+    assert_eq!(events[0]["runId"], "r2");
+    // The client that sent the steer has it: it is not sent back to it.
+    let user_start =
+        |event: &Value| event["type"] == "TEXT_MESSAGE_START" && event["role"] == "user";
+    assert!(!events.iter().any(user_start));
+    assert!(events.iter().any(
+        |event| event["name"] == "agentwire.input" && event["value"]["outcome"] == "delivered"
+    ));
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+    // The first client sees it where the model did.
+    let first = frames(&first.await.unwrap());
+    let steer = first.iter().find(|event| user_start(event)).unwrap();
+    assert_eq!(steer["messageId"], "u2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_a2a_message_to_a_working_context_queues_a_new_task() {
+    let (server, _dir) = server().await;
+    let send = |id: &str, text: &str, metadata: Value| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+            "message": {"messageId": id, "role": "ROLE_USER", "contextId": "ctx",
+                        "parts": [{"text": text}]},
+            "metadata": metadata}})
+    };
+    let first = background(&server, "/a2a", send("m1", "start", json!({})));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let queued = server
+        .post_json("/a2a", &send("m2", "next", json!({"mode": "queue"})))
+        .await;
+    assert_eq!(queued.status(), 200);
+    let items = frames(&queued.text().await.unwrap());
+    let first_items = frames(&first.await.unwrap());
+    let first_task = &first_items[0]["result"]["task"]["id"];
+    let task = &items[0]["result"]["task"];
+    assert_eq!(task["contextId"], "ctx");
+    assert_ne!(&task["id"], first_task, "a task of its own");
+    let last = &items.last().unwrap()["result"]["statusUpdate"]["status"]["state"];
+    assert_eq!(last, "TASK_STATE_COMPLETED");
+    assert!(
+        first_items.iter().any(
+            |item| item["result"]["statusUpdate"]["metadata"]["agentwire"]["input"]["outcome"]
+                == "queued"
+        ),
+        "{first_items:?}"
+    );
+}

@@ -1,0 +1,125 @@
+// The real @ag-ui/client HttpAgent sending a run to a thread whose run still streams, against a
+// live `agentwire serve`: a second HttpAgent of the same thread names the mode in
+// `forwardedProps.mode`. A steer's response is the rest of the thread's run under the client's
+// runId, its outcome a CUSTOM `agentwire.input`, while the first client sees the steer as a
+// user message where the model saw it; a queued message's response is the run it starts;
+// reject is the 409 of before. Every event passes the client's own checks and both schemas.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { HttpAgent } from '@ag-ui/client';
+import { run } from '../agent.mjs';
+import { hasNull, validateClient, validateOfficial } from '../support.mjs';
+import { startAgentwire } from '../../agentwire-server.mjs';
+
+const WORDS = Array.from({ length: 30 }, (_, n) => `word${n} `);
+
+const scripts = {
+  'worker.json': {
+    turns: [
+      [
+        ...WORDS.map((text) => ({ type: 'text_delta', text })),
+        { type: 'tool_call_start', id: 'l1', name: 'list_files' },
+        { type: 'tool_call_delta', id: 'l1', args: '{"path": "."}' },
+        { type: 'tool_call_end', id: 'l1' },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      [
+        { type: 'text_delta', text: 'done' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ],
+  },
+};
+
+const config = `
+[[agents]]
+name = "worker"
+provider = "scripted"
+script = "worker.json"
+tokens_per_second = 30
+tools = ["list_files"]
+workspace = "ws"
+`;
+
+let server;
+
+before(async () => {
+  server = await startAgentwire({ config, files: scripts, dirs: ['ws'] });
+});
+after(() => server?.stop());
+
+/** Waits until the thread's run works. */
+async function working(threadId) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const response = await fetch(`${server.url}/v1/sessions/${threadId}`);
+    const session = response.ok ? await response.json() : {};
+    if (session.last_run?.status === 'in_progress') return;
+    assert.ok(Date.now() < deadline, `thread ${threadId} has no run working`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs the agent and checks every event the client saw. */
+async function checkedRun(agent, params) {
+  const out = await run(agent, params);
+  assert.equal(out.error, null, `the client rejected the run: ${out.error}`);
+  assert.deepEqual(out.warnings, [], 'the client warned');
+  for (const event of out.events) {
+    assert.equal(validateClient(event), null, `client schema: ${JSON.stringify(event)}`);
+    assert.equal(validateOfficial(event), null, `official schema: ${JSON.stringify(event)}`);
+    assert.ok(!hasNull(event), `null in ${JSON.stringify(event)}`);
+  }
+  assert.equal(out.events[0].runId, params.runId);
+  assert.equal(out.events.at(-1).type, 'RUN_FINISHED');
+  return out;
+}
+
+const agentOf = (threadId, id, text) => {
+  const agent = new HttpAgent({ url: `${server.url}/ag-ui`, threadId });
+  agent.addMessage({ id, role: 'user', content: text });
+  return agent;
+};
+
+const inputs = (out) => out.custom.filter((event) => event.name === 'agentwire.input').map((event) => event.value);
+
+describe('AG-UI HttpAgent: a run on a busy thread', () => {
+  test('steer: the thread run goes on with the message; both clients see its outcome', async () => {
+    const firstRun = checkedRun(agentOf('t-steer', 'u1', 'start'), { runId: 'r1' });
+    await working('t-steer');
+    const second = agentOf('t-steer', 'u2', 'answer in French');
+    const steered = await checkedRun(second, { runId: 'r2', forwardedProps: { mode: 'steer' } });
+    const first = await firstRun;
+    assert.deepEqual(inputs(steered), [{ client_message_id: 'u2', outcome: 'delivered', step: 1 }]);
+    assert.equal(second.messages.at(-1).content, 'done');
+    assert.equal(second.messages.filter((message) => message.id === 'u2').length, 1, 'not added twice');
+    // The first client's thread has the steer between the run's answers, as the user's.
+    const roles = first.messages.map((message) => `${message.role}:${message.content ?? ''}`);
+    const at = roles.indexOf('user:answer in French');
+    assert.ok(at > 1, JSON.stringify(roles));
+    assert.equal(roles.at(-1), 'assistant:done');
+  });
+
+  test('queue: the response is the run the message starts', async () => {
+    const firstRun = checkedRun(agentOf('t-queue', 'u1', 'start'), { runId: 'r1' });
+    await working('t-queue');
+    const queued = await checkedRun(agentOf('t-queue', 'u2', 'then this'), {
+      runId: 'r2',
+      forwardedProps: { mode: 'queue' },
+    });
+    const first = await firstRun;
+    assert.deepEqual(inputs(first), [{ client_message_id: 'u2', outcome: 'queued' }]);
+    assert.deepEqual(inputs(queued), [{ client_message_id: 'u2', outcome: 'delivered', step: 0 }]);
+    const texts = queued.events.filter((event) => event.type === 'TEXT_MESSAGE_CONTENT').map((event) => event.delta);
+    assert.equal(texts.join(''), `${WORDS.join('')}done`);
+  });
+
+  test('reject: the client fails with the 409', async () => {
+    const firstRun = checkedRun(agentOf('t-reject', 'u1', 'start'), { runId: 'r1' });
+    await working('t-reject');
+    const out = await run(agentOf('t-reject', 'u2', 'no'), { runId: 'r2', forwardedProps: { mode: 'reject' } });
+    assert.match(String(out.error), /409|session_busy/);
+    await firstRun;
+  });
+});
