@@ -26,10 +26,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use agentwire_core::TraceContext;
 use agentwire_dialects::sse::{SseFrame, SseReader};
 use futures::stream;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::{BrainError, BrainEvent, BrainStream};
 
@@ -206,15 +207,20 @@ impl HttpTransport {
         (&self.url, &self.headers)
     }
 
-    /// POSTs `body` (JSON) and streams what `new_parser`'s parser makes of the answer. A fresh
-    /// parser is made for each attempt.
-    pub(crate) fn stream<P, F>(&self, body: Vec<u8>, new_parser: F) -> BrainStream
+    /// POSTs `body` (JSON) with the trace context's headers and streams what `new_parser`'s
+    /// parser makes of the answer. A fresh parser is made for each attempt.
+    pub(crate) fn stream<P, F>(
+        &self,
+        body: Vec<u8>,
+        trace_context: &TraceContext,
+        new_parser: F,
+    ) -> BrainStream
     where
         P: StreamParser + 'static,
         F: Fn() -> P + Send + 'static,
     {
         let call = Call {
-            transport: self.clone(),
+            transport: self.traced(trace_context),
             request_body: body,
             new_parser,
             attempts: 0,
@@ -228,6 +234,22 @@ impl HttpTransport {
             let item = call.next().await?;
             Some((item, call))
         }))
+    }
+}
+
+impl HttpTransport {
+    /// This transport, with the trace context's headers added (a propagator wrote them; a
+    /// header that is not valid is left out, as a trace is never worth failing a call).
+    fn traced(&self, trace_context: &TraceContext) -> Self {
+        let mut transport = self.clone();
+        for (name, value) in trace_context.iter() {
+            let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value))
+            else {
+                continue;
+            };
+            transport.headers.insert(name, value);
+        }
+        transport
     }
 }
 
@@ -531,7 +553,11 @@ mod tests {
     /// The stream's items, errors as their message.
     async fn call(server: &FakeProvider, retry: RetryPolicy) -> Vec<Result<String, String>> {
         transport(server, retry)
-            .stream(REQUEST_BODY.to_vec(), Echo::default)
+            .stream(
+                REQUEST_BODY.to_vec(),
+                &TraceContext::default(),
+                Echo::default,
+            )
             .map(|item| match item {
                 Ok(BrainEvent::TextDelta { text }) => Ok(text),
                 Ok(event) => Ok(format!("{event:?}")),
@@ -667,7 +693,11 @@ mod tests {
     async fn dropping_the_stream_closes_the_connection() {
         let server = FakeProvider::start();
         server.push(FakeResponse::sse("data: 1\n\n").hang());
-        let mut stream = transport(&server, quick()).stream(REQUEST_BODY.to_vec(), Echo::default);
+        let mut stream = transport(&server, quick()).stream(
+            REQUEST_BODY.to_vec(),
+            &TraceContext::default(),
+            Echo::default,
+        );
         let first = stream.next().await.unwrap().unwrap();
         assert_eq!(first, BrainEvent::TextDelta { text: "1".into() });
         assert_eq!(server.aborted(), 0);

@@ -73,6 +73,7 @@ mod run;
 pub mod schema;
 mod slots;
 mod telemetry;
+mod timeline;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};

@@ -47,6 +47,7 @@ mod spans;
 mod state;
 mod stream;
 mod telemetry;
+mod traceparent;
 mod webui;
 mod ws;
 
