@@ -151,9 +151,19 @@ pub(crate) fn logs_of(run: impl FnOnce()) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Feeds `payloads` to a fresh parser, then ends the stream: the events, or the first error.
+/// Feeds `payloads` to a fresh parser, then ends the stream: the events but the
+/// [`BrainEvent::ResponseStart`] (what the answer is made of; each adapter has a test of its
+/// own for that one), or the first error.
 #[cfg(test)]
 pub(crate) fn parse_all<P: StreamParser + Default>(
+    payloads: &[&str],
+) -> Result<Vec<BrainEvent>, BrainError> {
+    parse_all_with_start::<P>(payloads).map(without_start)
+}
+
+/// [`parse_all`] with every event.
+#[cfg(test)]
+pub(crate) fn parse_all_with_start<P: StreamParser + Default>(
     payloads: &[&str],
 ) -> Result<Vec<BrainEvent>, BrainError> {
     let mut parser = P::default();
@@ -163,6 +173,15 @@ pub(crate) fn parse_all<P: StreamParser + Default>(
     }
     parser.finish(&mut out)?;
     Ok(out)
+}
+
+/// `events` without the [`BrainEvent::ResponseStart`].
+#[cfg(test)]
+pub(crate) fn without_start(events: Vec<BrainEvent>) -> Vec<BrainEvent> {
+    events
+        .into_iter()
+        .filter(|event| !matches!(event, BrainEvent::ResponseStart { .. }))
+        .collect()
 }
 
 /// An HTTP client for streaming model calls to one endpoint, with its headers and retry
@@ -228,6 +247,7 @@ impl HttpTransport {
             ready: VecDeque::new(),
             failed: None,
             yielded: false,
+            started: false,
             done: false,
         };
         Box::pin(stream::unfold(call, |mut call| async move {
@@ -267,8 +287,12 @@ struct Call<P, F> {
     ready: VecDeque<BrainEvent>,
     /// A failure to report once `ready` is drained.
     failed: Option<BrainError>,
-    /// Whether an event was yielded: from then on nothing is retried.
+    /// Whether an event of the answer was yielded: from then on nothing is retried. (A
+    /// [`BrainEvent::ResponseStart`] does not count: it is no output of the model's.)
     yielded: bool,
+    /// Whether a [`BrainEvent::ResponseStart`] was yielded: a retry's is dropped, so a call
+    /// gives at most one.
+    started: bool,
     done: bool,
 }
 
@@ -310,7 +334,13 @@ where
     async fn next(&mut self) -> Option<Result<BrainEvent, BrainError>> {
         loop {
             if let Some(event) = self.ready.pop_front() {
-                self.yielded = true;
+                if matches!(event, BrainEvent::ResponseStart { .. }) {
+                    if std::mem::replace(&mut self.started, true) {
+                        continue;
+                    }
+                } else {
+                    self.yielded = true;
+                }
                 return Some(Ok(event));
             }
             if let Some(error) = self.failed.take() {

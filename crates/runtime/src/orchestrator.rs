@@ -477,6 +477,12 @@ impl Orchestrator {
                 }
             };
             let built = match event {
+                BrainEvent::ResponseStart { id, model } => {
+                    if let Some(chat) = &chat {
+                        chat.response(id.as_deref(), model.as_deref());
+                    }
+                    Ok(())
+                }
                 BrainEvent::TextDelta { text } => {
                     builder.text_delta(&mut self.out, text);
                     Ok(())

@@ -18,8 +18,9 @@
 //!
 //! Outbound calls continue the trace: a model call's request carries the `chat` span's W3C
 //! `traceparent` (and `tracestate`), a tool's call the `execute_tool` span's
-//! ([`TraceContext`], written by the SDK's `TraceContextPropagator`).
-//! Not made: `gen_ai.response.model` and `gen_ai.response.id` (brains do not report them).
+//! ([`TraceContext`], written by the SDK's `TraceContextPropagator`). A `chat` span carries
+//! `gen_ai.response.id` and `gen_ai.response.model` when the provider names them
+//! ([`BrainEvent::ResponseStart`](agentwire_brain::BrainEvent::ResponseStart)).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -336,6 +337,18 @@ impl ChatTrace {
     /// The W3C headers the provider request carries, continuing this span.
     pub(crate) fn trace_context(&self) -> TraceContext {
         trace_context_of(&self.cx)
+    }
+
+    /// Records what the provider named its answer: `gen_ai.response.id` and
+    /// `gen_ai.response.model`.
+    pub(crate) fn response(&self, id: Option<&str>, model: Option<&str>) {
+        let span = self.cx.span();
+        if let Some(id) = id {
+            span.set_attribute(KeyValue::new("gen_ai.response.id", id.to_owned()));
+        }
+        if let Some(model) = model {
+            span.set_attribute(KeyValue::new("gen_ai.response.model", model.to_owned()));
+        }
     }
 
     /// Notes the first event of the model's stream (only the first call counts).

@@ -149,6 +149,13 @@ async fn a_run_through_the_server_is_a_tree_of_genai_spans() {
         check(chat, "gen_ai.conversation.id", "ses_otel");
         assert!(attribute(chat, "gen_ai.response.time_to_first_chunk").is_some());
         assert!(attribute(chat, "gen_ai.input.messages").is_none());
+        // What the provider says answered, from its stream.
+        check(chat, "gen_ai.response.model", "gpt-4o-mini-2024-07-18");
+        check(
+            chat,
+            "gen_ai.response.id",
+            "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        );
     }
     check(chats[0], "gen_ai.usage.input_tokens", 11_i64);
     check(chats[0], "gen_ai.usage.output_tokens", 4_i64);
