@@ -533,7 +533,7 @@ mod tests {
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
             "[DONE]",
         ])
-        .unwrap();
+        .expect("parses");
         assert_eq!(
             events,
             [

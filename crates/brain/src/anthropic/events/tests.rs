@@ -21,7 +21,7 @@ fn message_start_names_the_response_and_its_model() {
         r#"{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}"#,
         r#"{"type": "message_stop"}"#,
     ])
-    .unwrap();
+    .expect("parses");
     assert_eq!(
         events[0],
         BrainEvent::ResponseStart {
