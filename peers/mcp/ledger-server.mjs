@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // A small MCP stdio server on the official SDK's low-level `Server` with one tool with an
 // effect: `record` appends a line to a ledger file for every call it runs, naming the agentwire
-// run and tool call from the request's `_meta` (`<run_id> <tool_call_id>`), and answers with the
-// line's number. A test counts a call's lines to see whether it ever ran twice.
+// run and tool call from the request's `_meta` (`<run_id> <tool_call_id>`, then the W3C
+// `traceparent` when `_meta` carries one), and answers with the line's number. A test counts a call's lines to see whether it ever ran twice.
 //
 //   node ledger-server.mjs LEDGER_FILE
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
@@ -30,7 +30,8 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({
 
 server.setRequestHandler(CallToolRequestSchema, async (request) => {
   const meta = request.params._meta ?? {};
-  const line = `${meta["agentwire/run_id"] ?? "-"} ${meta["agentwire/tool_call_id"] ?? "-"}\n`;
+  const trace = meta.traceparent ? ` ${meta.traceparent}` : "";
+  const line = `${meta["agentwire/run_id"] ?? "-"} ${meta["agentwire/tool_call_id"] ?? "-"}${trace}\n`;
   // One write with O_APPEND: several servers (one per node) may share the file.
   appendFileSync(ledger, line);
   const lines = existsSync(ledger) ? readFileSync(ledger, "utf8").split("\n").length - 1 : 0;

@@ -2,7 +2,8 @@
 (started by ../agentwire_server.py on scripted agents, the same as ../openai/agents.mjs): text
 with and without a stream (raw events and the SDK's `responses.stream()` accumulator), a
 function tool the client runs, three turns chained by `previous_response_id`, the agent's own
-tool as an `mcp_call`, background + retrieve + a resumed stream, cancel, and OpenAI's errors."""
+tool as an `mcp_call`, background + retrieve + a resumed stream, a stream cut short and
+resumed after the last event seen, cancel, and OpenAI's errors."""
 
 import json
 import sys
@@ -191,6 +192,24 @@ def test_background_retrieve_and_resume(client):
         done = client.responses.retrieve(queued.id)
     assert done.status == "completed"
     assert done.output_text == "".join(SLOW)
+
+
+def test_a_stream_cut_short_is_resumed_after_the_last_event_seen(client):
+    stream = client.responses.create(model="slow", input="go", stream=True)
+    seen = []
+    for event in stream:
+        seen.append(event)
+        if len(seen) == 8:
+            break
+    # Closing the response cuts the connection mid-answer.
+    stream.close()
+    assert seen[0].type == "response.created"
+    last = seen[-1].sequence_number
+    resumed = list(client.responses.retrieve(seen[0].response.id, stream=True, starting_after=last))
+    assert [e.sequence_number for e in resumed] == list(range(last + 1, last + 1 + len(resumed)))
+    assert resumed[-1].type == "response.completed"
+    deltas = [e.delta for e in seen + resumed if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == "".join(SLOW)
 
 
 def test_cancel(client):

@@ -14,10 +14,25 @@ use serde::{Deserialize, Serialize};
 /// `{"type": "tool_call_end", "id": "c1"}`, `{"type": "data", "name": "…", "data": {…}}`,
 /// `{"type": "source", "url": "https://…", "title": "…"}`, `{"type": "file", "media_type":
 /// "image/png", "url": "data:image/png;base64,…"}`,
-/// `{"type": "finish", "reason": "stop", "usage": {…}}`, `{"type": "error", "message": "…"}`.
+/// `{"type": "finish", "reason": "stop", "usage": {…}}`, `{"type": "error", "message": "…"}`,
+/// `{"type": "response_start", "id": "chatcmpl-…", "model": "gpt-4o-2024-08-06"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BrainEvent {
+    /// The provider names its answer: the response's id and the model that actually answered
+    /// (often a dated version of the one asked for). Given at most once, before the answer's
+    /// content, when the provider says either: the first Chat Completions chunk's `id` and
+    /// `model`, Anthropic's `message_start`, the Responses API's `response.created`. It adds
+    /// nothing to the message; telemetry records it (`gen_ai.response.id`,
+    /// `gen_ai.response.model`).
+    ResponseStart {
+        /// The provider's id of the response, e.g. `chatcmpl-…`, `msg_…`, `resp_…`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        /// The model that answered, as the provider names it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
     /// More of the answer's text.
     TextDelta {
         /// The text to append.

@@ -26,10 +26,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use agentwire_core::TraceContext;
 use agentwire_dialects::sse::{SseFrame, SseReader};
 use futures::stream;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::{BrainError, BrainEvent, BrainStream};
 
@@ -150,9 +151,19 @@ pub(crate) fn logs_of(run: impl FnOnce()) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// Feeds `payloads` to a fresh parser, then ends the stream: the events, or the first error.
+/// Feeds `payloads` to a fresh parser, then ends the stream: the events but the
+/// [`BrainEvent::ResponseStart`] (what the answer is made of; each adapter has a test of its
+/// own for that one), or the first error.
 #[cfg(test)]
 pub(crate) fn parse_all<P: StreamParser + Default>(
+    payloads: &[&str],
+) -> Result<Vec<BrainEvent>, BrainError> {
+    parse_all_with_start::<P>(payloads).map(without_start)
+}
+
+/// [`parse_all`] with every event.
+#[cfg(test)]
+pub(crate) fn parse_all_with_start<P: StreamParser + Default>(
     payloads: &[&str],
 ) -> Result<Vec<BrainEvent>, BrainError> {
     let mut parser = P::default();
@@ -162,6 +173,15 @@ pub(crate) fn parse_all<P: StreamParser + Default>(
     }
     parser.finish(&mut out)?;
     Ok(out)
+}
+
+/// `events` without the [`BrainEvent::ResponseStart`].
+#[cfg(test)]
+pub(crate) fn without_start(events: Vec<BrainEvent>) -> Vec<BrainEvent> {
+    events
+        .into_iter()
+        .filter(|event| !matches!(event, BrainEvent::ResponseStart { .. }))
+        .collect()
 }
 
 /// An HTTP client for streaming model calls to one endpoint, with its headers and retry
@@ -206,15 +226,20 @@ impl HttpTransport {
         (&self.url, &self.headers)
     }
 
-    /// POSTs `body` (JSON) and streams what `new_parser`'s parser makes of the answer. A fresh
-    /// parser is made for each attempt.
-    pub(crate) fn stream<P, F>(&self, body: Vec<u8>, new_parser: F) -> BrainStream
+    /// POSTs `body` (JSON) with the trace context's headers and streams what `new_parser`'s
+    /// parser makes of the answer. A fresh parser is made for each attempt.
+    pub(crate) fn stream<P, F>(
+        &self,
+        body: Vec<u8>,
+        trace_context: &TraceContext,
+        new_parser: F,
+    ) -> BrainStream
     where
         P: StreamParser + 'static,
         F: Fn() -> P + Send + 'static,
     {
         let call = Call {
-            transport: self.clone(),
+            transport: self.traced(trace_context),
             request_body: body,
             new_parser,
             attempts: 0,
@@ -222,12 +247,29 @@ impl HttpTransport {
             ready: VecDeque::new(),
             failed: None,
             yielded: false,
+            started: false,
             done: false,
         };
         Box::pin(stream::unfold(call, |mut call| async move {
             let item = call.next().await?;
             Some((item, call))
         }))
+    }
+}
+
+impl HttpTransport {
+    /// This transport, with the trace context's headers added (a propagator wrote them; a
+    /// header that is not valid is left out, as a trace is never worth failing a call).
+    fn traced(&self, trace_context: &TraceContext) -> Self {
+        let mut transport = self.clone();
+        for (name, value) in trace_context.iter() {
+            let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value))
+            else {
+                continue;
+            };
+            transport.headers.insert(name, value);
+        }
+        transport
     }
 }
 
@@ -245,8 +287,12 @@ struct Call<P, F> {
     ready: VecDeque<BrainEvent>,
     /// A failure to report once `ready` is drained.
     failed: Option<BrainError>,
-    /// Whether an event was yielded: from then on nothing is retried.
+    /// Whether an event of the answer was yielded: from then on nothing is retried. (A
+    /// [`BrainEvent::ResponseStart`] does not count: it is no output of the model's.)
     yielded: bool,
+    /// Whether a [`BrainEvent::ResponseStart`] was yielded: a retry's is dropped, so a call
+    /// gives at most one.
+    started: bool,
     done: bool,
 }
 
@@ -288,7 +334,13 @@ where
     async fn next(&mut self) -> Option<Result<BrainEvent, BrainError>> {
         loop {
             if let Some(event) = self.ready.pop_front() {
-                self.yielded = true;
+                if matches!(event, BrainEvent::ResponseStart { .. }) {
+                    if std::mem::replace(&mut self.started, true) {
+                        continue;
+                    }
+                } else {
+                    self.yielded = true;
+                }
                 return Some(Ok(event));
             }
             if let Some(error) = self.failed.take() {
@@ -531,7 +583,11 @@ mod tests {
     /// The stream's items, errors as their message.
     async fn call(server: &FakeProvider, retry: RetryPolicy) -> Vec<Result<String, String>> {
         transport(server, retry)
-            .stream(REQUEST_BODY.to_vec(), Echo::default)
+            .stream(
+                REQUEST_BODY.to_vec(),
+                &TraceContext::default(),
+                Echo::default,
+            )
             .map(|item| match item {
                 Ok(BrainEvent::TextDelta { text }) => Ok(text),
                 Ok(event) => Ok(format!("{event:?}")),
@@ -667,7 +723,11 @@ mod tests {
     async fn dropping_the_stream_closes_the_connection() {
         let server = FakeProvider::start();
         server.push(FakeResponse::sse("data: 1\n\n").hang());
-        let mut stream = transport(&server, quick()).stream(REQUEST_BODY.to_vec(), Echo::default);
+        let mut stream = transport(&server, quick()).stream(
+            REQUEST_BODY.to_vec(),
+            &TraceContext::default(),
+            Echo::default,
+        );
         let first = stream.next().await.unwrap().unwrap();
         assert_eq!(first, BrainEvent::TextDelta { text: "1".into() });
         assert_eq!(server.aborted(), 0);

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use agentwire_core::{GenerationSettings, Message, ToolSpec};
+use agentwire_core::{GenerationSettings, Message, ToolSpec, TraceContext};
 
 /// One model call's input: the conversation so far (assistant turns with their tool calls and
 /// results as parts, which each provider maps to its own message shapes), the system prompt, the
@@ -22,6 +22,9 @@ pub struct BrainRequest {
     /// The run's generation settings: each one set overrides the brain's configured default
     /// for this call (checked beforehand by [`Brain::check_settings`](crate::Brain)).
     pub settings: GenerationSettings,
+    /// The W3C trace context headers the provider request carries (the `chat` span it
+    /// continues). Empty, the default, when the run is not traced: nothing is added.
+    pub trace_context: TraceContext,
 }
 
 impl BrainRequest {

@@ -339,6 +339,7 @@ async fn a_multi_step_history_is_sent_as_alternating_messages() {
         .into(),
         step: 0,
         settings: Default::default(),
+        trace_context: Default::default(),
     };
     let mut config = config(&server);
     config.max_tokens = 8000;

@@ -499,6 +499,7 @@ async fn a_multi_step_history_is_sent_exactly() {
         .into(),
         step: 0,
         settings: Default::default(),
+        trace_context: Default::default(),
     };
     events(&brain, request).await;
     let recorded = &server.requests()[0];

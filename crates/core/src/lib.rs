@@ -53,6 +53,7 @@ pub mod partial_json;
 pub mod response;
 pub mod settings;
 pub mod tool_spec;
+pub mod trace_context;
 pub mod usage;
 
 pub use accumulator::{AccumulateError, Accumulator};
@@ -67,4 +68,5 @@ pub use partial_json::PartialJson;
 pub use response::{ContentWriter, DataWriter, MessageWriter, ResponseBuilder, ResponseError};
 pub use settings::{GenerationSettings, InvalidField};
 pub use tool_spec::{ToolKind, ToolSpec};
+pub use trace_context::TraceContext;
 pub use usage::Usage;

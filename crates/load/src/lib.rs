@@ -30,6 +30,7 @@
 
 mod chunked;
 mod client;
+pub mod collector;
 mod connection;
 mod endpoint;
 mod floor;

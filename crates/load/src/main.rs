@@ -96,6 +96,10 @@ struct Cli {
     /// Draw `--soak`'s samples in this PNG file.
     #[arg(long, value_name = "PATH")]
     plot: Option<PathBuf>,
+    /// With `--unpaced`: agentwire exports OpenTelemetry traces and metrics (`[telemetry]
+    /// otlp_endpoint`) to a stand-in collector this program runs, to measure what tracing costs.
+    #[arg(long, requires = "unpaced")]
+    otlp: bool,
     /// The core the server under test runs on alone in `--unpaced` and `--soak`.
     #[arg(long, default_value_t = Cores::default().server)]
     server_core: usize,
@@ -194,6 +198,7 @@ async fn load(cli: Cli) -> anyhow::Result<ExitCode> {
             load: std::env::current_exe()?,
             database_url: cli.database_url,
             cores,
+            otlp: cli.otlp,
         };
         let comparison = agentwire_load::unpaced::compare(&test).await?;
         println!("{comparison}");

@@ -118,6 +118,7 @@ pub async fn soak(test: &Soak, mut on_sample: impl FnMut(&Sample)) -> anyhow::Re
         0.0,
         test.database_url.as_deref(),
         test.cores,
+        None,
     )?;
     tokio::time::sleep(Duration::from_millis(200)).await;
 

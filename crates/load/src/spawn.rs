@@ -41,13 +41,18 @@ pub(crate) fn script(tokens: u32) -> serde_json::Value {
     serde_json::json!({ "turns": [turn] })
 }
 
-/// The configuration: the scripted agent at `rate` tokens/s. The rate is written as a float so
-/// a whole number stays a TOML float.
-pub(crate) fn config(rate: f64) -> String {
-    format!(
+/// The configuration: the scripted agent at `rate` tokens/s, and OpenTelemetry export to
+/// `otlp_endpoint` when given (`[telemetry]`). The rate is written as a float so a whole number
+/// stays a TOML float.
+pub(crate) fn config(rate: f64, otlp_endpoint: Option<&str>) -> String {
+    let mut config = format!(
         "[[agents]]\nname = \"{AGENT}\"\nprovider = \"scripted\"\nscript = \"script.json\"\n\
          tokens_per_second = {rate:?}\n"
-    )
+    );
+    if let Some(endpoint) = otlp_endpoint {
+        config.push_str(&format!("\n[telemetry]\notlp_endpoint = {endpoint:?}\n"));
+    }
+    config
 }
 
 impl ServerProcess {
@@ -63,7 +68,7 @@ impl ServerProcess {
         rate: f64,
         database_url: Option<&str>,
     ) -> anyhow::Result<ServerProcess> {
-        Self::start_agentwire(agentwire, tokens, rate, database_url, "", None)
+        Self::start_agentwire(agentwire, tokens, rate, database_url, "", None, None)
     }
 
     /// [`ServerProcess::start`] with `more` appended to its configuration (TOML tables).
@@ -77,10 +82,11 @@ impl ServerProcess {
         database_url: Option<&str>,
         more: &str,
     ) -> anyhow::Result<ServerProcess> {
-        Self::start_agentwire(agentwire, tokens, rate, database_url, more, None)
+        Self::start_agentwire(agentwire, tokens, rate, database_url, more, None, None)
     }
 
-    /// [`ServerProcess::start`] on `cores.server` alone (a `rate` of 0: as fast as possible).
+    /// [`ServerProcess::start`] on `cores.server` alone (a `rate` of 0: as fast as possible),
+    /// exporting its traces to `otlp_endpoint` when given.
     ///
     /// # Errors
     /// As [`ServerProcess::start`], and when it cannot be pinned.
@@ -90,8 +96,17 @@ impl ServerProcess {
         rate: f64,
         database_url: Option<&str>,
         cores: Cores,
+        otlp_endpoint: Option<&str>,
     ) -> anyhow::Result<ServerProcess> {
-        Self::start_agentwire(agentwire, tokens, rate, database_url, "", Some(cores))
+        Self::start_agentwire(
+            agentwire,
+            tokens,
+            rate,
+            database_url,
+            "",
+            Some(cores),
+            otlp_endpoint,
+        )
     }
 
     /// Starts the bare floor (`agentwire-load floor`, from the binary `load`) on
@@ -115,11 +130,15 @@ impl ServerProcess {
         database_url: Option<&str>,
         more: &str,
         cores: Option<Cores>,
+        otlp_endpoint: Option<&str>,
     ) -> anyhow::Result<ServerProcess> {
         let dir = tempfile::tempdir().context("cannot make a temporary directory")?;
         std::fs::write(dir.path().join("script.json"), script(tokens).to_string())?;
         let config_path = dir.path().join("agentwire.toml");
-        std::fs::write(&config_path, format!("{more}\n{}", config(rate)))?;
+        std::fs::write(
+            &config_path,
+            format!("{more}\n{}", config(rate, otlp_endpoint)),
+        )?;
         let mut command = Command::new(agentwire);
         command
             .arg("serve")
@@ -130,6 +149,8 @@ impl ServerProcess {
             .args(["--addr", "127.0.0.1:0"])
             .env_remove("AGENTWIRE_ADDR")
             .env_remove("AGENTWIRE_DATABASE_URL")
+            // Traced only when asked (`--otlp`), whatever this environment says.
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             // No line per request: the measure is the serving, as the floor's is (at the
             // default level the access log costs about 13% of closed-loop runs/s).
             .env("RUST_LOG", "warn")

@@ -48,6 +48,9 @@ pub struct Unpaced {
     pub database_url: Option<String>,
     /// Where the servers and the generator run.
     pub cores: Cores,
+    /// agentwire exports its OpenTelemetry traces and metrics to a stand-in collector this
+    /// program runs (`collector.rs`): what tracing costs.
+    pub otlp: bool,
 }
 
 /// What one server did under the closed loop.
@@ -117,15 +120,28 @@ pub async fn compare(test: &Unpaced) -> anyhow::Result<Comparison> {
     anyhow::ensure!(test.tokens > 0, "--tokens must be at least 1");
     crate::raise_file_limit(test.conns, "connections")?;
     test.cores.pin_generator()?;
+    let collector = match test.otlp {
+        true => Some(crate::collector::start().await?),
+        false => None,
+    };
     let server = ServerProcess::start_pinned(
         &test.agentwire,
         test.tokens,
         0.0,
         test.database_url.as_deref(),
         test.cores,
+        collector.as_ref().map(|(endpoint, _)| endpoint.as_str()),
     )?;
     let full = measure(test, "agentwire", &server).await?;
     drop(server);
+    if let Some((endpoint, received)) = &collector {
+        use std::sync::atomic::Ordering::Relaxed;
+        eprintln!(
+            "the collector at {endpoint} took {} posts, {} bytes",
+            received.posts.load(Relaxed),
+            received.bytes.load(Relaxed)
+        );
+    }
     let floor_server = ServerProcess::start_floor(&test.load, test.tokens, test.cores)?;
     let floor = measure(test, "floor", &floor_server).await?;
     drop(floor_server);

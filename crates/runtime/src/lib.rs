@@ -74,6 +74,7 @@ pub mod schema;
 mod slots;
 mod steer;
 mod telemetry;
+mod timeline;
 mod wait;
 
 pub use agent::{Agent, AgentBuilder, AgentError};

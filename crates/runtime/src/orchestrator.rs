@@ -30,7 +30,8 @@ use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{ApprovalRequest, DataPart, PlanAction, Source, StepStart};
 use agentwire_core::{
     Awaiting, Emitter, ErrorInfo, Event, EventKind, GenerationSettings, InputOutcome, Message,
-    MessageBuilder, MessageStart, Outcome, Part, Role, RunStatus, ToolCall, ToolSpec, Usage,
+    MessageBuilder, MessageStart, Outcome, Part, Role, RunStatus, ToolCall, ToolSpec, TraceContext,
+    Usage,
 };
 use agentwire_tools::{AskUser, ToolLimits};
 use futures::StreamExt;
@@ -44,7 +45,8 @@ use crate::ids::IdKind;
 use crate::run::{RunLimits, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
-use crate::telemetry::{ChatEnd, RunTrace, Telemetry};
+use crate::telemetry::{ChatEnd, RunTrace, Telemetry, ToolTrace};
+use crate::timeline::{self, TimelineEntry};
 use crate::wait::{Resolution, Wait, not_run};
 
 /// Drives one run from its first event to its last.
@@ -63,6 +65,8 @@ pub(crate) struct Orchestrator {
     usage: Option<Usage>,
     /// Usage of the message being written.
     message_usage: Option<Usage>,
+    /// The model and tool calls of the message being written (`timeline.rs`).
+    timeline: Vec<TimelineEntry>,
     /// Working time left while the run waits; `None` without a limit.
     budget: Option<Duration>,
     /// When the working time runs out, while the run works.
@@ -153,6 +157,7 @@ impl Orchestrator {
             steps: 0,
             usage: None,
             message_usage: None,
+            timeline: Vec::new(),
             budget: max_duration,
             deadline: None,
             max_duration,
@@ -491,7 +496,8 @@ impl Orchestrator {
 
     /// One model call, streamed into the message. Returns why the model stopped.
     async fn stream_step(&mut self, builder: &mut MessageBuilder) -> Result<FinishReason, Halt> {
-        let request = self.request(builder);
+        let mut request = self.request(builder);
+        let step = self.steps;
         self.steps += 1;
         let Some(brain) = self.shared.agent.inner.brain.clone() else {
             return Err(Halt::Failed(provider_error("the agent has no brain")));
@@ -500,7 +506,19 @@ impl Orchestrator {
             let model = self.settings.model.as_deref().or(brain.model());
             trace.chat(brain.provider_name(), model, &request)
         });
+        // The provider continues the `chat` span's trace.
+        if let Some(chat) = &chat {
+            request.trace_context = chat.trace_context();
+        }
         let output_from = builder.message().parts.len();
+        let model = self
+            .settings
+            .model
+            .clone()
+            .or_else(|| brain.model().map(str::to_owned));
+        let clock = Arc::clone(&self.shared.agent.inner.clock);
+        let started = clock.now();
+        let mut first_token = None;
         let mut stream = brain.stream(request);
         let cancel = self.shared.cancel.clone();
         let stop = stop_signal(cancel.clone(), self.deadline);
@@ -519,8 +537,11 @@ impl Orchestrator {
                 next = stream.next() => next,
                 halt = &mut stop => break Err(halt),
             };
-            if let Some(chat) = &mut chat {
-                chat.first_chunk();
+            if first_token.is_none() {
+                first_token = Some(clock.now());
+                if let Some(chat) = &mut chat {
+                    chat.first_chunk();
+                }
             }
             let event = match next {
                 Some(Ok(event)) => event,
@@ -532,6 +553,12 @@ impl Orchestrator {
                 }
             };
             let built = match event {
+                BrainEvent::ResponseStart { id, model } => {
+                    if let Some(chat) = &chat {
+                        chat.response(id.as_deref(), model.as_deref());
+                    }
+                    Ok(())
+                }
                 BrainEvent::TextDelta { text } => {
                     builder.text_delta(&mut self.out, text);
                     Ok(())
@@ -593,6 +620,17 @@ impl Orchestrator {
             let _ = builder.tool_call_end(&mut self.out, &id);
         }
         self.flush();
+        let finish_reason = match &outcome {
+            Ok(reason) => crate::telemetry::finish_reason(reason).to_owned(),
+            Err(halt) => halt.code().to_owned(),
+        };
+        self.timeline.push(TimelineEntry::chat(
+            model.as_deref(),
+            step,
+            (started, first_token, clock.now()),
+            finished_usage,
+            finish_reason,
+        ));
         if let Some(chat) = chat {
             let output = &builder.message().parts[output_from..];
             match &outcome {
@@ -617,6 +655,7 @@ impl Orchestrator {
         let cancel = self.shared.cancel.clone();
         let run_id = self.shared.run_id.clone();
         let run_id = &run_id;
+        let step = self.steps.saturating_sub(1);
         let mut running: FuturesUnordered<_> = calls
             .iter()
             .enumerate()
@@ -627,12 +666,20 @@ impl Orchestrator {
                     let kind = agent.tool_kinds.get(&call.tool_name);
                     trace.tool(call, kind.unwrap_or(&agentwire_core::ToolKind::Function))
                 });
+                let trace_context = trace
+                    .as_ref()
+                    .map(ToolTrace::trace_context)
+                    .unwrap_or_default();
+                let clock = Arc::clone(&agent.clock);
                 async move {
-                    let part = toolbox.run_within(call, Some(run_id), cancel, limits).await;
+                    let started = clock.now();
+                    let part = toolbox
+                        .run_within(call, Some(run_id), trace_context, cancel, limits)
+                        .await;
                     if let Some(trace) = trace {
                         trace.end(&part);
                     }
-                    (idx, part)
+                    (idx, part, (started, clock.now()))
                 }
             })
             .collect();
@@ -644,8 +691,22 @@ impl Orchestrator {
                 biased;
                 halt = &mut stop => break halt,
                 answer = running.next() => match answer {
-                    Some((idx, part)) => {
+                    Some((idx, part, (start, end))) => {
                         answered[idx] = true;
+                        let call = &calls[idx];
+                        self.timeline.push(TimelineEntry::ExecuteTool {
+                            name: format!("execute_tool {}", call.tool_name),
+                            step,
+                            tool: call.tool_name.clone(),
+                            call_id: call.tool_call_id.as_str().to_owned(),
+                            start,
+                            end,
+                            error: match &part {
+                                Part::ToolError(_) => true,
+                                Part::ToolResult(result) => result.is_error == Some(true),
+                                _ => false,
+                            },
+                        });
                         let made = agent.toolbox.result_part(&calls[idx], &part);
                         builder.part(&mut self.out, part);
                         if let Some(made) = made {
@@ -845,12 +906,20 @@ impl Orchestrator {
         start.metadata.agent_name = Some(config.name.clone());
         start.created_at = Some(config.clock.now());
         self.message_usage = None;
+        self.timeline.clear();
         MessageBuilder::start(&mut self.out, start)
     }
 
     /// Completes the message, keeps it in the run's conversation and returns it.
     fn complete_message(&mut self, mut builder: MessageBuilder) -> Message {
         builder.metadata_mut().usage = self.message_usage.take();
+        if !self.timeline.is_empty() {
+            let timeline = timeline::to_value(&std::mem::take(&mut self.timeline));
+            builder
+                .metadata_mut()
+                .extra
+                .insert(timeline::TIMELINE_KEY.to_owned(), timeline);
+        }
         builder.finish(&mut self.out);
         let message = match self.out.queued().last() {
             Some(Event {
@@ -890,6 +959,7 @@ impl Orchestrator {
             tools: Arc::clone(&self.tools),
             step: self.steps,
             settings: self.settings.clone(),
+            trace_context: TraceContext::default(),
         }
     }
 

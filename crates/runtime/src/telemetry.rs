@@ -15,7 +15,12 @@
 //! spans only when [`Telemetry::capture_content`] asks for it, as the conventions' opt-in
 //! attributes (`gen_ai.input.messages`, `gen_ai.output.messages`,
 //! `gen_ai.system_instructions`, `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`).
-//! Not made: `gen_ai.response.model` and `gen_ai.response.id` (brains do not report them).
+//!
+//! Outbound calls continue the trace: a model call's request carries the `chat` span's W3C
+//! `traceparent` (and `tracestate`), a tool's call the `execute_tool` span's
+//! ([`TraceContext`], written by the SDK's `TraceContextPropagator`). A `chat` span carries
+//! `gen_ai.response.id` and `gen_ai.response.model` when the provider names them
+//! ([`BrainEvent::ResponseStart`](agentwire_brain::BrainEvent::ResponseStart)).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -24,12 +29,15 @@ use std::time::Instant;
 
 use agentwire_brain::{BrainRequest, FinishReason};
 use agentwire_core::{
-    ErrorInfo, Message, Part, Role, RunId, SessionId, ToolCall, ToolErrorKind, ToolKind, Usage,
+    ErrorInfo, Message, Part, Role, RunId, SessionId, ToolCall, ToolErrorKind, ToolKind,
+    TraceContext, Usage,
 };
 use opentelemetry::global::{BoxedTracer, ObjectSafeTracerProvider};
 use opentelemetry::metrics::{Histogram, MeterProvider};
+use opentelemetry::propagation::{Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, InstrumentationScope, KeyValue, Value as OtelValue};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde_json::{Value, json};
 
 /// The instruments runs record into, and the trace they join. Clones share the instruments.
@@ -326,6 +334,23 @@ impl RunTrace {
 }
 
 impl ChatTrace {
+    /// The W3C headers the provider request carries, continuing this span.
+    pub(crate) fn trace_context(&self) -> TraceContext {
+        trace_context_of(&self.cx)
+    }
+
+    /// Records what the provider named its answer: `gen_ai.response.id` and
+    /// `gen_ai.response.model`.
+    pub(crate) fn response(&self, id: Option<&str>, model: Option<&str>) {
+        let span = self.cx.span();
+        if let Some(id) = id {
+            span.set_attribute(KeyValue::new("gen_ai.response.id", id.to_owned()));
+        }
+        if let Some(model) = model {
+            span.set_attribute(KeyValue::new("gen_ai.response.model", model.to_owned()));
+        }
+    }
+
     /// Notes the first event of the model's stream (only the first call counts).
     pub(crate) fn first_chunk(&mut self) {
         if self.first_chunk.is_none() {
@@ -392,6 +417,11 @@ impl ChatTrace {
 }
 
 impl ToolTrace {
+    /// The W3C headers a tool's outbound call carries, continuing this span.
+    pub(crate) fn trace_context(&self) -> TraceContext {
+        self.cx.as_ref().map(trace_context_of).unwrap_or_default()
+    }
+
     /// Ends the span with the tool's answer: a `tool_error` is `error.type` with status ERROR.
     pub(crate) fn end(mut self, answer: &Part) {
         let Some(cx) = self.cx.take() else { return };
@@ -433,6 +463,22 @@ impl Drop for ToolTrace {
     }
 }
 
+/// What a propagator injects into: the headers of a [`TraceContext`].
+struct Headers(TraceContext);
+
+impl Injector for Headers {
+    fn set(&mut self, key: &str, value: String) {
+        self.0.set(key, value);
+    }
+}
+
+/// The W3C trace context headers of the span in `cx`.
+fn trace_context_of(cx: &Context) -> TraceContext {
+    let mut headers = Headers(TraceContext::default());
+    TraceContextPropagator::new().inject_context(cx, &mut headers);
+    headers.0
+}
+
 fn conversation(session: &SessionId) -> KeyValue {
     KeyValue::new("gen_ai.conversation.id", session.as_str().to_owned())
 }
@@ -463,7 +509,7 @@ fn saturating_i64(count: u64) -> i64 {
 
 /// The conventions' finish reasons (`stop`, `length`, `content_filter`, `tool_call`), or the
 /// provider's own word.
-fn finish_reason(reason: &FinishReason) -> &str {
+pub(crate) fn finish_reason(reason: &FinishReason) -> &str {
     match reason {
         FinishReason::Stop => "stop",
         FinishReason::ToolCalls => "tool_call",

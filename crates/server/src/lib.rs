@@ -49,6 +49,7 @@ mod spans;
 mod state;
 mod stream;
 mod telemetry;
+mod traceparent;
 mod webhooks;
 mod webui;
 mod ws;

@@ -36,7 +36,7 @@ use crate::settings::Settings;
 use crate::state::AppState;
 use crate::telemetry::Exporting;
 use crate::webhooks::Deliveries;
-use crate::{cors, error, guard, listener, metrics, routes, spans};
+use crate::{cors, error, guard, listener, metrics, routes, spans, traceparent};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
 const LISTEN_BACKLOG: u32 = 4096;
@@ -183,6 +183,11 @@ impl Server {
                 metrics::track,
             ))
             .layer(spans::requests());
+        // Runs join a request's trace only when they are traced at all.
+        let router = match state.runs.telemetry.is_some() {
+            true => router.layer(axum::middleware::from_fn(traceparent::join)),
+            false => router,
+        };
         match cors::layer(&state.settings.cors_origins) {
             Some(cors) => router.layer(cors),
             None => router,

@@ -464,7 +464,7 @@ pub enum SettingsError {
 }
 
 /// The `[telemetry]` table of `agentwire.toml`: OpenTelemetry export of the runs' GenAI spans
-/// and metrics over OTLP. Off unless `enabled = true`, `endpoint` or the standard
+/// and metrics over OTLP. Off unless `enabled = true`, `otlp_endpoint` or the standard
 /// `OTEL_EXPORTER_OTLP_ENDPOINT` is set; `enabled = false` keeps it off whatever the
 /// environment says.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -472,9 +472,11 @@ pub enum SettingsError {
 pub struct TelemetrySection {
     /// Export or not; unset: export when an endpoint is known.
     pub enabled: Option<bool>,
-    /// The collector's base URL, e.g. `"http://localhost:4318"`; over
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT`, which is read when this is unset.
-    pub endpoint: Option<String>,
+    /// The collector's base URL (`otlp_endpoint`, e.g. `"http://localhost:4318"`; `endpoint`
+    /// is read as an alias); over `OTEL_EXPORTER_OTLP_ENDPOINT`, which is read when this is
+    /// unset.
+    #[serde(alias = "endpoint")]
+    pub otlp_endpoint: Option<String>,
     /// `"http/protobuf"` or `"http/json"`; unset: `OTEL_EXPORTER_OTLP_PROTOCOL`, else
     /// `http/protobuf`.
     pub protocol: Option<String>,
@@ -495,7 +497,7 @@ impl TelemetrySection {
     ) -> Result<Option<TelemetrySettings>, SettingsError> {
         let set = |value: Option<String>| value.filter(|value| !value.trim().is_empty());
         let endpoint =
-            set(self.endpoint.clone()).or_else(|| set(env("OTEL_EXPORTER_OTLP_ENDPOINT")));
+            set(self.otlp_endpoint.clone()).or_else(|| set(env("OTEL_EXPORTER_OTLP_ENDPOINT")));
         if !self.enabled.unwrap_or(endpoint.is_some()) {
             return Ok(None);
         }

@@ -51,6 +51,16 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "text/css; charset=utf-8",
         include_str!("../webui/style.css"),
     ),
+    (
+        "timeline.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/timeline.js"),
+    ),
+    (
+        "timeline.css",
+        "text/css; charset=utf-8",
+        include_str!("../webui/timeline.css"),
+    ),
 ];
 
 const PAGE: &str = include_str!("../webui/index.html");

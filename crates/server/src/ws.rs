@@ -53,6 +53,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use futures::stream::{SplitSink, SplitStream};
 use futures::{SinkExt, StreamExt};
+use opentelemetry::context::FutureExt as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -88,11 +89,19 @@ pub(crate) async fn upgrade(
         )
     })?;
     let limit = state.settings.max_body_bytes;
+    let parent = crate::traceparent::incoming();
     Ok(upgrade
         .protocols([PROTOCOL])
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| serve(state, owner, socket)))
+        .on_upgrade(move |socket| async move {
+            // The socket is served on a task of its own: the runs it starts join the trace the
+            // handshake named, as an HTTP request's do.
+            match parent {
+                Some(parent) => serve(state, owner, socket).with_context(parent).await,
+                None => serve(state, owner, socket).await,
+            }
+        }))
 }
 
 /// The caller's key: the `Authorization` header, else an `agentwire.bearer.<key>` subprotocol.

@@ -37,6 +37,21 @@ struct Echo {
 
 /// An OpenAI agent on the fake provider, with an `echo` tool: it calls the tool, then answers.
 fn agent(provider: &FakeProvider) -> Agent {
+    script(provider);
+    let mut config = OpenAiConfig::new("gpt-test");
+    config.connection.base_url = format!("{}/v1", provider.url());
+    let echo = FnTool::new("echo", "Says it back", |args: Echo, _| async move {
+        Ok(args.text)
+    });
+    Agent::builder("echoer")
+        .brain(OpenAiBrain::new(config).unwrap())
+        .tool(echo)
+        .build()
+        .unwrap()
+}
+
+/// Queues one run's answers on the fake provider: a call of `echo`, then the answer.
+fn script(provider: &FakeProvider) {
     provider.push(FakeResponse::sse(
         ChatStream::new()
             .role()
@@ -56,16 +71,6 @@ fn agent(provider: &FakeProvider) -> Agent {
             .done()
             .to_sse(),
     ));
-    let mut config = OpenAiConfig::new("gpt-test");
-    config.connection.base_url = format!("{}/v1", provider.url());
-    let echo = FnTool::new("echo", "Says it back", |args: Echo, _| async move {
-        Ok(args.text)
-    });
-    Agent::builder("echoer")
-        .brain(OpenAiBrain::new(config).unwrap())
-        .tool(echo)
-        .build()
-        .unwrap()
 }
 
 /// Runs one turn in session `ses_otel` and reads it to its end.
@@ -144,6 +149,13 @@ async fn a_run_through_the_server_is_a_tree_of_genai_spans() {
         check(chat, "gen_ai.conversation.id", "ses_otel");
         assert!(attribute(chat, "gen_ai.response.time_to_first_chunk").is_some());
         assert!(attribute(chat, "gen_ai.input.messages").is_none());
+        // What the provider says answered, from its stream.
+        check(chat, "gen_ai.response.model", "gpt-4o-mini-2024-07-18");
+        check(
+            chat,
+            "gen_ai.response.id",
+            "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+        );
     }
     check(chats[0], "gen_ai.usage.input_tokens", 11_i64);
     check(chats[0], "gen_ai.usage.output_tokens", 4_i64);
@@ -163,6 +175,128 @@ async fn a_run_through_the_server_is_a_tree_of_genai_spans() {
     check(tool, "gen_ai.tool.name", "echo");
     check(tool, "gen_ai.tool.call.id", "call_1");
     assert_eq!(tool.status, Status::Ok);
+}
+
+/// The caller's trace: a W3C `traceparent` (trace id, parent span id) and a `tracestate`.
+const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CALLER_SPAN: &str = "00f067aa0ba902b7";
+
+/// A request's `traceparent` makes the run's span a child of the caller's span, in the caller's
+/// trace, whichever route started it (the native one and a dialect here); every model call's
+/// request carries the `traceparent` of its `chat` span, so the provider continues the trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requests_traceparent_is_the_runs_parent_and_the_provider_continues_the_chat_span() {
+    let provider = FakeProvider::start();
+    let spans = InMemorySpanExporter::default();
+    let tracers = SdkTracerProvider::builder()
+        .with_simple_exporter(spans.clone())
+        .build();
+    let telemetry = Telemetry::new(&tracers, &NoopMeterProvider::new());
+    let server = TestServer::start_with_telemetry(vec![agent(&provider)], telemetry).await;
+    let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN}-01");
+    let native = server
+        .http
+        .post(server.url("/v1/runs"))
+        .header("accept", "text/event-stream")
+        .header("traceparent", &traceparent)
+        .header("tracestate", "caller=7")
+        .json(&run_body(Some("echoer"), "say hi"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(native.status(), 200);
+    SseClient::new(native).until_end().await;
+    script(&provider);
+    let responses = server
+        .http
+        .post(server.url("/v1/responses"))
+        .header("traceparent", &traceparent)
+        .json(&json!({"model": "echoer", "input": "say hi"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(responses.status(), 200);
+    responses.bytes().await.unwrap();
+    server.shutdown().await;
+    tracers.force_flush().unwrap();
+    let spans = spans.get_finished_spans().unwrap();
+    assert_eq!(spans.len(), 8, "{spans:#?}");
+
+    for span in &spans {
+        assert_eq!(
+            span.span_context.trace_id().to_string(),
+            TRACE_ID,
+            "{}",
+            span.name
+        );
+    }
+    let runs: Vec<&SpanData> = spans
+        .iter()
+        .filter(|span| span.name == "invoke_agent echoer")
+        .collect();
+    assert_eq!(runs.len(), 2);
+    for run in &runs {
+        assert_eq!(run.parent_span_id.to_string(), CALLER_SPAN);
+        assert!(run.parent_span_is_remote);
+    }
+    let chats: Vec<&SpanData> = spans
+        .iter()
+        .filter(|span| span.name == "chat gpt-test")
+        .collect();
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 4);
+    for request in &requests {
+        let sent = request.header("traceparent").unwrap();
+        let [version, trace_id, parent, flags] = sent.split('-').collect::<Vec<_>>()[..] else {
+            panic!("not a traceparent: {sent}");
+        };
+        assert_eq!((version, trace_id, flags), ("00", TRACE_ID, "01"));
+        // The provider's parent is one of the `chat` spans, each one's own.
+        let chat = chats
+            .iter()
+            .find(|chat| chat.span_context.span_id().to_string() == parent)
+            .unwrap_or_else(|| panic!("{parent} is not a chat span"));
+        assert!(
+            runs.iter()
+                .any(|run| run.span_context.span_id() == chat.parent_span_id)
+        );
+    }
+    let parents: std::collections::HashSet<&str> = requests
+        .iter()
+        .map(|request| request.header("traceparent").unwrap())
+        .collect();
+    assert_eq!(parents.len(), 4, "one chat span per model call");
+    // The caller's `tracestate` goes on with its trace.
+    assert_eq!(requests[0].header("tracestate"), Some("caller=7"));
+}
+
+/// Without telemetry nothing is read or sent: the provider gets no `traceparent`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_telemetry_no_trace_context_goes_out() {
+    let provider = FakeProvider::start();
+    let settings = Settings {
+        addr: "127.0.0.1:0".parse().unwrap(),
+        ..Settings::default()
+    };
+    let server = TestServer::start(vec![agent(&provider)], settings).await;
+    let response = server
+        .http
+        .post(server.url("/v1/runs"))
+        .header("accept", "text/event-stream")
+        .header("traceparent", format!("00-{TRACE_ID}-{CALLER_SPAN}-01"))
+        .json(&run_body(Some("echoer"), "say hi"))
+        .send()
+        .await
+        .unwrap();
+    SseClient::new(response).until_end().await;
+    server.shutdown().await;
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests
+            .iter()
+            .all(|request| request.header("traceparent").is_none())
+    );
 }
 
 /// What the receiver was sent: span names, and the number of metric posts.
@@ -303,7 +437,7 @@ fn telemetry_is_off_unless_configured_and_reads_the_standard_variables() {
         }
     );
     let from_file = settings(
-        "[telemetry]\nendpoint = \"http://otel:4318\"\ncapture_content = true\n",
+        "[telemetry]\notlp_endpoint = \"http://otel:4318\"\ncapture_content = true\n",
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://ignored:4318")],
     )
     .unwrap()
@@ -321,6 +455,12 @@ fn telemetry_is_off_unless_configured_and_reads_the_standard_variables() {
         &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318")],
     );
     assert_eq!(disabled.unwrap().telemetry, None);
+    // `endpoint`, the key's first spelling, is read as an alias.
+    let alias = settings("[telemetry]\nendpoint = \"http://old:4318\"\n", &[]);
+    assert_eq!(
+        alias.unwrap().telemetry.unwrap().endpoint,
+        "http://old:4318"
+    );
     let grpc = settings("[telemetry]\nenabled = true\nprotocol = \"grpc\"\n", &[]);
     assert!(grpc.unwrap_err().to_string().contains("grpc"));
 }

@@ -179,6 +179,12 @@ function apply(run, event) {
       else view?.complete(change.index, change.message.parts[change.index]);
       break;
     }
+    case 'message_complete': {
+      // The timeline comes with the completion's metadata.
+      const id = change.message.id ?? '';
+      if (!run.skip.has(id)) conversation.view(id)?.showTimeline(change.message);
+      break;
+    }
     case 'error':
       conversation.showError(change.error);
       break;

@@ -10,6 +10,7 @@
 import { TERMINAL } from './accumulator.js';
 import { copyButton, h } from './dom.js';
 import { Markdown } from './markdown.js';
+import { timelineView } from './timeline.js';
 
 /** @typedef {import('./accumulator.js').Part} Part */
 /** @typedef {import('./accumulator.js').Message} Message */
@@ -379,6 +380,8 @@ export class MessageView {
     this.texts = [];
     /** @type {HTMLElement | null} */
     this.copy = null;
+    /** @type {HTMLElement | null} the run's timeline, once known */
+    this.timeline = null;
     /** @type {(HTMLElement | null)[]} */
     let actions = [];
     if (role === 'assistant') {
@@ -391,6 +394,13 @@ export class MessageView {
     }
     this.actions = h('div', { class: 'actions' }, actions);
     if (actions.length > 0) this.el.append(this.actions);
+  }
+  /** Shows the run's timeline under the parts, when the message has one (`timeline.js`). @param {Message} message */
+  showTimeline(message) {
+    const timeline = timelineView(message);
+    this.timeline?.remove();
+    this.timeline = timeline;
+    if (timeline) this.parts.after(timeline);
   }
   /** A complete text part: Copy has something to copy. @param {number} index @param {Part} part */
   noteText(index, part) {
@@ -508,6 +518,7 @@ export class Conversation {
     if (message.id && this.views.has(message.id)) return this.views.get(message.id);
     const view = this.start(message);
     message.parts.forEach((part, index) => view.addPart(index, part, false));
+    view.showTimeline(message);
     return view;
   }
   /** A message that streams. @param {Message} message */

@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use agentwire_core::{Part, RunId, ToolCall, ToolCallId, ToolErrorKind, ToolKind, ToolSpec};
+use agentwire_core::{
+    Part, RunId, ToolCall, ToolCallId, ToolErrorKind, ToolKind, ToolSpec, TraceContext,
+};
 use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +50,9 @@ pub struct ToolContext {
     /// and for all: a call is never made twice under them, so a tool with effects can take
     /// them as an idempotency key.
     pub run_id: Option<RunId>,
+    /// The W3C trace context of the call's `execute_tool` span, for a tool that calls out
+    /// (MCP sends it in the request's `_meta`). Empty when the run is not traced.
+    pub trace_context: TraceContext,
     /// Fires when the run is canceled.
     pub cancel: CancellationToken,
 }

@@ -5,7 +5,9 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Part, RunId, ToolCall, ToolError, ToolErrorKind, ToolResult, ToolSpec};
+use agentwire_core::{
+    Part, RunId, ToolCall, ToolError, ToolErrorKind, ToolResult, ToolSpec, TraceContext,
+};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::task::JoinError;
@@ -168,20 +170,26 @@ impl Toolbox {
     /// what went wrong (see the type's docs). `cancel` stops the call at once: the answer is
     /// then a `tool_error` `EXECUTION` saying the call was canceled.
     pub async fn run(&self, call: &ToolCall, cancel: CancellationToken) -> Part {
-        self.run_within(call, None, cancel, self.limits).await
+        let untraced = TraceContext::default();
+        self.run_within(call, None, untraced, cancel, self.limits)
+            .await
     }
 
     /// [`run`](Self::run) for the run `run_id` (the tool is told, [`ToolContext::run_id`]),
-    /// under other limits than the toolbox's own (a run whose server caps its tools' output
-    /// tighter).
+    /// in the trace `trace_context` ([`ToolContext::trace_context`]; empty: none), under other
+    /// limits than the toolbox's own (a run whose server caps its tools' output tighter).
     pub async fn run_within(
         &self,
         call: &ToolCall,
         run_id: Option<&RunId>,
+        trace_context: TraceContext,
         cancel: CancellationToken,
         limits: ToolLimits,
     ) -> Part {
-        match self.outcome(call, run_id, cancel, limits).await {
+        match self
+            .outcome(call, run_id, trace_context, cancel, limits)
+            .await
+        {
             Ok(result) => Part::ToolResult(ToolResult {
                 tool_call_id: call.tool_call_id.clone(),
                 tool_name: Some(call.tool_name.clone()),
@@ -237,6 +245,7 @@ impl Toolbox {
         &self,
         call: &ToolCall,
         run_id: Option<&RunId>,
+        trace_context: TraceContext,
         cancel: CancellationToken,
         limits: ToolLimits,
     ) -> Result<Value, ToolFailure> {
@@ -251,6 +260,7 @@ impl Toolbox {
         let context = ToolContext {
             tool_call_id: call.tool_call_id.clone(),
             run_id: run_id.cloned(),
+            trace_context,
             cancel: call_cancel,
         };
         let tool = Arc::clone(&entry.tool);

@@ -254,6 +254,7 @@ async fn what_serde_refuses_after_the_schema_passed_is_a_validation_error() {
     let context = agentwire_tools::ToolContext {
         tool_call_id: "tc_1".into(),
         run_id: None,
+        trace_context: Default::default(),
         cancel: CancellationToken::new(),
     };
     let failure = tool.call(json!({"n": "x"}), context).await.unwrap_err();

@@ -54,6 +54,7 @@ fn context() -> ToolContext {
     ToolContext {
         tool_call_id: "call_1".into(),
         run_id: None,
+        trace_context: Default::default(),
         cancel: CancellationToken::new(),
     }
 }
@@ -228,6 +229,7 @@ async fn a_canceled_call_returns_at_once_and_the_server_is_told() {
             ToolContext {
                 tool_call_id: "call_slow".into(),
                 run_id: None,
+                trace_context: Default::default(),
                 cancel,
             },
         )
@@ -262,6 +264,7 @@ async fn a_canceled_long_running_operation_returns_promptly() {
     let context = ToolContext {
         tool_call_id: "call_long".into(),
         run_id: None,
+        trace_context: Default::default(),
         cancel: cancel.clone(),
     };
     let call = tokio::spawn(async move {
@@ -524,6 +527,7 @@ async fn streamable_http_lists_and_calls() {
     let context = ToolContext {
         tool_call_id: "call_long".into(),
         run_id: None,
+        trace_context: Default::default(),
         cancel: cancel.clone(),
     };
     let pending = tokio::spawn(async move {
@@ -759,9 +763,11 @@ fn configs_deserialize_from_the_design_shape() {
 }
 
 /// Each call names its run and tool call in `_meta`, so a server with effects can tie them to
-/// the call (`peers/mcp/ledger-server.mjs` writes them down).
+/// the call, and its trace context when it has one (`peers/mcp/ledger-server.mjs` writes them
+/// down).
 #[tokio::test]
 async fn a_call_names_its_run_and_tool_call_in_meta() {
+    const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     installed("node_modules/@modelcontextprotocol/sdk/package.json");
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.txt");
@@ -779,9 +785,12 @@ async fn a_call_names_its_run_and_tool_call_in_meta() {
     .with_startup_timeout(Duration::from_secs(30));
     let server = McpServer::connect(config).await.unwrap();
     let record = tool(&server, "ledger_record");
+    let mut trace_context = agentwire_core::TraceContext::default();
+    trace_context.set("traceparent", TRACEPARENT);
     let in_run = ToolContext {
         tool_call_id: "call_7".into(),
         run_id: Some("run_3".into()),
+        trace_context,
         cancel: CancellationToken::new(),
     };
     let answer = record.call(json!({}), in_run).await.unwrap();
@@ -790,6 +799,6 @@ async fn a_call_names_its_run_and_tool_call_in_meta() {
     record.call(json!({}), context()).await.unwrap();
     assert_eq!(
         std::fs::read_to_string(&ledger).unwrap(),
-        "run_3 call_7\n- call_1\n"
+        format!("run_3 call_7 {TRACEPARENT}\n- call_1\n")
     );
 }

@@ -3,7 +3,7 @@
 // stream (raw events and the SDK's strict `responses.stream()` accumulator), a function tool the
 // client runs (`function_call` → `function_call_output` with `previous_response_id`), three
 // turns chained by `previous_response_id`, the agent's own tool as an `mcp_call`, background +
-// retrieve + a resumed stream, cancel, and OpenAI's error shape.
+// retrieve + a resumed stream, a stream cut short and resumed, cancel, and OpenAI's error shape.
 
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -144,6 +144,24 @@ describe('openai npm client against agentwire serve', () => {
     assert.equal(done.status, 'completed');
     assert.equal(done.output_text, Array.from({ length: 40 }, (_, i) => `w${i} `).join(''));
     assert.equal(resumed.at(-1).response.output_text ?? done.output_text, done.output_text);
+  });
+
+  test('a stream cut short is resumed after the last event seen', async () => {
+    const stream = await client.responses.create({ model: 'slow', input: 'go', stream: true });
+    const seen = [];
+    for await (const event of stream) {
+      seen.push(event);
+      // Leaving the loop aborts the request: the connection is cut mid-answer.
+      if (seen.length === 8) break;
+    }
+    assert.equal(seen[0].type, 'response.created');
+    const resumed = await collectResumed(seen[0].response.id, seen.at(-1).sequence_number);
+    assert.equal(resumed.at(-1).type, 'response.completed');
+    const text = [...seen, ...resumed]
+      .filter((event) => event.type === 'response.output_text.delta')
+      .map((event) => event.delta)
+      .join('');
+    assert.equal(text, Array.from({ length: 40 }, (_, i) => `w${i} `).join(''));
   });
 
   test('cancel', async () => {

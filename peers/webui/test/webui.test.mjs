@@ -99,6 +99,14 @@ const scripts = {
       [{ type: 'text_delta', text: 'The job is done.' }, finish('stop')],
     ],
   },
+  // Two model calls with their token usage and a tool call of a known length between them: the
+  // run's timeline.
+  'timed.json': {
+    turns: [
+      [...words('Timing the long job now.').map((text) => ({ type: 'text_delta', text })), ...call('c1', 'everything_trigger-long-running-operation', '{"duration": 0.6, "steps": 2}'), { ...finish('tool_calls'), usage: { input_tokens: 120, output_tokens: 15 } }],
+      [...words('The job took its time.').map((text) => ({ type: 'text_delta', text })), { ...finish('stop'), usage: { input_tokens: 160, output_tokens: 9 } }],
+    ],
+  },
   'chatty.json': { turns: [[...words(CHATTY).map((text) => ({ type: 'text_delta', text })), finish('stop')]] },
   'long-writer.json': {
     turns: [
@@ -137,6 +145,7 @@ const config = [
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-write"'),
   agent('writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-deny"').replace('name = "writer"', 'name = "denied"'),
   agent('chatty', 'tokens_per_second = 60'),
+  agent('timed', `tokens_per_second = 40\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('slow-args', `tokens_per_second = 8\nworkspace = "ws-slow"\n[[agents.mcp]]\nname = "everything"\ncommand = ["${EVERYTHING}", "stdio"]`),
   agent('long-writer', 'tokens_per_second = 40\ntools = ["write_file"]\napproval = ["write_file"]\nworkspace = "ws-long"'),
   agent('markdown', 'tokens_per_second = 30'),
@@ -313,6 +322,47 @@ describe('the web UI against agentwire serve', () => {
     await waitStatus(page, 'completed');
     assert.equal(await lastText(page).innerText(), 'The job is done.');
     await shot(page, '05-tool-done');
+  });
+
+  test('a run’s timeline shows its steps, model calls and tool call with durations and tokens', async (t) => {
+    const page = await open(t);
+    await say(page, 'timed', 'time the job');
+    await waitStatus(page, 'completed');
+    /** The timeline's bars as the page shows them. */
+    const readBars = () => page.locator('.message.assistant .timeline .timeline-bar').evaluateAll((bars) => bars.map((bar) => ({
+      kind: bar.getAttribute('data-kind'),
+      label: bar.querySelector('.timeline-label')?.textContent,
+      ms: Number(bar.getAttribute('data-duration-ms')),
+      shown: bar.querySelector('.timeline-duration')?.textContent,
+      tokens: bar.querySelector('.timeline-tokens')?.textContent,
+      width: bar.querySelector('.timeline-fill')?.getBoundingClientRect().width ?? 0,
+    })));
+    const check = async (when) => {
+      const timeline = page.locator('.message.assistant .timeline').last();
+      await timeline.waitFor({ timeout: 15_000 });
+      assert.match(await timeline.locator('summary').innerText(), /^Timeline · \d/);
+      await timeline.locator('summary').click();
+      const bars = await readBars();
+      assert.equal(bars.length, 5, `${when}: ${JSON.stringify(bars)}`);
+      assert.deepEqual(bars.map((bar) => bar.kind), ['step', 'chat', 'execute_tool', 'step', 'chat'], when);
+      assert.deepEqual(bars.map((bar) => bar.label), ['step 1', 'chat', 'execute_tool everything_trigger-long-running-operation', 'step 2', 'chat'], when);
+      for (const bar of bars) {
+        assert.ok(bar.ms > 0, `${when}: ${bar.label} lasted ${bar.ms} ms`);
+        assert.match(bar.shown, /^\d+(\.\d+)? (ms|s)$/);
+      }
+      // The tool ran its 0.6 s; each model call streamed its words at 40 a second.
+      assert.ok(bars[2].ms >= 550, `${when}: the tool took ${bars[2].ms} ms`);
+      assert.ok(bars[0].ms >= bars[2].ms, `${when}: the step holds its tool call`);
+      assert.equal(bars[1].tokens, '120 in · 15 out');
+      assert.equal(bars[4].tokens, '160 in · 9 out');
+      assert.ok(bars.every((bar) => bar.width >= 2), `${when}: every bar is drawn`);
+    };
+    await check('live');
+    await shotOf(page.locator('.message.assistant').last(), '05b-run-timeline');
+    // From the session's history, as after a restart.
+    await page.reload();
+    await page.waitForSelector('.message.assistant .timeline', { timeout: 15_000 });
+    await check('restored');
   });
 
   test('a validation error and the model’s correction appear', async (t) => {

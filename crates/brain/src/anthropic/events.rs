@@ -177,6 +177,10 @@ enum StreamEvent {
 #[derive(Deserialize)]
 struct MessageStart {
     #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
     usage: Option<Counts>,
 }
 
@@ -274,6 +278,12 @@ impl StreamParser for EventParser {
             StreamEvent::MessageStart { message } => {
                 if let Some(usage) = message.usage {
                     self.usage.update(usage);
+                }
+                if message.id.is_some() || message.model.is_some() {
+                    out.push(BrainEvent::ResponseStart {
+                        id: message.id,
+                        model: message.model,
+                    });
                 }
             }
             StreamEvent::ContentBlockStart {

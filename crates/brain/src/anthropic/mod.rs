@@ -139,7 +139,8 @@ impl Brain for AnthropicBrain {
             stop_sequences: &run.stop,
         };
         let body = request::body(settings, &request);
-        self.transport.stream(body, EventParser::default)
+        self.transport
+            .stream(body, &request.trace_context, EventParser::default)
     }
 
     fn describe(&self) -> String {

@@ -33,6 +33,7 @@
 //! they leave unused). Read and not logged although they add nothing: `role` (always the
 //! assistant's) and OpenRouter's `reasoning_details` (the `reasoning` text again, structured).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -59,6 +60,8 @@ pub struct ChunkParser {
     usage: Option<Usage>,
     /// Sources cited so far, `(url, title)`, each URL once; given before the finish.
     sources: Vec<(String, Option<String>)>,
+    /// Whether the response's id and model were given ([`BrainEvent::ResponseStart`]).
+    started: bool,
     done: bool,
     n_chunks: u64,
     /// Delta keys not read that were logged in this stream.
@@ -66,7 +69,12 @@ pub struct ChunkParser {
 }
 
 #[derive(Deserialize)]
-struct Chunk {
+struct Chunk<'a> {
+    /// Borrowed: every chunk repeats them, and only the first one's are read.
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    model: Option<Cow<'a, str>>,
     #[serde(default)]
     choices: Option<Vec<Choice>>,
     #[serde(default)]
@@ -233,6 +241,13 @@ impl StreamParser for ChunkParser {
                 .and_then(serde_json::Value::as_str)
                 .map_or_else(|| error.to_string(), str::to_owned);
             return Err(BrainError::Model { message });
+        }
+        if !self.started && (chunk.id.is_some() || chunk.model.is_some()) {
+            self.started = true;
+            out.push(BrainEvent::ResponseStart {
+                id: chunk.id.map(Cow::into_owned),
+                model: chunk.model.map(Cow::into_owned),
+            });
         }
         if let Some(usage) = chunk.usage {
             let mut total = Usage::new(usage.prompt_tokens, usage.completion_tokens);
@@ -502,6 +517,35 @@ mod tests {
     #[track_caller]
     fn check(chunks: &[&str], expect: &[BrainEvent]) {
         assert_eq!(parse_all::<ChunkParser>(chunks).expect("parses"), expect);
+    }
+
+    #[test]
+    fn the_first_chunks_id_and_model_start_the_response_once() {
+        let chunk = |text: &str| {
+            format!(
+                r#"{{"id":"chatcmpl-1","model":"gpt-4o-2024-08-06","choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#
+            )
+        };
+        let (first, second) = (chunk("a"), chunk("b"));
+        let events = crate::http::parse_all_with_start::<ChunkParser>(&[
+            &first,
+            &second,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ])
+        .expect("parses");
+        assert_eq!(
+            events,
+            [
+                BrainEvent::ResponseStart {
+                    id: Some("chatcmpl-1".into()),
+                    model: Some("gpt-4o-2024-08-06".into()),
+                },
+                BrainEvent::text_delta("a"),
+                BrainEvent::text_delta("b"),
+                BrainEvent::finish(FinishReason::Stop, None),
+            ]
+        );
     }
 
     #[test]

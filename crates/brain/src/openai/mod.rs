@@ -112,7 +112,8 @@ impl Brain for OpenAiBrain {
             extra_body: &self.config.extra_body,
         };
         let body = request_body(settings, &request).to_string().into_bytes();
-        self.transport.stream(body, ChunkParser::default)
+        self.transport
+            .stream(body, &request.trace_context, ChunkParser::default)
     }
 
     fn describe(&self) -> String {

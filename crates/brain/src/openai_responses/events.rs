@@ -120,6 +120,10 @@ struct WireEvent {
 #[derive(Default, Deserialize)]
 struct WireResponse {
     #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
     incomplete_details: Option<IncompleteDetails>,
@@ -224,8 +228,17 @@ impl StreamParser for EventParser {
                     event.code.as_ref(),
                 ));
             }
-            "response.created"
-            | "response.in_progress"
+            "response.created" => {
+                if let Some(response) = event.response
+                    && (response.id.is_some() || response.model.is_some())
+                {
+                    out.push(BrainEvent::ResponseStart {
+                        id: response.id,
+                        model: response.model,
+                    });
+                }
+            }
+            "response.in_progress"
             | "response.queued"
             | "response.content_part.added"
             | "response.content_part.done"

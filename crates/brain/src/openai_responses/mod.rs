@@ -130,7 +130,8 @@ impl Brain for OpenAiResponsesBrain {
             extra_body: &self.config.extra_body,
         };
         let body = request_body(settings, &request).to_string().into_bytes();
-        self.transport.stream(body, EventParser::default)
+        self.transport
+            .stream(body, &request.trace_context, EventParser::default)
     }
 
     fn describe(&self) -> String {

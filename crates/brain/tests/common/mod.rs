@@ -25,8 +25,21 @@ pub(crate) fn hi() -> BrainRequest {
     BrainRequest::new(vec![Message::user("Hi")])
 }
 
-/// Every item of one call.
+/// Every item of one call but the [`BrainEvent::ResponseStart`] (what the answer is made of;
+/// `call_with_start` keeps it).
 pub(crate) async fn call(
+    brain: &dyn Brain,
+    request: BrainRequest,
+) -> Vec<Result<BrainEvent, BrainError>> {
+    call_with_start(brain, request)
+        .await
+        .into_iter()
+        .filter(|item| !matches!(item, Ok(BrainEvent::ResponseStart { .. })))
+        .collect()
+}
+
+/// Every item of one call.
+pub(crate) async fn call_with_start(
     brain: &dyn Brain,
     request: BrainRequest,
 ) -> Vec<Result<BrainEvent, BrainError>> {
@@ -67,7 +80,9 @@ pub(crate) async fn dropping_the_stream_aborts(
     brain: &dyn Brain,
     first: &[BrainEvent],
 ) {
-    let mut stream = brain.stream(hi());
+    let mut stream = brain
+        .stream(hi())
+        .filter(|item| std::future::ready(!matches!(item, Ok(BrainEvent::ResponseStart { .. }))));
     for expected in first {
         match stream.next().await {
             Some(Ok(event)) => assert_eq!(&event, expected),

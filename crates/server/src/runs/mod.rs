@@ -341,9 +341,16 @@ impl Runs {
         );
         let started = std::time::Instant::now();
         let mut start = start;
-        // A handler may have given the run a telemetry of its own (joining a request's trace).
+        // A handler may have given the run a telemetry of its own; else the run joins the
+        // request's trace when it named one (`traceparent`).
         if start.telemetry.is_none() {
-            start.telemetry = self.telemetry.clone();
+            start.telemetry =
+                self.telemetry
+                    .as_ref()
+                    .map(|telemetry| match crate::traceparent::incoming() {
+                        Some(parent) => telemetry.child_of(parent),
+                        None => telemetry.clone(),
+                    });
         }
         let start = start
             .with_run_id(run_id)

@@ -198,9 +198,14 @@ fn error_text(result: &CallToolResult) -> String {
 }
 
 /// The `_meta` of a `tools/call`: the agentwire run and tool call it is (see
-/// [`ToolContext::run_id`]), so the server can tie its work to them.
+/// [`ToolContext::run_id`]), so the server can tie its work to them, and the call's W3C trace
+/// context (`traceparent`, `tracestate`), where the OpenTelemetry MCP conventions put it: in
+/// `_meta`, which reaches the server over stdio as over HTTP.
 fn call_meta(context: &ToolContext) -> RequestMetaObject {
     let mut meta = serde_json::Map::new();
+    for (name, value) in context.trace_context.iter() {
+        meta.insert(name.to_owned(), Value::String(value.to_owned()));
+    }
     meta.insert(
         "agentwire/tool_call_id".to_owned(),
         Value::String(context.tool_call_id.to_string()),

@@ -15,6 +15,24 @@ fn check_error(payloads: &[&str], expect: &str) {
 const MESSAGE_START: &str = r#"{"type": "message_start", "message": {"id": "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY", "type": "message", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 25, "output_tokens": 1}}}"#;
 
 #[test]
+fn message_start_names_the_response_and_its_model() {
+    let events = crate::http::parse_all_with_start::<EventParser>(&[
+        MESSAGE_START,
+        r#"{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}"#,
+        r#"{"type": "message_stop"}"#,
+    ])
+    .expect("parses");
+    assert_eq!(
+        events[0],
+        BrainEvent::ResponseStart {
+            id: Some("msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY".into()),
+            model: Some("claude-sonnet-4-5".into()),
+        }
+    );
+    assert_eq!(events.len(), 2);
+}
+
+#[test]
 fn text_with_pings_and_usage() {
     check(
         &[

@@ -37,6 +37,7 @@ fn a_first_request_names_model_limits_system_and_tools() {
         )].into(),
         step: 0,
         settings: Default::default(),
+        trace_context: Default::default(),
     };
     let settings = Settings {
         thinking_budget: Some(2048),

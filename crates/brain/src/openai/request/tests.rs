@@ -44,6 +44,7 @@ fn the_body_has_the_settings_tools_and_stream_options() {
         .into(),
         step: 3,
         settings: Default::default(),
+        trace_context: Default::default(),
     };
     assert_eq!(
         request_body(settings, &request),

@@ -5,7 +5,7 @@ use agentwire_testkit::fake_openai_responses::ResponsesStream;
 use serde_json::json;
 
 use super::*;
-use crate::http::{logs_of, parse_all};
+use crate::http::{logs_of, parse_all, parse_all_with_start, without_start};
 
 /// What the parser makes of a stream's SSE bytes fed in these pieces.
 fn parse_pieces<'a>(
@@ -23,7 +23,7 @@ fn parse_pieces<'a>(
     }
     reader.finish().unwrap();
     parser.finish(&mut out)?;
-    Ok(out)
+    Ok(without_start(out))
 }
 
 /// Checks what a stream becomes, whole, split in two at every byte, and a byte at a time.
@@ -60,6 +60,23 @@ fn usage(input: u64, output: u64, reasoning: u64) -> Option<Usage> {
 }
 
 const ENCRYPTED: &str = "gAAAAABoISQ24OyVRYbkYfukLbSRHz0Q8Y8T1gl1MyyOnyYTr0p2Njs4yqo1Z3vD";
+
+#[test]
+fn response_created_names_the_response_and_its_model() {
+    let stream = ResponsesStream::new()
+        .message("msg_1", &["Hi"])
+        .completed(1, 1, 0);
+    let events = parse_all_with_start::<EventParser>(&stream.payloads()).unwrap();
+    let BrainEvent::ResponseStart { id, model } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert!(
+        id.as_deref().is_some_and(|id| id.starts_with("resp")),
+        "{id:?}"
+    );
+    assert!(model.is_some());
+    assert_eq!(without_start(events.clone()).len(), events.len() - 1);
+}
 
 #[test]
 fn text_streams_then_finishes_with_its_usage() {
@@ -227,7 +244,7 @@ fn a_failed_response_and_an_error_event_are_model_errors() {
         .into_iter()
         .try_for_each(|payload| parser.push(payload, &mut out))
         .unwrap_err();
-    assert_eq!(out, [BrainEvent::text_delta("Hi")]);
+    assert_eq!(without_start(out), [BrainEvent::text_delta("Hi")]);
     assert_eq!(error.to_string(), "the model failed: boom (server_error)");
     // Some servers nest the error.
     let error = parse_all::<EventParser>(&[

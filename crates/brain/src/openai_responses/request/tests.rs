@@ -43,6 +43,7 @@ fn the_body_has_instructions_tools_store_false_and_the_settings() {
         .into(),
         step: 0,
         settings: GenerationSettings::default(),
+        trace_context: Default::default(),
     };
     let none = Map::new();
     let configured = Settings {
