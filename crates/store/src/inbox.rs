@@ -269,7 +269,9 @@ impl Store {
     }
 
     /// Claims the session's first queued message for a run `run_id` to be started now, if the
-    /// session is free: no run of it going on or waiting, and no other message being started.
+    /// session is free: no run of it going on or waiting, no other message being started, and
+    /// no steer unsettled (one its run could not take goes back in the queue, ahead of those
+    /// that came after it).
     /// The claimed entry is `starting` until [`Store::settle_inbox`] says how its start went.
     pub async fn claim_next(
         &self,
@@ -294,7 +296,7 @@ impl Store {
                    (SELECT MIN(position) FROM session_inputs \
                     WHERE session_id = $1 AND outcome = 'queued') \
                  AND NOT EXISTS (SELECT 1 FROM session_inputs \
-                    WHERE session_id = $1 AND outcome = 'starting') \
+                    WHERE session_id = $1 AND outcome IN ('starting', 'steering')) \
                  AND NOT EXISTS (SELECT 1 FROM runs \
                     WHERE session_id = $1 AND status NOT IN {ENDED}) \
                  RETURNING client_message_id"

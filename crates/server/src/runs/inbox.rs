@@ -390,22 +390,20 @@ impl Runs {
                 }
                 _ => continue,
             };
-            let (runs, session_id) = (Arc::clone(self), session_id.clone());
+            let runs = Arc::clone(self);
+            let key: SessionKey = (live.owner.clone(), session_id.clone());
             let (id, run_id) = (outcome.client_message_id.clone(), live.handle.id().clone());
             tokio::spawn(async move {
                 let settled = runs
                     .store
-                    .settle_inbox(
-                        &session_id,
-                        &id,
-                        state,
-                        Some(&run_id),
-                        step,
-                        reason.as_deref(),
-                    )
+                    .settle_inbox(&key.1, &id, state, Some(&run_id), step, reason.as_deref())
                     .await;
-                if let Err(error) = settled {
-                    tracing::warn!(session = %session_id, message = id, "a steer's outcome: {error}");
+                match settled {
+                    // An unsettled steer holds the queue (see `Store::claim_next`).
+                    Ok(()) => runs.drain(&key).await,
+                    Err(error) => {
+                        tracing::warn!(session = %key.1, message = id, "a steer's outcome: {error}");
+                    }
                 }
             });
         }
@@ -416,17 +414,14 @@ impl Runs {
     pub(crate) async fn inbox_notice(self: &Arc<Self>, session_id: SessionId) {
         self.inboxed(&session_id);
         let live = self.session_run(&session_id);
-        match live {
-            Some(live) => {
-                if let Err(error) = self.offer_steers(&live).await {
-                    tracing::warn!(session = %session_id, "offering steers: {error}");
-                }
-            }
-            None => {
-                if let Some(key) = self.session_key(&session_id).await {
-                    self.drain(&key).await;
-                }
-            }
+        if let Some(live) = live
+            && let Err(error) = self.offer_steers(&live).await
+        {
+            tracing::warn!(session = %session_id, "offering steers: {error}");
+        }
+        // Free, or freed meanwhile (a steer the run could not take went back in the queue).
+        if let Some(key) = self.session_key(&session_id).await {
+            self.drain(&key).await;
         }
     }
 
