@@ -467,8 +467,8 @@ fn requests_read_every_documented_shape() {
             "message",
         ),
         (
-            r#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#,
-            "ListTasks",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ListAgents","params":{}}"#,
+            "ListAgents",
         ),
         (
             r#"{"jsonrpc":"1.0","id":1,"method":"SendMessage","params":{}}"#,
