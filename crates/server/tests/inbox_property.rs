@@ -35,7 +35,7 @@ const MODES: [&str; 5] = ["queue", "steer", "interrupt", "rollback", "reject"];
 #[schemars(crate = "agentwire_tools::schemars")]
 struct Work {}
 
-/// Every run calls `work` (200 ms), then answers: a step boundary in every run, and runs long
+/// Every run calls `work` (600 ms), then answers: a step boundary in every run, and runs long
 /// enough for the posters to find their session busy.
 fn worker() -> Agent {
     let script = json!({"turns": [
@@ -46,7 +46,7 @@ fn worker() -> Agent {
         [{"type": "text_delta", "text": "done"}, {"type": "finish", "reason": "stop"}]
     ]});
     let work = FnTool::new("work", "Works a while", |_: Work, _| async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
         Ok("worked".to_owned())
     });
     Agent::builder("worker")
