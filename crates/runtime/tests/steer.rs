@@ -6,8 +6,9 @@ mod common;
 
 use std::sync::Arc;
 
+use agentwire_core::communication::CommunicationSchema;
 use agentwire_core::{EventKind, InputOutcome, Message, Outcome, Role, RunStatus};
-use agentwire_runtime::{InputError, RunStart};
+use agentwire_runtime::{InputError, Run, RunStart};
 use common::{Client, Recording, agent, answer, call, finish, tool};
 use futures::FutureExt;
 use serde_json::json;
@@ -33,6 +34,24 @@ fn script() -> serde_json::Value {
     ]})
 }
 
+/// A run of the `lookup` agent (under `schema`, if given) that has started its tool: its
+/// brain, the run, and what lets the tool answer.
+async fn working(schema: Option<CommunicationSchema>) -> (Recording, Run, Arc<Notify>) {
+    let brain = Recording::new(script());
+    let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let mut builder = agent(&brain).tool(lookup(Arc::clone(&started), Arc::clone(&go)));
+    if let Some(schema) = schema {
+        builder = builder.schema(schema);
+    }
+    let run = builder
+        .build()
+        .unwrap()
+        .start(RunStart::new(vec![Message::user("Look it up")]))
+        .unwrap();
+    started.notified().await;
+    (brain, run, go)
+}
+
 fn outcomes(client: &Client) -> Vec<(u64, InputOutcome)> {
     client
         .seen
@@ -46,16 +65,7 @@ fn outcomes(client: &Client) -> Vec<(u64, InputOutcome)> {
 
 #[tokio::test]
 async fn a_steer_joins_at_the_next_step_and_the_model_sees_it() {
-    let brain = Recording::new(script());
-    let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let agent = agent(&brain)
-        .tool(lookup(Arc::clone(&started), Arc::clone(&go)))
-        .build()
-        .unwrap();
-    let run = agent
-        .start(RunStart::new(vec![Message::user("Look it up")]))
-        .unwrap();
-    started.notified().await;
+    let (brain, run, go) = working(None).await;
     run.handle
         .steer("c1", Message::user("Answer in French"))
         .unwrap();
@@ -96,16 +106,7 @@ async fn a_steer_joins_at_the_next_step_and_the_model_sees_it() {
 
 #[tokio::test]
 async fn a_steer_the_run_cannot_take_is_reported_not_delivered() {
-    let brain = Recording::new(script());
-    let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let agent = agent(&brain)
-        .tool(lookup(Arc::clone(&started), Arc::clone(&go)))
-        .build()
-        .unwrap();
-    let run = agent
-        .start(RunStart::new(vec![Message::user("Look it up")]))
-        .unwrap();
-    started.notified().await;
+    let (_brain, run, _go) = working(None).await;
     run.handle.steer("c1", Message::user("never mind")).unwrap();
     run.handle.cancel().unwrap();
     let mut client = Client::new(run.events);
@@ -129,19 +130,7 @@ async fn a_steer_the_run_cannot_take_is_reported_not_delivered() {
 
 #[tokio::test]
 async fn steers_must_be_user_questions_the_schema_allows() {
-    let brain = Recording::new(script());
-    let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let agent = agent(&brain)
-        .tool(lookup(Arc::clone(&started), Arc::clone(&go)))
-        .schema(Arc::new(
-            agentwire_core::communication::CommunicationSchema::chat(),
-        ))
-        .build()
-        .unwrap();
-    let run = agent
-        .start(RunStart::new(vec![Message::user("Look it up")]))
-        .unwrap();
-    started.notified().await;
+    let (_, run, go) = working(Some(CommunicationSchema::chat())).await;
     // The chat built-in takes turns: no user message while the agent works.
     assert!(matches!(
         run.handle.steer("c1", Message::user("hurry")),
@@ -160,16 +149,7 @@ async fn steers_must_be_user_questions_the_schema_allows() {
 
 #[tokio::test]
 async fn a_note_is_reported_at_the_runs_next_event() {
-    let brain = Recording::new(script());
-    let (started, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let agent = agent(&brain)
-        .tool(lookup(Arc::clone(&started), Arc::clone(&go)))
-        .build()
-        .unwrap();
-    let run = agent
-        .start(RunStart::new(vec![Message::user("Look it up")]))
-        .unwrap();
-    started.notified().await;
+    let (_brain, run, go) = working(None).await;
     run.handle.note(InputOutcome::new("q1", Outcome::Queued));
     go.notify_one();
     let mut client = Client::new(run.events);
