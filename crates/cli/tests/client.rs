@@ -39,6 +39,15 @@ approval = ["write_file"]
 workspace = "ws"
 
 [[agents]]
+name = "tasker"
+description = "Looks something up, then answers"
+provider = "scripted"
+script = "tasker.json"
+tokens_per_second = 20
+tools = ["list_files"]
+workspace = "ws"
+
+[[agents]]
 name = "failer"
 provider = "scripted"
 script = "failer.json"
@@ -56,6 +65,21 @@ fn start() -> (tempfile::TempDir, Server) {
             json!({"turns": [[{"type": "text_delta", "text": "Hello "}, {"type": "text_delta", "text": "there."}, {"type": "finish", "reason": "stop"}]]}),
         ),
         ("slow.json", json!({"turns": [words]})),
+        (
+            "tasker.json",
+            json!({"turns": [
+                (0..20)
+                    .map(|n| json!({"type": "text_delta", "text": format!("s{n} ")}))
+                    .chain([
+                        json!({"type": "tool_call_start", "id": "l1", "name": "list_files"}),
+                        json!({"type": "tool_call_delta", "id": "l1", "args": "{}"}),
+                        json!({"type": "tool_call_end", "id": "l1"}),
+                        json!({"type": "finish", "reason": "tool_calls"}),
+                    ])
+                    .collect::<Vec<_>>(),
+                [{"type": "text_delta", "text": "All done."}, {"type": "finish", "reason": "stop"}]
+            ]}),
+        ),
         (
             "writer.json",
             json!({"turns": [
@@ -135,7 +159,7 @@ fn agents_lists_names_and_descriptions() {
     );
     let out = agentwire(&["agents", "--json", &server.url]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["agents"].as_array().unwrap().len(), 4);
+    assert_eq!(json["agents"].as_array().unwrap().len(), 5);
 }
 
 #[test]
@@ -224,6 +248,28 @@ async fn run_joins_the_words_of_the_message() {
         history["messages"][0]["parts"][0]["text"], "hello world",
         "{history}"
     );
+}
+
+#[test]
+fn chat_sends_what_is_typed_while_the_agent_answers() {
+    let (_dir, server) = start();
+    let mut chat = chat_on_terminal(&["--agent", "tasker", &server.url]);
+    chat.expect("> ").unwrap();
+    chat.send_line("look it up").unwrap();
+    chat.expect("s1 ").unwrap();
+    // A steer joins this answer at its next step; a plain line is queued for the next turn.
+    chat.send_line("/steer in French").unwrap();
+    chat.expect("↳ steering").unwrap();
+    chat.send_line("and then the weather").unwrap();
+    chat.expect("↳ queued").unwrap();
+    chat.expect("taken in at step 1").unwrap();
+    chat.expect("All done.").unwrap();
+    // The queued line's own run streams after the answer, then the prompt comes back.
+    chat.expect("s19 ").unwrap();
+    chat.expect("All done.").unwrap();
+    chat.expect("> ").unwrap();
+    chat.send(ControlCode::EndOfTransmission).unwrap();
+    chat.expect(Eof).unwrap();
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use agentwire_core::{
-    ErrorInfo, GenerationSettings, Message, RunId, RunStatus, SessionId, ToolSpec, Usage,
+    ErrorInfo, GenerationSettings, InputMode, Message, RunId, RunStatus, SessionId, ToolSpec, Usage,
 };
 use agentwire_dialects::native::RunRequest;
 use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
@@ -200,6 +200,46 @@ pub struct Session {
     pub id: SessionId,
     /// Every message of it, oldest first.
     pub messages: Vec<Message>,
+}
+
+/// A message sent into a session (`POST /v1/sessions/{id}/messages`), busy or not.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionMessage {
+    /// The user's message.
+    pub message: Message,
+    /// What to do if the session is busy; the agent's default (`input_mode`) when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<InputMode>,
+    /// The client's name for the message: sending it again is answered as it stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_message_id: Option<String>,
+}
+
+/// Where a message sent into a session stands.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct InboxEntry {
+    /// The client's name for it (made up by the server when the client gave none).
+    pub client_message_id: String,
+    /// Its place in the session's inbox, from 1.
+    pub position: i64,
+    /// `queued`, `starting`, `steering`, `delivered` or `not_delivered`.
+    pub outcome: String,
+    /// The run it started or was given to.
+    #[serde(default)]
+    pub run_id: Option<RunId>,
+    /// The model calls that run had made when it took it (0: the run's own input).
+    #[serde(default)]
+    pub step: Option<u32>,
+    /// Why it was not delivered.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+impl InboxEntry {
+    /// Whether it has settled: delivered or not, it changes no more.
+    pub fn is_settled(&self) -> bool {
+        matches!(self.outcome.as_str(), "delivered" | "not_delivered")
+    }
 }
 
 #[derive(Deserialize)]
@@ -401,6 +441,40 @@ impl Client {
     pub async fn session(&self, session_id: &SessionId) -> Result<Session, ClientError> {
         self.get_json(self.url(&["v1", "sessions", session_id.as_str()]))
             .await
+    }
+
+    /// Sends a message into a session, busy or not (`POST /v1/sessions/{id}/messages`): a
+    /// free session starts a run of it; a busy one queues it, steers the run going on with it,
+    /// or interrupts that run, as `message.mode` says. Where it stands now.
+    pub async fn send_message(
+        &self,
+        session_id: &SessionId,
+        message: &SessionMessage,
+    ) -> Result<InboxEntry, ClientError> {
+        let url = self.url(&["v1", "sessions", session_id.as_str(), "messages"]);
+        let response = self
+            .request(self.http.post(url))
+            .json(message)
+            .send()
+            .await?;
+        json(checked(response).await?).await
+    }
+
+    /// Where a message sent into a session stands now
+    /// (`GET /v1/sessions/{id}/messages/{client_message_id}`).
+    pub async fn message_outcome(
+        &self,
+        session_id: &SessionId,
+        client_message_id: &str,
+    ) -> Result<InboxEntry, ClientError> {
+        let path = [
+            "v1",
+            "sessions",
+            session_id.as_str(),
+            "messages",
+            client_message_id,
+        ];
+        self.get_json(self.url(&path)).await
     }
 
     /// Deletes a session with its runs (`DELETE /v1/sessions/{id}`).

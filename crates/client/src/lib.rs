@@ -42,8 +42,8 @@ mod pending;
 mod stream;
 
 pub use client::{
-    AgentCard, AgentSummary, Client, Reconnect, RunInfo, RunOutput, RunPage, RunQuery, Session,
-    StartRun,
+    AgentCard, AgentSummary, Client, InboxEntry, Reconnect, RunInfo, RunOutput, RunPage, RunQuery,
+    Session, SessionMessage, StartRun,
 };
 pub use error::ClientError;
 pub use pending::{pending_approvals, pending_tool_calls};

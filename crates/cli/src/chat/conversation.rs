@@ -3,9 +3,11 @@
 //! applied to an accumulator.
 
 use agentwire_client::ai_sdk::{AiSdkChat, ChatStream};
-use agentwire_client::{Client, ClientError, RunStream, StartRun};
+use agentwire_client::{Client, ClientError, InboxEntry, RunStream, SessionMessage, StartRun};
 use agentwire_core::part::ApprovalResponse;
-use agentwire_core::{Awaiting, Event, Message, Part, Role, RunStatus, SessionId};
+use agentwire_core::{
+    Awaiting, Event, InputMode, Message, Part, Role, RunId, RunStatus, SessionId,
+};
 
 use super::render::{Approval, approvals};
 
@@ -55,6 +57,49 @@ impl Conversation {
                 Ok(Turn::Native(Box::new(client.start(&start).await?)))
             }
             Conversation::AiSdk(chat) => Ok(Turn::AiSdk(Box::new(chat.send(message).await?))),
+        }
+    }
+
+    /// Sends `message` into the session while `turn` answers, in `mode` (the agent's default
+    /// when `None`); where it stands. Only the native API has a session to send into.
+    pub(crate) async fn send_while(
+        &self,
+        turn: &Turn,
+        message: Message,
+        mode: Option<InputMode>,
+        client_message_id: String,
+    ) -> Option<Result<InboxEntry, ClientError>> {
+        let (Conversation::Native { client, .. }, Turn::Native(run)) = (self, turn) else {
+            return None;
+        };
+        let session = run.session_id()?;
+        let message = SessionMessage {
+            message,
+            mode,
+            client_message_id: Some(client_message_id),
+        };
+        Some(client.send_message(session, &message).await)
+    }
+
+    /// Where a message sent while a turn answered stands now.
+    pub(crate) async fn outcome(&self, client_message_id: &str) -> Result<InboxEntry, ClientError> {
+        match self {
+            Conversation::Native {
+                client,
+                session: Some(session),
+                ..
+            } => client.message_outcome(session, client_message_id).await,
+            _ => Err(ClientError::NoRunId),
+        }
+    }
+
+    /// The turn of a run a message sent meanwhile started.
+    pub(crate) fn follow(&self, run_id: &RunId) -> Option<Turn> {
+        match self {
+            Conversation::Native { client, .. } => {
+                Some(Turn::Native(Box::new(client.events(run_id))))
+            }
+            Conversation::AiSdk(_) => None,
         }
     }
 

@@ -1,7 +1,10 @@
 //! `agentwire chat`: a terminal chat with an agent. Reads lines from stdin, streams each answer
 //! through the [`render::Renderer`], asks approvals as y/n questions, and handles Ctrl-C: the
 //! first cancels the running answer, a second (or one at the prompt) quits. `/attach PATH`
-//! attaches a file to the next message.
+//! attaches a file to the next message. At a terminal, a line typed while an answer streams
+//! goes into the session at once (`/steer …`, `/queue …`, `/interrupt …`, `/rollback …`, or the
+//! agent's default mode), its outcome is shown as the run reports it, and the runs such lines
+//! start are streamed after the answer, in order.
 
 mod conversation;
 mod render;
@@ -12,7 +15,7 @@ use std::time::Duration;
 
 use agentwire_client::Client;
 use agentwire_client::ai_sdk::AiSdkChat;
-use agentwire_core::Message;
+use agentwire_core::{InputMode, Message};
 use anyhow::Result;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
@@ -84,10 +87,11 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
     let mut interrupts = Interrupts::new()?;
     // Files `/attach` added, sent with the next message.
     let mut attached = Vec::new();
+    let mut sent = Sent::default();
     let agent = args.agent.as_deref().unwrap_or("the default agent");
     write(&renderer.notice(
         &format!(
-            "agentwire chat with {agent} at {} ({}). /attach PATH adds a file to your next message. Ctrl-C stops an answer; Ctrl-C again or Ctrl-D quits.",
+            "agentwire chat with {agent} at {} ({}). /attach PATH adds a file to your next message. While it answers, type to queue a message (/steer, /interrupt to say otherwise). Ctrl-C stops an answer; Ctrl-C again or Ctrl-D quits.",
             args.url,
             match dialect {
                 ChatDialect::Native => "native",
@@ -127,33 +131,76 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
         }
         let mut message = Message::user(text);
         message.parts.append(&mut attached);
-        let mut turn = match conversation.send(message).await {
+        let turn = match conversation.send(message).await {
             Ok(turn) => turn,
             Err(error) => {
                 write(&renderer.notice(&format!("✗ {error}"), true))?;
                 continue;
             }
         };
-        loop {
-            if let Outcome::Quit = drive(&mut turn, &mut renderer, &mut interrupts).await? {
-                write(&renderer.end_turn())?;
+        let mut chat = Chat {
+            conversation: &mut conversation,
+            renderer: &mut renderer,
+            interrupts: &mut interrupts,
+            lines: &mut lines,
+            sent: &mut sent,
+            busy_input: typing,
+        };
+        if chat.converse(turn).await?.is_some() {
+            return Ok(ExitCode::SUCCESS);
+        }
+        // The runs that lines typed meanwhile started, one after another.
+        while let Some(turn) = chat.next_sent().await? {
+            if chat.converse(turn).await?.is_some() {
                 return Ok(ExitCode::SUCCESS);
             }
-            let pending = conversation.settle(turn);
+        }
+    }
+}
+
+/// What one exchange works with: the conversation, the screen, and the user's keys.
+struct Chat<'a> {
+    conversation: &'a mut Conversation,
+    renderer: &'a mut Renderer,
+    interrupts: &'a mut Interrupts,
+    lines: &'a mut mpsc::Receiver<String>,
+    /// Lines typed while an answer streamed, sent into the session, by client message id.
+    sent: &'a mut Sent,
+    /// Whether a line typed while an answer streams is sent at once (a person at a terminal;
+    /// piped lines wait their turn, as a script expects).
+    busy_input: bool,
+}
+
+/// Lines sent while an answer streamed, oldest first, and the count naming them.
+#[derive(Default)]
+struct Sent {
+    ids: std::collections::VecDeque<String>,
+    count: u64,
+}
+
+impl Chat<'_> {
+    /// Streams a turn and any approvals it asks, to its end; `Some` when the user quit.
+    async fn converse(&mut self, mut turn: Turn) -> Result<Option<()>> {
+        loop {
+            if let Outcome::Quit = self.drive(&mut turn).await? {
+                write(&self.renderer.end_turn())?;
+                return Ok(Some(()));
+            }
+            let pending = self.conversation.settle(turn);
             if pending.is_empty() {
-                break;
+                return Ok(None);
             }
             let mut answers = Vec::new();
             for approval in &pending {
                 let approved = loop {
-                    write(&renderer.approval_prompt(approval))?;
+                    write(&self.renderer.approval_prompt(approval))?;
                     let answer = tokio::select! {
-                        line = lines.recv() => line,
-                        () = interrupts.next() => None,
+                        line = self.lines.recv() => line,
+                        () = self.interrupts.next() => None,
                     };
                     let Some(answer) = answer else {
                         write("\n")?;
-                        return Ok(ExitCode::SUCCESS);
+                        return Ok(Some(()));
                     };
                     match answer.trim().to_ascii_lowercase().as_str() {
                         "y" | "yes" => break true,
@@ -163,53 +210,140 @@ pub(crate) async fn run(args: ChatArgs) -> Result<ExitCode> {
                 };
                 answers.push((approval.approval_id.clone(), approved));
             }
-            turn = match conversation.answer(&answers).await {
+            turn = match self.conversation.answer(&answers).await {
                 Ok(turn) => turn,
                 Err(error) => {
-                    write(&renderer.notice(&format!("✗ {error}"), true))?;
-                    break;
+                    write(&self.renderer.notice(&format!("✗ {error}"), true))?;
+                    return Ok(None);
                 }
             };
         }
     }
-}
 
-/// Streams one turn to the terminal until it settles, or the user quits.
-async fn drive(
-    turn: &mut Turn,
-    renderer: &mut Renderer,
-    interrupts: &mut Interrupts,
-) -> Result<Outcome> {
-    let mut canceling = false;
-    let mut ticker = tokio::time::interval(Duration::from_millis(80));
-    loop {
-        tokio::select! {
-            event = turn.next() => match event {
-                Ok(Some(event)) => write(&renderer.event(&event))?,
-                Ok(None) => {
-                    write(&renderer.end_turn())?;
-                    return Ok(Outcome::Settled);
-                }
-                Err(error) => {
-                    write(&renderer.notice(&format!("✗ {error}"), true))?;
-                    return Ok(Outcome::Settled);
-                }
-            },
-            () = interrupts.next() => {
-                if canceling {
-                    return Ok(Outcome::Quit);
-                }
-                canceling = true;
-                write(&renderer.stop("stopping… (Ctrl-C again quits)"))?;
-                match turn.cancel().await {
-                    Ok(true) => {}
-                    Ok(false) => write(&renderer.notice("■ stopped", false))?,
-                    Err(error) => write(&renderer.notice(&format!("✗ {error}"), true))?,
-                }
-            },
-            _ = ticker.tick(), if renderer.spinning() => write(&renderer.tick())?,
+    /// Streams one turn to the terminal until it settles, or the user quits. A line typed
+    /// meanwhile goes into the session: `/steer …`, `/queue …`, `/interrupt …` or
+    /// `/rollback …` name the mode, a plain line takes the agent's default.
+    async fn drive(&mut self, turn: &mut Turn) -> Result<Outcome> {
+        let mut canceling = false;
+        let mut ticker = tokio::time::interval(Duration::from_millis(80));
+        loop {
+            tokio::select! {
+                event = turn.next() => match event {
+                    Ok(Some(event)) => write(&self.renderer.event(&event))?,
+                    Ok(None) => {
+                        write(&self.renderer.end_turn())?;
+                        return Ok(Outcome::Settled);
+                    }
+                    Err(error) => {
+                        write(&self.renderer.notice(&format!("✗ {error}"), true))?;
+                        return Ok(Outcome::Settled);
+                    }
+                },
+                () = self.interrupts.next() => {
+                    if canceling {
+                        return Ok(Outcome::Quit);
+                    }
+                    canceling = true;
+                    write(&self.renderer.stop("stopping… (Ctrl-C again quits)"))?;
+                    match turn.cancel().await {
+                        Ok(true) => {}
+                        Ok(false) => write(&self.renderer.notice("■ stopped", false))?,
+                        Err(error) => write(&self.renderer.notice(&format!("✗ {error}"), true))?,
+                    }
+                },
+                line = self.lines.recv(), if self.busy_input => match line {
+                    Some(line) => self.send_while(turn, &line).await?,
+                    // Stdin ended: the answer still streams to its end.
+                    None => self.busy_input = false,
+                },
+                _ = ticker.tick(), if self.renderer.spinning() => write(&self.renderer.tick())?,
+            }
         }
     }
+
+    /// Sends a line typed while `turn` answers into the session.
+    async fn send_while(&mut self, turn: &Turn, line: &str) -> Result<()> {
+        let (mode, text) = busy_mode(line.trim());
+        if text.is_empty() {
+            return Ok(());
+        }
+        self.sent.count += 1;
+        let id = format!("chat_{}_{}", std::process::id(), self.sent.count);
+        let note = match self
+            .conversation
+            .send_while(turn, Message::user(text), mode, id.clone())
+            .await
+        {
+            Some(Ok(entry)) => {
+                self.sent.ids.push_back(id);
+                (
+                    format!("↳ {}: {}", entry.outcome, entry.client_message_id),
+                    false,
+                )
+            }
+            Some(Err(error)) => (format!("✗ {error}"), true),
+            None => (
+                "✗ this chat sends only between answers here; send it again when this one ends"
+                    .to_owned(),
+                true,
+            ),
+        };
+        write(&self.renderer.notice(&note.0, note.1))
+    }
+
+    /// The turn of the next run a line sent meanwhile started, once it starts; lines a run took
+    /// as it went (steers) or that were not delivered are passed over, the latter said.
+    async fn next_sent(&mut self) -> Result<Option<Turn>> {
+        while let Some(id) = self.sent.ids.front().cloned() {
+            let entry = loop {
+                match self.conversation.outcome(&id).await {
+                    Ok(entry) if entry.is_settled() => break Some(entry),
+                    Ok(_) => {}
+                    Err(error) => {
+                        write(&self.renderer.notice(&format!("✗ {error}"), true))?;
+                        break None;
+                    }
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(250)) => {}
+                    () = self.interrupts.next() => return Ok(None),
+                }
+            };
+            self.sent.ids.pop_front();
+            let Some(entry) = entry else { continue };
+            match (entry.outcome.as_str(), entry.step, &entry.run_id) {
+                ("delivered", Some(0), Some(run_id)) => {
+                    return Ok(self.conversation.follow(run_id));
+                }
+                ("not_delivered", ..) => {
+                    let why = entry.reason.as_deref().unwrap_or("no reason given");
+                    let note = format!("↳ not delivered ({why}): {id}");
+                    write(&self.renderer.notice(&note, true))?;
+                }
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The mode a line names (`/steer …`), and its text.
+fn busy_mode(line: &str) -> (Option<InputMode>, &str) {
+    for mode in [
+        InputMode::Steer,
+        InputMode::Queue,
+        InputMode::Interrupt,
+        InputMode::Rollback,
+    ] {
+        if let Some(rest) = line
+            .strip_prefix('/')
+            .and_then(|l| l.strip_prefix(mode.name()))
+            && (rest.is_empty() || rest.starts_with(' '))
+        {
+            return (Some(mode), rest.trim());
+        }
+    }
+    (None, line)
 }
 
 /// Ctrl-C presses, from one listener that lives as long as the chat: a press while the chat is

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use agentwire_core::{Event, EventKind, Message, Part, RunStatus, StreamedPart};
+use agentwire_core::{Event, EventKind, Message, Outcome, Part, RunStatus, StreamedPart};
 use crossterm::Command;
 use crossterm::style::{StyledContent, Stylize};
 use crossterm::terminal::{Clear, ClearType};
@@ -197,11 +197,25 @@ impl Renderer {
                 );
                 out.push('\n');
             }
+            EventKind::Input(input) => {
+                // Step 0 is a run's own input: the user's line is on screen already.
+                let line = match &input.outcome {
+                    Outcome::Delivered { step: 0 } => None,
+                    Outcome::Delivered { step } => Some(format!("↳ taken in at step {step}")),
+                    Outcome::Queued => Some("↳ queued".to_owned()),
+                    Outcome::NotDelivered { reason } => Some(format!("↳ not delivered ({reason})")),
+                };
+                if let Some(line) = line {
+                    self.switch_to(&mut out, None);
+                    self.end_line(&mut out);
+                    out += &self.paint(format!("{line}: {}", input.client_message_id), Paint::Warn);
+                    out.push('\n');
+                }
+            }
             // Messages show through their parts; an echoed input is the user's own words.
             EventKind::RunCreated { .. }
             | EventKind::MessageStart { .. }
             | EventKind::MessageComplete { .. }
-            | EventKind::Input(_)
             | EventKind::Heartbeat {} => {}
         }
         out += &self.show_spinner();
