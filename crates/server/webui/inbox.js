@@ -68,7 +68,8 @@ export class Inbox {
     const view = this.host.conversation.add(message);
     if (!view) return false;
     const chip = h('span', { class: 'inbox-chip', role: 'status', 'data-outcome': 'sending', text: 'sending…' });
-    view.el.append(chip);
+    // Under the message itself, above its actions.
+    view.parts.after(chip);
     view.el.classList.add('inbox');
     this.waiting.append(view.el);
     const item = { mode, chip, el: view.el, done: false };

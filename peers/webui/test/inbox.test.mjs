@@ -75,11 +75,11 @@ async function type(page, text, mode) {
 /** The chip of the user's message saying `text`. */
 const chipOf = (page, text) => page.locator('.message.user', { hasText: text }).locator('.inbox-chip');
 
-/** The transcript as the page shows it, in order: role and the start of its text. */
+/** The transcript as the page shows it, in order: role and text (step marks and tool cards left out). */
 const transcript = (page) =>
   page.locator('#messages > .message').evaluateAll((els) =>
     els
-      .map((el) => [el.classList.contains('user') ? 'user' : el.classList.contains('assistant') ? 'assistant' : 'other', (el.querySelector('.parts')?.textContent ?? '').trim()])
+      .map((el) => [el.classList.contains('user') ? 'user' : el.classList.contains('assistant') ? 'assistant' : 'other', [...el.querySelectorAll('.part.text')].map((part) => part.textContent).join('').trim()])
       .filter(([role, text]) => role !== 'other' && text),
   );
 
