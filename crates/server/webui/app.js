@@ -144,8 +144,9 @@ function refreshControls() {
   document.body.classList.toggle('live', live);
   ui.stop.hidden = !live;
   // The next message goes as the run's input when it waits for one, else into the session's
-  // inbox while the session is busy, else it starts a run.
-  const canSend = !live || !!state.sessionId || (status?.status === 'awaiting' && status.awaiting === 'input');
+  // inbox while the run works, else it starts a run; a run that waits for something else (an
+  // approval) must be answered or stopped first.
+  const canSend = !live || busy() || (status?.status === 'awaiting' && status.awaiting === 'input');
   ui.send.disabled = !canSend;
   ui.input.setAttribute('aria-disabled', String(!canSend));
   ui.mode.hidden = !busy();
@@ -155,9 +156,8 @@ function refreshControls() {
 /** Whether a message sent now goes into the session's inbox: a run works, or messages wait. */
 function busy() {
   const status = state.run?.acc.status;
-  const live = !!state.run && !(status && TERMINAL.has(status.status));
-  const waitsForInput = status?.status === 'awaiting' && status.awaiting === 'input';
-  return !!state.sessionId && ((live && !waitsForInput) || inbox.pending > 0);
+  const works = !!state.run && !(status && (TERMINAL.has(status.status) || status.status === 'awaiting'));
+  return !!state.sessionId && (works || inbox.pending > 0);
 }
 
 // ---- running ----
