@@ -37,6 +37,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../webui/dom.js"),
     ),
     (
+        "inbox.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/inbox.js"),
+    ),
+    (
         "markdown.js",
         "text/javascript; charset=utf-8",
         include_str!("../webui/markdown.js"),

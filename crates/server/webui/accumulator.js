@@ -24,6 +24,7 @@
  *   | {kind: 'part_complete', message: Message, index: number}
  *   | {kind: 'message_complete', message: Message}
  *   | {kind: 'error', error: ErrorInfo}
+ *   | {kind: 'input', input: {client_message_id: string, outcome: string, step?: number, reason?: string}}
  *   | {kind: 'none'}} Change
  */
 
@@ -155,6 +156,10 @@ export class Accumulator {
         entry.message.metadata = event.message.metadata ?? entry.message.metadata;
         return { kind: 'message_complete', message: entry.message };
       }
+      case 'input':
+        // What became of a message sent into the session while the run worked; a delivered
+        // steer's message follows as a user `message_complete`.
+        return { kind: 'input', input: { client_message_id: event.client_message_id, outcome: event.outcome, step: event.step, reason: event.reason } };
       case 'error':
         this.errors.push({ code: event.code, message: event.message });
         return { kind: 'error', error: { code: event.code, message: event.message } };

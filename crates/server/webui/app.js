@@ -6,10 +6,13 @@
 // An edited question, or an answer asked for again, takes the conversation up from there in a
 // copy of the session (`POST /v1/sessions/{id}/fork`), the original kept as it was.
 // The open session is in the address (`#session=<id>`), so a reload comes back to it.
+// While a run works, what the user sends goes into the session's inbox (`inbox.js`): queued
+// for a run of its own, steered into the run, or interrupting it, as the control beside Send says.
 
 import { Accumulator, TERMINAL, settled } from './accumulator.js';
 import { ApiError, request, storeKey, storedKey, stream } from './api.js';
 import { h } from './dom.js';
+import { Inbox } from './inbox.js';
 import { Conversation } from './render.js';
 
 /** @typedef {import('./accumulator.js').Message} Message */
@@ -32,6 +35,8 @@ const ui = {
   form: /** @type {HTMLFormElement} */ ($('composer')),
   input: /** @type {HTMLTextAreaElement} */ ($('input')),
   send: /** @type {HTMLButtonElement} */ ($('send')),
+  mode: /** @type {HTMLSelectElement} */ ($('send-mode')),
+  waiting: $('waiting'),
   stop: /** @type {HTMLButtonElement} */ ($('stop')),
   attach: /** @type {HTMLButtonElement} */ ($('attach')),
   attachInput: /** @type {HTMLInputElement} */ ($('attach-input')),
@@ -69,6 +74,13 @@ const state = {
 };
 
 const conversation = new Conversation(ui.messages, { approve: answerApproval, resend, findCall });
+const inbox = new Inbox(ui.waiting, {
+  conversation,
+  transcript: ui.messages,
+  follow: (runId) => resume(runId),
+  idle: () => !state.run || settled(state.run.acc.status),
+  onError: showError,
+});
 
 // ---- errors and the key ----
 
@@ -131,12 +143,21 @@ function refreshControls() {
   // Editing or regenerating starts a run: not while one goes on.
   document.body.classList.toggle('live', live);
   ui.stop.hidden = !live;
-  // The next message goes as the run's input when it waits for one, else it starts a run; a
-  // run that works or waits for something else must be answered or stopped first.
-  const canSend = !live || (status?.status === 'awaiting' && status.awaiting === 'input');
+  // The next message goes as the run's input when it waits for one, else into the session's
+  // inbox while the run works, else it starts a run; a run that waits for something else (an
+  // approval) must be answered or stopped first.
+  const canSend = !live || busy() || (status?.status === 'awaiting' && status.awaiting === 'input');
   ui.send.disabled = !canSend;
   ui.input.setAttribute('aria-disabled', String(!canSend));
-  ui.empty.hidden = ui.messages.childElementCount > 0;
+  ui.mode.hidden = !busy();
+  ui.empty.hidden = ui.messages.childElementCount + ui.waiting.childElementCount > 0;
+}
+
+/** Whether a message sent now goes into the session's inbox: a run works, or messages wait. */
+function busy() {
+  const status = state.run?.acc.status;
+  const works = !!state.run && !(status && (TERMINAL.has(status.status) || status.status === 'awaiting'));
+  return !!state.sessionId && (works || inbox.pending > 0);
 }
 
 // ---- running ----
@@ -187,6 +208,9 @@ function apply(run, event) {
     }
     case 'error':
       conversation.showError(change.error);
+      break;
+    case 'input':
+      inbox.note(change.input);
       break;
     default:
       break;
@@ -290,11 +314,24 @@ async function send() {
   const parts = text ? [{ type: 'text', text }, ...attached] : [...attached];
   /** @type {Message} */
   const message = { id: newMessageId(), role: 'user', parts };
-  const waiting = state.run && state.run.acc.status?.status === 'awaiting' ? state.run : undefined;
+  const toInbox = busy();
+  const waiting = !toInbox && state.run && state.run.acc.status?.status === 'awaiting' ? state.run : undefined;
   ui.input.value = '';
   state.attachments = [];
   showAttachments();
   autosize();
+  if (toInbox && state.sessionId) {
+    setFollowing(true);
+    const sent = await inbox.send(state.sessionId, message, ui.mode.value, ui.agent.value || undefined);
+    if (!sent) {
+      ui.input.value = text;
+      state.attachments = attached;
+      showAttachments();
+      autosize();
+    }
+    refreshControls();
+    return;
+  }
   if (!waiting) {
     if (!(await startRun(message))) {
       // Refused (the error shows why): the message was not sent; it goes back to the composer.
@@ -458,6 +495,7 @@ async function openSession(id) {
   state.run?.abort.abort();
   state.run = undefined;
   conversation.clear();
+  inbox.reset();
   clearError();
   setSession(id);
   closeSidebar();
@@ -483,6 +521,7 @@ function newChat() {
   state.run?.abort.abort();
   state.run = undefined;
   conversation.clear();
+  inbox.reset();
   clearError();
   setSession(undefined);
   closeSidebar();
@@ -546,6 +585,7 @@ const follower = new ResizeObserver(() => {
   else ui.jump.hidden = belowEnd() < 2;
 });
 follower.observe(ui.messages);
+follower.observe(ui.waiting);
 // The composer growing shrinks the view: that too keeps the end in sight.
 follower.observe(scroller);
 scroller.addEventListener('scroll', () => {
