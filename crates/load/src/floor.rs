@@ -5,7 +5,8 @@
 //!
 //! The frames are the same events through the same dialect encoders as the server's, encoded
 //! once at start: a run (`run_created`, `in_progress`), one assistant message whose step starts
-//! and whose text streams as `tokens` deltas of `"token "`, its completion, `completed`. Ids
+//! and whose text streams as `tokens` deltas of `"token "`, its completion (with its timeline),
+//! `completed`. Ids
 //! have the server's shapes and lengths, so each frame has the server's size (a test compares
 //! them with a real run's). Each event is its own
 //! body frame and all of them are ready at once: hyper writes them in as few writes as it
@@ -77,6 +78,14 @@ pub(crate) fn events(tokens: u32) -> Vec<Event> {
     for _ in 0..tokens {
         message.text_delta(&mut out, "token ");
     }
+    // The runtime's timeline of the message: its one model call, as the scripted brain's.
+    let at = CREATED_AT;
+    let timeline = serde_json::json!([{"kind": "chat", "name": "chat", "step": 0, "start": at,
+        "end": at + 1, "first_token": at, "finish_reason": "stop"}]);
+    message
+        .metadata_mut()
+        .extra
+        .insert("timeline".to_owned(), timeline);
     message.finish(&mut out);
     out.emit(EventKind::RunStatus {
         status: RunStatus::Completed,
