@@ -213,8 +213,11 @@ async fn an_approval_is_answered_through_process_and_the_plugin_call_runs() {
         .unwrap();
     let run_id = frames[0]["id"].clone();
 
-    // A question while the run waits answers nothing of it: still busy.
-    let (status, _, text) = post(&server, "/agents/approver/process", &body).await;
+    // A question while the run waits answers nothing of it: refused when the client says so
+    // (the default, `queue`, would wait for the run to end).
+    let mut refused = body.clone();
+    refused["mode"] = json!("reject");
+    let (status, _, text) = post(&server, "/agents/approver/process", &refused).await;
     assert_eq!(status, 409, "{text}");
     assert!(text.contains("session_busy"), "{text}");
 
