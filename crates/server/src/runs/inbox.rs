@@ -55,11 +55,15 @@ impl Runs {
         posting: Posting,
     ) -> Result<InboxEntry, RunsError> {
         sessions::check_id(session_id.as_str())?;
-        if posting.message.role != Role::User {
-            return Err(InputError::Role {
-                role: "not user: a message into a session is the user's",
-            }
-            .into());
+        let role = match posting.message.role {
+            Role::User => None,
+            Role::Assistant => Some("assistant"),
+            Role::System => Some("system"),
+            Role::Tool => Some("tool"),
+            Role::Data => Some("data"),
+        };
+        if let Some(role) = role {
+            return Err(InputError::Role { role }.into());
         }
         if posting.message.parts.is_empty() {
             return Err(StartError::NoInput.into());
