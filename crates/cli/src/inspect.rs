@@ -135,6 +135,8 @@ fn summary(event: &Event) -> String {
             run_id,
             session_id,
             agent,
+            parent_run_id,
+            parent_tool_call_id,
         } => {
             line.push_str(run_id.as_str());
             if let Some(session) = session_id {
@@ -142,6 +144,9 @@ fn summary(event: &Event) -> String {
             }
             if let Some(agent) = agent {
                 let _ = write!(line, " agent={agent}");
+            }
+            if let (Some(run), Some(call)) = (parent_run_id, parent_tool_call_id) {
+                let _ = write!(line, " parent={run}/{call}");
             }
         }
         EventKind::RunStatus {
@@ -205,6 +210,8 @@ fn summary(event: &Event) -> String {
         EventKind::Input(input) => {
             let _ = write!(line, "{} {}", input.client_message_id, json!(input.outcome));
         }
+        EventKind::StateSnapshot { state } => line.push_str(&state.to_string()),
+        EventKind::StateDelta { patch } => line.push_str(&json!(patch).to_string()),
     }
     line
 }

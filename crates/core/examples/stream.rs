@@ -16,6 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         run_id: "run_1".into(),
         session_id: None,
         agent: Some("assistant".into()),
+        parent_run_id: None,
+        parent_tool_call_id: None,
     });
     out.emit(EventKind::RunStatus {
         status: RunStatus::InProgress,

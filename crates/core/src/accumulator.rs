@@ -8,15 +8,21 @@
 //! While a tool call streams, its part's `args` is a partial view of the arguments so far
 //! (see [`PartialJson`]), kept up to date incrementally: reading it after every delta costs
 //! nothing, and no delta causes earlier argument text to be parsed again.
+//!
+//! A sub-agent's run nested in the stream (an event with a [`Namespace`](crate::Namespace))
+//! goes to an accumulator of its own, a child of its parent's ([`Accumulator::children`]), so
+//! a run's messages are its own and each child's are the child's. The session's shared state
+//! (`state_snapshot`, `state_delta`) is one for the whole tree, kept at the top.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use indexmap::IndexMap;
 use serde_json::Value;
 use thiserror::Error;
 
 use crate::event::{ErrorInfo, Event, EventKind, RunStatus, StreamedPart};
-use crate::ids::{MessageId, RunId};
+use crate::ids::{MessageId, RunId, ToolCallId};
 use crate::message::Message;
 use crate::part::{Part, ReasoningPart, RefusalPart, TextPart, ToolArgs, ToolCall};
 use crate::partial_json::PartialJson;
@@ -30,9 +36,15 @@ pub struct Accumulator {
     streams: Vec<MessageStream>,
     last_seq: Option<u64>,
     run_id: Option<RunId>,
+    agent: Option<String>,
+    parent_tool_call_id: Option<ToolCallId>,
     status: Option<RunStatus>,
     usage: Option<Usage>,
     errors: Vec<ErrorInfo>,
+    /// Sub-agents' runs, in the order they were created.
+    children: IndexMap<RunId, Accumulator>,
+    /// The shared state, at the top of the tree (`Value::Null` before any state event).
+    state: Value,
 }
 
 /// Whether a part is still streaming.
@@ -71,6 +83,22 @@ pub enum AccumulateError {
     RunAlreadyCreated {
         /// The run of the second announcement.
         run_id: RunId,
+    },
+    /// An event of a nested run that was not created (no `run_created` under its namespace
+    /// before it), or a `run_created` whose run is not the one its namespace names.
+    #[error("no nested run {run_id} was created")]
+    UnknownRun {
+        /// The run the namespace names.
+        run_id: RunId,
+    },
+    /// A `state_delta` that cannot be applied to the state so far (a path that is not there,
+    /// a failed `test`).
+    #[error("state_delta {seq} does not apply to the state: {reason}")]
+    BadPatch {
+        /// The event's number.
+        seq: u64,
+        /// Why, as the JSON Patch implementation says it.
+        reason: String,
     },
     /// A message id may start only once.
     #[error("message {message_id} started twice")]
@@ -228,13 +256,76 @@ impl Accumulator {
     pub fn push(&mut self, event: &Event) -> Result<(), AccumulateError> {
         self.check_order(event)?;
         match &event.kind {
-            EventKind::RunCreated { run_id, .. } => {
+            EventKind::StateSnapshot { state } => self.state = state.clone(),
+            EventKind::StateDelta { patch } => {
+                json_patch::patch(&mut self.state, patch).map_err(|error| {
+                    AccumulateError::BadPatch {
+                        seq: event.seq,
+                        reason: error.to_string(),
+                    }
+                })?;
+            }
+            _ if !event.namespace.is_root() => self.push_nested(event)?,
+            kind => self.apply(kind)?,
+        }
+        self.last_seq = Some(event.seq);
+        Ok(())
+    }
+
+    /// Applies a nested run's event to its accumulator, creating it at its `run_created`.
+    fn push_nested(&mut self, event: &Event) -> Result<(), AccumulateError> {
+        let Some((run_id, parents)) = event.namespace.path().split_last() else {
+            return self.apply(&event.kind);
+        };
+        let mut parent = &mut *self;
+        for id in parents {
+            parent = parent
+                .children
+                .get_mut(id)
+                .ok_or_else(|| AccumulateError::UnknownRun { run_id: id.clone() })?;
+        }
+        match (&event.kind, parent.children.get_mut(run_id)) {
+            (
+                EventKind::RunCreated {
+                    run_id: created, ..
+                },
+                None,
+            ) if created == run_id => {
+                let mut child = Accumulator::default();
+                child.apply(&event.kind)?;
+                child.last_seq = Some(event.seq);
+                parent.children.insert(run_id.clone(), child);
+                Ok(())
+            }
+            (_, None) => Err(AccumulateError::UnknownRun {
+                run_id: run_id.clone(),
+            }),
+            (_, Some(child)) => {
+                child.check_order(event)?;
+                child.apply(&event.kind)?;
+                child.last_seq = Some(event.seq);
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies an event's kind to this run's own state. On error nothing changed.
+    fn apply(&mut self, kind: &EventKind) -> Result<(), AccumulateError> {
+        match kind {
+            EventKind::RunCreated {
+                run_id,
+                agent,
+                parent_tool_call_id,
+                ..
+            } => {
                 if self.run_id.is_some() {
                     return Err(AccumulateError::RunAlreadyCreated {
                         run_id: run_id.clone(),
                     });
                 }
                 self.run_id = Some(run_id.clone());
+                self.agent = agent.clone();
+                self.parent_tool_call_id = parent_tool_call_id.clone();
             }
             EventKind::RunStatus {
                 status,
@@ -292,10 +383,12 @@ impl Accumulator {
                 part,
             } => self.part_complete(message_id, *index, part)?,
             EventKind::MessageComplete { message } => self.message_complete(message)?,
-            EventKind::Heartbeat {} | EventKind::Input(_) => {}
+            EventKind::Heartbeat {}
+            | EventKind::Input(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. } => {}
             EventKind::Error(error) => self.errors.push(error.clone()),
         }
-        self.last_seq = Some(event.seq);
         Ok(())
     }
 
@@ -345,6 +438,32 @@ impl Accumulator {
     /// The run, once `run_created` arrived.
     pub fn run_id(&self) -> Option<&RunId> {
         self.run_id.as_ref()
+    }
+
+    /// The agent running it, as `run_created` named it.
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
+    /// For a sub-agent's run, the parent's tool call it answers.
+    pub fn parent_tool_call_id(&self) -> Option<&ToolCallId> {
+        self.parent_tool_call_id.as_ref()
+    }
+
+    /// The sub-agents' runs this run started, in the order they were created; each holds its
+    /// own messages, status and children.
+    pub fn children(&self) -> impl ExactSizeIterator<Item = &Accumulator> {
+        self.children.values()
+    }
+
+    /// The nested run at `path` (run ids from this run's child down); this run for `[]`.
+    pub fn descendant(&self, path: &[RunId]) -> Option<&Accumulator> {
+        path.iter().try_fold(self, |run, id| run.children.get(id))
+    }
+
+    /// The session's shared state as the stream has built it (`Null` before any state event).
+    pub fn state(&self) -> &Value {
+        &self.state
     }
 
     /// The run's latest status.

@@ -2,6 +2,7 @@
 //! caller to send.
 
 use crate::event::{Event, EventKind};
+use crate::namespace::Namespace;
 
 /// Numbers events and queues them. One per run: the builder of every message and the run's
 /// status changes emit through it, so the sequence numbers cover the whole stream.
@@ -35,7 +36,20 @@ impl Emitter {
     pub fn emit(&mut self, kind: EventKind) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.queued.push(Event { seq, kind });
+        self.queued.push(Event::new(seq, kind));
+        seq
+    }
+
+    /// Numbers and queues an event of a sub-agent's run nested in this one (see
+    /// [`Namespace`]); returns its number.
+    pub fn emit_in(&mut self, namespace: Namespace, kind: EventKind) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.queued.push(Event {
+            seq,
+            namespace,
+            kind,
+        });
         seq
     }
 

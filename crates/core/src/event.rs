@@ -12,12 +12,20 @@
 //! ```json
 //! {"seq": 4, "event": "part_delta", "message_id": "msg_1", "index": 0, "delta": "Hel"}
 //! ```
+//!
+//! A run that calls another agent as a tool streams the child run's events inside its own,
+//! numbered in its own sequence and tagged with the child's [`Namespace`]; everything else about
+//! them is as the child emitted them. The session's shared state changes with `state_snapshot`
+//! and `state_delta` (RFC 6902 JSON Patch), whichever run of the tree makes the change.
 
+use json_patch::Patch;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::ids::{MessageId, RunId, SessionId, ToolCallId};
 use crate::input::InputOutcome;
 use crate::message::{Message, Metadata, Role, Timestamp};
+use crate::namespace::Namespace;
 use crate::part::Part;
 use crate::usage::Usage;
 
@@ -28,6 +36,10 @@ pub struct Event {
     /// `heartbeat`, which repeats the number of the last event so that it never takes a place
     /// in a replay.
     pub seq: u64,
+    /// Which run of the tree the event is of: empty for the run's own, a path of run ids for a
+    /// sub-agent's run nested in it.
+    #[serde(default, skip_serializing_if = "Namespace::is_root")]
+    pub namespace: Namespace,
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
@@ -37,7 +49,9 @@ pub struct Event {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EventKind {
-    /// The run exists: `{"event": "run_created", "run_id", "session_id"?, "agent"?}`.
+    /// The run exists: `{"event": "run_created", "run_id", "session_id"?, "agent"?,
+    /// "parent_run_id"?, "parent_tool_call_id"?}`. A sub-agent's run names the run whose tool
+    /// call started it.
     RunCreated {
         /// The run.
         run_id: RunId,
@@ -47,6 +61,12 @@ pub enum EventKind {
         /// The agent running it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        /// The run that started this one as a sub-agent; `None` for a run a client started.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_run_id: Option<RunId>,
+        /// The parent's tool call this run answers; set with `parent_run_id`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<ToolCallId>,
     },
     /// The run's status changed: `{"event": "run_status", "status": "awaiting", "awaiting":
     /// "approval"}`. `error` says why a run failed, was rejected or is incomplete; `usage` is the
@@ -119,6 +139,19 @@ pub enum EventKind {
     /// `{"event": "input", "client_message_id", "outcome": "delivered", "step": 2}` (see
     /// [`crate::input`]).
     Input(InputOutcome),
+    /// The session's shared state, whole: `{"event": "state_snapshot", "state": {"plan": []}}`.
+    /// It replaces whatever the reader held.
+    StateSnapshot {
+        /// The state: any JSON value.
+        state: Value,
+    },
+    /// A change of the session's shared state as RFC 6902 JSON Patch operations, applied in
+    /// order to the state the stream's earlier state events built: `{"event": "state_delta",
+    /// "patch": [{"op": "add", "path": "/plan/0", "value": "Read"}]}`.
+    StateDelta {
+        /// The operations.
+        patch: Patch,
+    },
 }
 
 /// The kind of part a `part_start` opens. Only these parts stream; every other part arrives
@@ -259,14 +292,27 @@ impl Event {
         "heartbeat",
         "error",
         "input",
+        "state_snapshot",
+        "state_delta",
     ];
 
     /// A heartbeat that repeats `last_seq`, the number of the last event sent.
     pub fn heartbeat(last_seq: u64) -> Self {
+        Self::new(last_seq, EventKind::Heartbeat {})
+    }
+
+    /// The run's own event number `seq`.
+    pub fn new(seq: u64, kind: EventKind) -> Self {
         Self {
-            seq: last_seq,
-            kind: EventKind::Heartbeat {},
+            seq,
+            namespace: Namespace::ROOT,
+            kind,
         }
+    }
+
+    /// Whether the event is the run's own, not a sub-agent's nested in it.
+    pub fn is_own(&self) -> bool {
+        self.namespace.is_root()
     }
 
     /// Appends the event's JSON to `out`, as `serde_json` writes it. A delta, most of any
@@ -283,6 +329,10 @@ impl Event {
         {
             out.extend_from_slice(b"{\"seq\":");
             let _ = serde_json::to_writer(&mut *out, &self.seq);
+            if !self.namespace.is_root() {
+                out.extend_from_slice(b",\"namespace\":");
+                let _ = serde_json::to_writer(&mut *out, &self.namespace);
+            }
             out.extend_from_slice(b",\"event\":\"part_delta\",\"message_id\":");
             let _ = serde_json::to_writer(&mut *out, message_id);
             out.extend_from_slice(b",\"index\":");
@@ -309,6 +359,8 @@ impl Event {
             EventKind::Heartbeat {} => "heartbeat",
             EventKind::Error(_) => "error",
             EventKind::Input(_) => "input",
+            EventKind::StateSnapshot { .. } => "state_snapshot",
+            EventKind::StateDelta { .. } => "state_delta",
         }
     }
 }

@@ -339,6 +339,8 @@ impl ResponseBuilder {
                 run_id: self.run_id.clone(),
                 session_id: self.session_id.clone(),
                 agent: self.agent.clone(),
+                parent_run_id: None,
+                parent_tool_call_id: None,
             });
             self.stage = Stage::Created;
         }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 #[track_caller]
 fn check(json: Value, seq: u64, kind: EventKind) {
-    let event = Event { seq, kind };
+    let event = Event::new(seq, kind);
     let parsed: Event = serde_json::from_value(json.clone()).expect("the example parses");
     assert_eq!(parsed, event);
     assert_eq!(serde_json::to_value(&event).expect("serializes"), json);
@@ -27,6 +27,8 @@ fn run_events() {
             run_id: "run_1".into(),
             session_id: Some("ses_1".into()),
             agent: Some("assistant".into()),
+            parent_run_id: None,
+            parent_tool_call_id: None,
         },
     );
     check(
@@ -164,13 +166,7 @@ fn liveness_and_errors() {
         9,
         EventKind::Error(ErrorInfo::new("provider_error", "upstream returned 500")),
     );
-    assert_eq!(
-        Event::heartbeat(7),
-        Event {
-            seq: 7,
-            kind: EventKind::Heartbeat {}
-        }
-    );
+    assert_eq!(Event::heartbeat(7), Event::new(7, EventKind::Heartbeat {}));
 }
 
 #[track_caller]
@@ -212,10 +208,7 @@ proptest::proptest! {
         message_id in "\\PC{0,12}",
         delta in "(\\PC|[\"\\\\\n\t\u{0}\u{1f}\u{7f}])*",
     ) {
-        let event = Event {
-            seq,
-            kind: EventKind::PartDelta { message_id: message_id.into(), index, delta },
-        };
+        let event = Event::new(seq, EventKind::PartDelta { message_id: message_id.into(), index, delta });
         let mut written = Vec::new();
         event.write_json(&mut written);
         proptest::prop_assert_eq!(written, serde_json::to_vec(&event).expect("serializes"));

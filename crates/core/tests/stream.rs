@@ -185,13 +185,13 @@ fn arbitrary_event() -> impl Strategy<Value = Event> {
         }),
         Just(EventKind::Heartbeat {}),
     ];
-    (0u64..20, kind).prop_map(|(seq, kind)| Event { seq, kind })
+    (0u64..20, kind).prop_map(|(seq, kind)| Event::new(seq, kind))
 }
 
 // ---- Strictness: each malformed stream gives the error that names its fault. ----
 
 fn event(seq: u64, kind: EventKind) -> Event {
-    Event { seq, kind }
+    Event::new(seq, kind)
 }
 
 fn start(seq: u64, message_id: &str) -> Event {
@@ -534,6 +534,8 @@ fn run_status_and_usage_are_tracked() {
                 run_id: "r".into(),
                 session_id: None,
                 agent: None,
+                parent_run_id: None,
+                parent_tool_call_id: None,
             },
         ),
         event(

@@ -153,6 +153,10 @@ pub struct AgentxEncoder {
 
 impl Encoder for AgentxEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         if let EventKind::Heartbeat {} = event.kind {
             write_comment(out, "heartbeat");
             return;

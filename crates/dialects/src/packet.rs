@@ -158,6 +158,8 @@ impl PacketOrder {
             | EventKind::RunStatus { .. }
             | EventKind::Heartbeat {}
             | EventKind::Input(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. }
             | EventKind::Error(_) => {}
         }
     }

@@ -65,6 +65,7 @@ fn transcripts_are_golden_and_decode_to_the_scenario() {
             run_id,
             session_id,
             agent,
+            ..
         }) = decoded.first().map(|event| &event.kind)
         else {
             panic!("{}: starts with run_created", scenario.name);
@@ -575,6 +576,8 @@ fn error_events_and_incomplete_runs_survive() {
             run_id: "r".into(),
             session_id: None,
             agent: None,
+            parent_run_id: None,
+            parent_tool_call_id: None,
         },
         EventKind::RunStatus {
             status: RunStatus::InProgress,
@@ -591,7 +594,7 @@ fn error_events_and_incomplete_runs_survive() {
     let events: Vec<Event> = kinds
         .into_iter()
         .zip(1..)
-        .map(|(kind, seq)| Event { seq, kind })
+        .map(|(kind, seq)| Event::new(seq, kind))
         .collect();
     let wire = String::from_utf8(encode(&mut A2aEncoder::default(), &events)).expect("utf-8");
     assert!(

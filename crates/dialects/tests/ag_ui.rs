@@ -313,12 +313,14 @@ fn results_the_clients_history_holds_are_not_sent_back() {
 
 /// A run around one message streamed any way, so that the message completes when the run does.
 fn run_of(message: &Message, choices: &mut Choices) -> Vec<Event> {
-    let run = |kind| Event { seq: 0, kind };
+    let run = |kind| Event::new(0, kind);
     let mut events = vec![
         run(EventKind::RunCreated {
             run_id: "run_1".into(),
             session_id: None,
             agent: None,
+            parent_run_id: None,
+            parent_tool_call_id: None,
         }),
         Event::heartbeat(1),
     ];

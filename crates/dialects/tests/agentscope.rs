@@ -278,10 +278,7 @@ fn calls_of_mcp_tools_plugins_and_components_have_their_own_types() {
         })],
     )
     .with_id("msg_9");
-    let events = [Event {
-        seq: 1,
-        kind: EventKind::MessageComplete { message: whole },
-    }];
+    let events = [Event::new(1, EventKind::MessageComplete { message: whole })];
     let kinds = [("lookup", &ToolKind::Component)];
     let frames = self::frames(&encode(
         &mut AgentScopeEncoder::default().with_tool_kinds(kinds),
@@ -295,18 +292,15 @@ fn a_stream_without_run_statuses_gets_the_ones_agentscope_requires() {
     // An AI SDK stream names no run and says no status until it finishes.
     let message = Message::new(Role::Assistant, vec![Part::text("Hi")]).with_id("msg_1");
     let events = [
-        Event {
-            seq: 1,
-            kind: EventKind::MessageComplete { message },
-        },
-        Event {
-            seq: 2,
-            kind: EventKind::RunStatus {
+        Event::new(1, EventKind::MessageComplete { message }),
+        Event::new(
+            2,
+            EventKind::RunStatus {
                 status: RunStatus::Completed,
                 error: None,
                 usage: None,
             },
-        },
+        ),
     ];
     let mut encoder =
         AgentScopeEncoder::with_created_at(1_700_000_000).with_clock(|| 1_700_000_042);
@@ -336,14 +330,14 @@ fn a_stream_without_run_statuses_gets_the_ones_agentscope_requires() {
     assert_eq!(last["completed_at"], 1_700_000_042);
 
     // A run that fails says why in an `error` message too, which the output keeps.
-    let failed = [Event {
-        seq: 1,
-        kind: EventKind::RunStatus {
+    let failed = [Event::new(
+        1,
+        EventKind::RunStatus {
             status: RunStatus::Failed,
             error: Some(agentwire_core::ErrorInfo::new("provider_error", "boom")),
             usage: None,
         },
-    }];
+    )];
     let frames = self::frames(&encode(&mut AgentScopeEncoder::default(), &failed));
     let kinds: Vec<String> = frames
         .iter()
@@ -370,7 +364,7 @@ proptest! {
         let mut events = events_for(&message, &mut choices);
         // A response ends with its terminal status, which completes the decoded turn.
         let seq = events.len() as u64 + 1;
-        events.push(Event { seq, kind: EventKind::RunStatus { status: RunStatus::Completed, error: None, usage: None } });
+        events.push(Event::new(seq, EventKind::RunStatus { status: RunStatus::Completed, error: None, usage: None }));
         let wire = encode(&mut AgentScopeEncoder::default(), &events);
         let decoded = decode(&mut AgentScopeDecoder::default(), &wire, &cuts)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
@@ -860,31 +854,33 @@ fn malformed_requests_are_typed_errors() {
 fn a_heartbeat_is_a_heartbeat_message_in_the_sequence() {
     use agentwire_core::{Event, EventKind, RunStatus};
     let events = [
-        Event {
-            seq: 1,
-            kind: EventKind::RunCreated {
+        Event::new(
+            1,
+            EventKind::RunCreated {
                 run_id: "run_1".into(),
                 session_id: None,
                 agent: None,
+                parent_run_id: None,
+                parent_tool_call_id: None,
             },
-        },
-        Event {
-            seq: 2,
-            kind: EventKind::RunStatus {
+        ),
+        Event::new(
+            2,
+            EventKind::RunStatus {
                 status: RunStatus::InProgress,
                 error: None,
                 usage: None,
             },
-        },
+        ),
         Event::heartbeat(2),
-        Event {
-            seq: 3,
-            kind: EventKind::RunStatus {
+        Event::new(
+            3,
+            EventKind::RunStatus {
                 status: RunStatus::Completed,
                 error: None,
                 usage: None,
             },
-        },
+        ),
     ];
     let mut encoder = agentwire_dialects::agentscope::AgentScopeEncoder::default();
     let wire = common::encode(&mut encoder, &events);

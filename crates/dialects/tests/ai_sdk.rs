@@ -276,14 +276,14 @@ fn every_part_is_golden_and_round_trips() {
     }))
     .expect("a message");
     let mut events = events_for(&message, &mut Choices::new(Vec::new()));
-    events.push(agentwire_core::Event {
-        seq: events.len() as u64 + 1,
-        kind: EventKind::RunStatus {
+    events.push(agentwire_core::Event::new(
+        events.len() as u64 + 1,
+        EventKind::RunStatus {
             status: RunStatus::Incomplete,
             error: None,
             usage: None,
         },
-    });
+    ));
     let wire = encode(&mut AiSdkEncoder::default(), &events);
     golden::check(golden_path("every_part.sse"), &wire);
     let expected = through_the_stream(&message);
@@ -336,14 +336,14 @@ fn run_statuses_become_finish_reasons_and_back() {
     ] {
         let message = Message::assistant("Hi").with_id("m");
         let mut events = events_for(&message, &mut Choices::new(Vec::new()));
-        events.push(agentwire_core::Event {
-            seq: 99,
-            kind: EventKind::RunStatus {
+        events.push(agentwire_core::Event::new(
+            99,
+            EventKind::RunStatus {
                 status,
                 error: Some(ErrorInfo::new("x", "stopped")),
                 usage: None,
             },
-        });
+        ));
         let wire = String::from_utf8(encode(&mut AiSdkEncoder::default(), &events)).expect("utf-8");
         assert!(
             wire.ends_with(&format!("data: {wire_end}\n\ndata: [DONE]\n\n")),

@@ -237,10 +237,10 @@ fn a_steer_outcome_alone_is_not_a_message() {
     // A run started by a queued message reports it delivered at step 0; no user message follows.
     let events: Vec<Event> = vec![
         serde_json::from_value(json!({"seq": 1, "event": "run_created", "run_id": "r"})).unwrap(),
-        Event {
-            seq: 2,
-            kind: EventKind::Input(InputOutcome::new("c0", Outcome::Delivered { step: 0 })),
-        },
+        Event::new(
+            2,
+            EventKind::Input(InputOutcome::new("c0", Outcome::Delivered { step: 0 })),
+        ),
         serde_json::from_value(json!({"seq": 3, "event": "run_status", "status": "completed"}))
             .unwrap(),
     ];

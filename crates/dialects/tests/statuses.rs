@@ -14,7 +14,7 @@ fn numbered(kinds: Vec<EventKind>) -> Vec<Event> {
     kinds
         .into_iter()
         .zip(1..)
-        .map(|(kind, seq)| Event { seq, kind })
+        .map(|(kind, seq)| Event::new(seq, kind))
         .collect()
 }
 
@@ -31,6 +31,8 @@ fn created() -> EventKind {
         run_id: "run_1".into(),
         session_id: Some("ses_1".into()),
         agent: Some("assistant".into()),
+        parent_run_id: None,
+        parent_tool_call_id: None,
     }
 }
 

@@ -43,6 +43,8 @@ fn seed_run(packets: &[&str]) -> Vec<agentwire_core::Event> {
         run_id: "run_1".into(),
         session_id: Some("space_1".into()),
         agent: Some("assistant".into()),
+        parent_run_id: None,
+        parent_tool_call_id: None,
     });
     out.emit(EventKind::RunStatus {
         status: RunStatus::InProgress,

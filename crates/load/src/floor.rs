@@ -58,6 +58,8 @@ pub(crate) fn events(tokens: u32) -> Vec<Event> {
         run_id: RUN_ID.into(),
         session_id: Some(SESSION_ID.into()),
         agent: Some(AGENT.to_owned()),
+        parent_run_id: None,
+        parent_tool_call_id: None,
     });
     out.emit(EventKind::RunStatus {
         status: RunStatus::InProgress,

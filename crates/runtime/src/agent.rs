@@ -19,6 +19,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::handler::Handler;
 use crate::ids::{IdSource, UniqueIds};
 use crate::schema::{allows_anywhere, default_schema};
+use crate::subagent::SubagentTool;
 
 /// An agent: what runs it and the rules its runs follow. Clones share one configuration.
 ///
@@ -64,6 +65,11 @@ pub(crate) struct AgentParts {
     pub(crate) allow_model_override: bool,
     /// What a message to a busy session does when its client names no mode.
     pub(crate) input_mode: InputMode,
+    /// The agents the model may call like tools, by name (their tools are in the toolbox as
+    /// specs only).
+    pub(crate) subagents: HashMap<String, Agent>,
+    /// How deep below a client's run sub-agents' runs may go.
+    pub(crate) max_depth: u32,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -85,9 +91,15 @@ pub struct AgentBuilder {
     max_steps: u32,
     max_duration: Option<Duration>,
     allow_model_override: bool,
+    subagents: Vec<Agent>,
+    max_depth: u32,
     ids: Arc<dyn IdSource>,
     clock: Arc<dyn Clock>,
 }
+
+/// How deep below a client's run sub-agents' runs may go unless set
+/// ([`AgentBuilder::max_depth`]).
+pub const DEFAULT_MAX_DEPTH: u32 = 4;
 
 /// Why an agent could not be built.
 #[derive(Debug, Error)]
@@ -167,6 +179,8 @@ impl Agent {
             max_steps: 8,
             max_duration: None,
             allow_model_override: true,
+            subagents: Vec::new(),
+            max_depth: DEFAULT_MAX_DEPTH,
             ids: Arc::new(UniqueIds),
             clock: Arc::new(SystemClock),
         }
@@ -245,6 +259,22 @@ impl Agent {
     /// The most time a run may spend working (time waiting for the client does not count).
     pub fn max_duration(&self) -> Option<Duration> {
         self.inner.max_duration
+    }
+
+    /// The agents this agent's model may call like tools ([`AgentBuilder::subagent`]), in no
+    /// order.
+    pub fn subagents(&self) -> impl Iterator<Item = &Agent> {
+        self.inner.subagents.values()
+    }
+
+    /// The sub-agent the model calls by the tool name `name`.
+    pub(crate) fn subagent(&self, name: &str) -> Option<&Agent> {
+        self.inner.subagents.get(name)
+    }
+
+    /// How deep below a client's run sub-agents' runs may go ([`AgentBuilder::max_depth`]).
+    pub fn max_depth(&self) -> u32 {
+        self.inner.max_depth
     }
 
     /// Whether a run may name another model (see [`AgentBuilder::allow_model_override`]).
@@ -407,6 +437,24 @@ impl AgentBuilder {
         self
     }
 
+    /// Lets the model call `agent` like a tool named after it, with one argument, `input`: the
+    /// call starts a run of `agent`'s own (a sub-agent's run, see [`crate::subagent`]) whose
+    /// events stream nested in this run's, and whose answer is the call's result. The name
+    /// must be free among the agent's tools. Default: none.
+    pub fn subagent(mut self, agent: Agent) -> Self {
+        let tool = SubagentTool::new(&agent);
+        self.subagents.push(agent);
+        self.tool(tool)
+    }
+
+    /// How deep below a client's run sub-agents' runs may go: a run this many levels down
+    /// calls no further sub-agent (the call is answered with an error the model reads).
+    /// Default: [`DEFAULT_MAX_DEPTH`].
+    pub fn max_depth(mut self, max_depth: u32) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
     /// Where ids come from. Default: [`UniqueIds`]; tests use
     /// [`SequentialIds`](crate::SequentialIds).
     pub fn ids(mut self, ids: impl IdSource + 'static) -> Self {
@@ -492,6 +540,12 @@ impl AgentBuilder {
                 max_duration: self.max_duration,
                 allow_model_override: self.allow_model_override,
                 input_mode: self.input_mode,
+                subagents: self
+                    .subagents
+                    .into_iter()
+                    .map(|agent| (agent.name().to_owned(), agent))
+                    .collect(),
+                max_depth: self.max_depth,
                 ids: self.ids,
                 clock: self.clock,
             }),

@@ -223,6 +223,9 @@ impl Agent {
             run_id,
             session_id,
             agent: self.clone(),
+            parent: None,
+            depth: 0,
+            depth_limit: self.inner.max_depth,
             status,
             state: Mutex::new(RunState {
                 start_state: start_state
@@ -239,6 +242,7 @@ impl Agent {
                 parked: Some(parked.clone()),
                 interrupted: None,
                 inbox: Inbox::new(true),
+                children: Vec::new(),
             }),
             answered: Notify::new(),
             stored: Some(watch::Sender::new(next_seq - 1)),

@@ -73,11 +73,12 @@ mod run;
 pub mod schema;
 mod slots;
 mod steer;
+pub mod subagent;
 mod telemetry;
 mod timeline;
 mod wait;
 
-pub use agent::{Agent, AgentBuilder, AgentError};
+pub use agent::{Agent, AgentBuilder, AgentError, DEFAULT_MAX_DEPTH};
 /// The built-in whose calls wait for the user's answer (`awaiting input`), for hosts that route
 /// a user's message to the question it answers.
 pub use agentwire_tools::AskUser;

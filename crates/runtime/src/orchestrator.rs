@@ -39,12 +39,14 @@ use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::Agent;
 use crate::checkpoint::Parked;
 use crate::events::EventQueue;
 use crate::ids::IdKind;
-use crate::run::{RunLimits, Shared};
+use crate::run::{RunLimits, RunStart, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
+use crate::subagent::{self, Child, ChildHandle, Children, Forwarded, Parent};
 use crate::telemetry::{ChatEnd, RunTrace, Telemetry, ToolTrace};
 use crate::timeline::{self, TimelineEntry};
 use crate::wait::{Resolution, Wait, not_run};
@@ -85,6 +87,8 @@ pub(crate) struct Orchestrator {
     trace: Option<RunTrace>,
     /// The client's name for the message the run answers, reported delivered at its start.
     answers_message: Option<String>,
+    /// Sub-agents' runs under way, whose events stream into this run's.
+    children: Children,
 }
 
 /// Why a run ends without its answer.
@@ -167,6 +171,7 @@ impl Orchestrator {
             telemetry,
             trace: None,
             answers_message: None,
+            children: Children::default(),
         }
     }
 
@@ -190,6 +195,11 @@ impl Orchestrator {
             run_id: shared.run_id.clone(),
             session_id: shared.session_id.clone(),
             agent: Some(shared.agent.inner.name.clone()),
+            parent_run_id: shared.parent.as_ref().map(|parent| parent.run_id.clone()),
+            parent_tool_call_id: shared
+                .parent
+                .as_ref()
+                .map(|parent| parent.tool_call_id.clone()),
         });
         if let Some(id) = self.answers_message.take() {
             self.out.emit(EventKind::Input(InputOutcome::new(
@@ -247,7 +257,7 @@ impl Orchestrator {
     /// last seen in, which is not reported again).
     pub(crate) async fn resume(mut self, reported: Option<Awaiting>) {
         self.open_trace();
-        let halt = match self.answers(reported).await {
+        let halt = match self.answers(reported.map(RunStatus::Awaiting)).await {
             Ok(opening) => self.turns(opening).await,
             Err(halt) => Some(halt),
         };
@@ -393,6 +403,7 @@ impl Orchestrator {
 
             let mut wait = Wait::default();
             let mut server_calls = Vec::with_capacity(calls.len());
+            let mut subagent_calls = Vec::new();
             for call in calls {
                 // A call that cannot run is not put to a person: it runs now and comes back to
                 // the model as a validation error.
@@ -419,13 +430,24 @@ impl Orchestrator {
                     wait.approval(call, approval_id);
                 } else if self.is_client_tool(&call.tool_name) {
                     wait.client_call(call);
+                } else if let Some(agent) = self.shared.agent.subagent(&call.tool_name)
+                    && config.toolbox.check(&call).is_ok()
+                {
+                    subagent_calls.push((call, agent.clone()));
                 } else {
                     server_calls.push(call);
                 }
             }
             self.flush();
+            for (call, agent) in subagent_calls {
+                self.start_child(builder, call, &agent);
+            }
             if let Err(halt) = self.run_tools(builder, &server_calls).await {
                 return MessageEnd::Halt(halt);
+            }
+            // Children still under way wait for the client (`run_tools` returns only then).
+            for child in &self.children.live {
+                wait.child(child.call.clone());
             }
             if !wait.is_empty() {
                 return MessageEnd::Wait(wait);
@@ -641,14 +663,17 @@ impl Orchestrator {
         outcome
     }
 
-    /// Runs the agent's tool calls concurrently; each answer joins the message as it comes. If
-    /// the run stops meanwhile, the calls still running are stopped and answered as such.
+    /// Runs the agent's tool calls concurrently, beside the sub-agents' runs under way; each
+    /// answer joins the message as it comes, and the children's events stream meanwhile.
+    /// Returns once every call is answered and every child has ended or waits for the client
+    /// (those stay in `children`). If the run stops meanwhile, the calls still running and
+    /// the children are stopped and answered as such.
     async fn run_tools(
         &mut self,
         builder: &mut MessageBuilder,
         calls: &[ToolCall],
     ) -> Result<(), Halt> {
-        if calls.is_empty() {
+        if calls.is_empty() && self.children.is_empty() {
             return Ok(());
         }
         let agent = Arc::clone(&self.shared.agent.inner);
@@ -687,36 +712,44 @@ impl Orchestrator {
         let stop = stop_signal(cancel.clone(), self.deadline);
         tokio::pin!(stop);
         let halt = loop {
+            let children_blocked = self.children.is_empty() || self.children_waiting();
+            if running.is_empty() && children_blocked {
+                return Ok(());
+            }
             tokio::select! {
                 biased;
                 halt = &mut stop => break halt,
-                answer = running.next() => match answer {
-                    Some((idx, part, (start, end))) => {
-                        answered[idx] = true;
-                        let call = &calls[idx];
-                        self.timeline.push(TimelineEntry::ExecuteTool {
-                            name: format!("execute_tool {}", call.tool_name),
-                            step,
-                            tool: call.tool_name.clone(),
-                            call_id: call.tool_call_id.as_str().to_owned(),
-                            start,
-                            end,
-                            error: match &part {
-                                Part::ToolError(_) => true,
-                                Part::ToolResult(result) => result.is_error == Some(true),
-                                _ => false,
-                            },
-                        });
-                        let made = agent.toolbox.result_part(&calls[idx], &part);
+                answer = running.next(), if !running.is_empty() => {
+                    let Some((idx, part, (start, end))) = answer else { continue };
+                    answered[idx] = true;
+                    let call = &calls[idx];
+                    self.timeline.push(TimelineEntry::ExecuteTool {
+                        name: format!("execute_tool {}", call.tool_name),
+                        step,
+                        tool: call.tool_name.clone(),
+                        call_id: call.tool_call_id.as_str().to_owned(),
+                        start,
+                        end,
+                        error: match &part {
+                            Part::ToolError(_) => true,
+                            Part::ToolResult(result) => result.is_error == Some(true),
+                            _ => false,
+                        },
+                    });
+                    let made = agent.toolbox.result_part(&calls[idx], &part);
+                    builder.part(&mut self.out, part);
+                    if let Some(made) = made {
+                        let made = self.continue_plan(builder, made);
+                        builder.part(&mut self.out, made);
+                    }
+                    self.flush();
+                }
+                (idx, forwarded) = self.children.next() => {
+                    if let Some(part) = self.forward(idx, forwarded) {
                         builder.part(&mut self.out, part);
-                        if let Some(made) = made {
-                            let made = self.continue_plan(builder, made);
-                            builder.part(&mut self.out, made);
-                        }
                         self.flush();
                     }
-                    None => return Ok(()),
-                },
+                }
             }
         };
         // Dropping the futures stops every call still in progress at once.
@@ -724,8 +757,145 @@ impl Orchestrator {
         for (call, _) in calls.iter().zip(answered).filter(|(_, answered)| !answered) {
             builder.part(&mut self.out, not_run(call, halt.why()));
         }
+        for part in self.stop_children().await {
+            builder.part(&mut self.out, part);
+        }
         self.flush();
         Err(halt)
+    }
+
+    /// Starts the run of the sub-agent `agent` that `call` asks for, as a child of this run;
+    /// a call that cannot start one (too deep, or the child refuses its input) is answered
+    /// with the error at once.
+    fn start_child(&mut self, builder: &mut MessageBuilder, call: ToolCall, agent: &Agent) {
+        let shared = &self.shared;
+        let depth = shared.depth + 1;
+        if depth > shared.depth_limit {
+            let message = format!(
+                "the agent '{}' cannot be called here: sub-agents' runs may nest only {} deep \
+                 (max_depth), and this run is at that depth",
+                agent.name(),
+                shared.depth_limit
+            );
+            builder.part(&mut self.out, subagent::refused(&call, message));
+            self.flush();
+            return;
+        }
+        // The child runs the client's tools too (where its schema and tools let it), so a
+        // client tool it calls is answered by the client of the top run.
+        let client_tools: Vec<ToolSpec> = match schema::allows_anywhere(
+            agent.schema(),
+            agentwire_core::communication::Party::Server,
+            agentwire_core::communication::MessageKind::FUNCTION_CALL,
+        ) {
+            true => self.tools[self.tools.len() - self.client_tools..]
+                .iter()
+                .filter(|tool| !agent.tools().iter().any(|own| own.name == tool.name))
+                .cloned()
+                .collect(),
+            false => Vec::new(),
+        };
+        let trace = self
+            .trace
+            .as_ref()
+            .map(|trace| trace.tool(&call, &agentwire_core::ToolKind::Function));
+        let telemetry = match (&self.telemetry, &trace) {
+            (Some(telemetry), Some(trace)) => trace.context().map(|cx| telemetry.child_of(cx)),
+            _ => None,
+        };
+        let mut start = RunStart::new(vec![Message::user(subagent::input_of(&call))])
+            .with_client_tools(client_tools)
+            .with_limits(RunLimits {
+                max_duration: None,
+                max_tool_output_bytes: Some(self.tool_limits.max_output_bytes),
+            });
+        start.session_id = shared.session_id.clone();
+        start.telemetry = telemetry;
+        let parent = Parent {
+            run_id: shared.run_id.clone(),
+            tool_call_id: call.tool_call_id.clone(),
+        };
+        match agent.start_child(start, parent, (depth, shared.depth_limit)) {
+            Ok(run) => {
+                shared.lock().children.push(ChildHandle {
+                    tool_call_id: call.tool_call_id.clone(),
+                    handle: run.handle.clone(),
+                    reported: RunStatus::Created,
+                });
+                self.children
+                    .live
+                    .push(Child::new(call, run.handle, run.events, trace));
+            }
+            Err(error) => {
+                let part = subagent::refused(
+                    &call,
+                    format!("the agent '{}' could not start: {error}", agent.name()),
+                );
+                if let Some(trace) = trace {
+                    trace.end(&part);
+                }
+                builder.part(&mut self.out, part);
+                self.flush();
+            }
+        }
+    }
+
+    /// Streams a child's event into this run's, or, when its stream is over, takes it out of
+    /// the children and returns the part that answers its call (its tokens join this run's).
+    fn forward(&mut self, idx: usize, forwarded: Forwarded) -> Option<Part> {
+        match forwarded {
+            Forwarded::Event(namespace, kind) => {
+                if let (1, EventKind::RunStatus { status, .. }) = (namespace.depth(), &kind) {
+                    let call = &self.children.live[idx].call.tool_call_id;
+                    let mut state = self.shared.lock();
+                    if let Some(child) = state
+                        .children
+                        .iter_mut()
+                        .find(|child| child.tool_call_id == *call)
+                    {
+                        child.reported = *status;
+                    }
+                }
+                self.out.emit_in(namespace, kind);
+                self.flush();
+                None
+            }
+            Forwarded::Ended(part, usage) => {
+                let child = self.children.live.remove(idx);
+                if let Some(usage) = usage {
+                    *self.usage.get_or_insert_default() += usage;
+                }
+                self.shared
+                    .lock()
+                    .children
+                    .retain(|other| other.tool_call_id != child.call.tool_call_id);
+                Some(part)
+            }
+        }
+    }
+
+    /// Whether every child under way waits for the client, as this run has streamed them.
+    fn children_waiting(&self) -> bool {
+        subagent::all_waiting(&self.shared.lock().children).is_some()
+    }
+
+    /// Stops the children under way (as this run stops: interrupted with its reason, else
+    /// aborted), streams what they emit as they end, and returns the parts that answer their
+    /// calls.
+    async fn stop_children(&mut self) -> Vec<Part> {
+        let interrupted = self.shared.lock().interrupted.clone();
+        for child in &self.children.live {
+            match &interrupted {
+                Some(error) => child.handle.interrupt(error.clone()),
+                None => child.handle.abort(),
+            }
+        }
+        let mut parts = Vec::new();
+        while !self.children.is_empty() {
+            let (idx, forwarded) = self.children.next().await;
+            parts.extend(self.forward(idx, forwarded));
+        }
+        parts
     }
 
     /// Adds a source the model cited, unless the message has one with its URL already.
@@ -775,12 +945,16 @@ impl Orchestrator {
     /// Pauses the run until the client has answered everything `wait` asks, and returns what
     /// the next message opens with. Time spent here does not count against `max_duration`.
     async fn wait(&mut self, wait: Wait) -> Result<Resolution, Halt> {
+        // What the run asks the client itself; a wait on sub-agents alone asks nothing of
+        // this run's schema (each child's schema governs what it asks).
         let utterance = if wait.n_approvals() > 0 {
-            schema::approval_request(wait.n_approvals())
+            Some(schema::approval_request(wait.n_approvals()))
         } else if wait.client_calls().next().is_some() {
-            schema::function_call(wait.client_calls())
+            Some(schema::function_call(wait.client_calls()))
+        } else if wait.n_questions() > 0 {
+            Some(schema::input_request(wait.n_questions()))
         } else {
-            schema::input_request(wait.n_questions())
+            None
         };
         self.pause_clock();
         // A run waiting for its client does no work: its slot goes to the next in line.
@@ -801,8 +975,12 @@ impl Orchestrator {
                 state.inbox.refuse_held("awaiting_client");
                 self.shared.noted.store(true, Ordering::Release);
             }
-            match state.machine.accept(&utterance) {
-                Ok(_) => {
+            let accepted = match &utterance {
+                Some(utterance) => state.machine.accept(utterance).map(drop),
+                None => Ok(()),
+            };
+            match accepted {
+                Ok(()) => {
                     state.wait = Some(wait);
                     state.parked = Some(parked);
                     None
@@ -812,33 +990,51 @@ impl Orchestrator {
         };
         if let Some((refusal, wait)) = refused {
             let halt = Halt::Failed(schema_violation(&refusal));
-            self.close_calls(wait, halt.why());
+            let parts = self.stop_children().await;
+            self.close_calls(wait, halt.why(), parts);
             return Err(halt);
         }
         self.answers(None).await
     }
 
-    /// Waits for the answers to the run's wait; reports each change of what it waits for
-    /// (`reported`: the status last reported).
-    async fn answers(&mut self, mut reported: Option<Awaiting>) -> Result<Resolution, Halt> {
+    /// Waits for the answers to the run's wait, streaming its waiting children's events
+    /// meanwhile; reports each change of what it waits for (`reported`: the status last
+    /// reported; `in_progress` while an answered child works on).
+    async fn answers(&mut self, mut reported: Option<RunStatus>) -> Result<Resolution, Halt> {
         loop {
-            let awaiting = self.shared.lock().wait.as_ref().and_then(Wait::awaiting);
-            let Some(awaiting) = awaiting else {
-                break;
+            let (awaiting, children) = {
+                let state = self.shared.lock();
+                let children = state.wait.as_ref().is_some_and(Wait::waits_on_children);
+                (state.awaiting(), children)
             };
-            if reported != Some(awaiting) {
-                self.set_status(RunStatus::Awaiting(awaiting), None);
-                reported = Some(awaiting);
-                self.release_memory();
+            let now = match (awaiting, children) {
+                (Some(awaiting), _) => RunStatus::Awaiting(awaiting),
+                (None, true) => RunStatus::InProgress,
+                (None, false) => break,
+            };
+            if reported != Some(now) {
+                self.set_status(now, None);
+                reported = Some(now);
+                if matches!(now, RunStatus::Awaiting(_)) {
+                    self.release_memory();
+                }
             }
             tokio::select! {
                 () = self.shared.cancel.cancelled() => {
+                    let parts = self.stop_children().await;
                     let wait = self.shared.lock().wait.take().unwrap_or_default();
-                    self.close_calls(wait, Halt::Canceled.why());
+                    self.close_calls(wait, Halt::Canceled.why(), parts);
                     return Err(Halt::Canceled);
                 }
                 // An answer, or a note to report (`RunHandle::note`).
                 () = self.shared.answered.notified() => self.flush(),
+                (idx, forwarded) = self.children.next() => {
+                    if let Some(part) = self.forward(idx, forwarded)
+                        && let Some(wait) = self.shared.lock().wait.as_mut()
+                    {
+                        wait.child_ended(part);
+                    }
+                }
             }
         }
         let wait = {
@@ -852,7 +1048,9 @@ impl Orchestrator {
             return Err(halt);
         }
         self.resume_clock();
-        self.set_status(RunStatus::InProgress, None);
+        if reported != Some(RunStatus::InProgress) {
+            self.set_status(RunStatus::InProgress, None);
+        }
         if let Err(halt) = self.until_stored().await {
             self.close_resolution(resolution, halt.why());
             return Err(halt);
@@ -880,8 +1078,11 @@ impl Orchestrator {
     }
 
     /// Answers a stopped wait's calls in a message of their own, so that none is left without
-    /// an answer.
-    fn close_calls(&mut self, wait: Wait, why: &str) {
+    /// an answer (`children`: the parts that answer the calls of its children, stopped).
+    fn close_calls(&mut self, mut wait: Wait, why: &str, children: Vec<Part>) {
+        for part in children {
+            wait.child_ended(part);
+        }
         self.close_resolution(wait.resolve(why), why);
     }
 

@@ -19,8 +19,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
+use agentwire_core::part::{ToolError, ToolResult};
 use agentwire_core::{
-    Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Role, RunId, RunStatus,
+    Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Part, Role, RunId, RunStatus,
     SessionId, ToolSpec, Usage,
 };
 use thiserror::Error;
@@ -37,6 +38,7 @@ use crate::orchestrator::Orchestrator;
 use crate::schema;
 use crate::slots::RunSlots;
 use crate::steer::Inbox;
+use crate::subagent::{self, ChildHandle, Parent};
 use crate::telemetry::Telemetry;
 use crate::wait::{Mismatch, Wait};
 
@@ -301,12 +303,23 @@ pub enum InputError {
     NotAQuestion,
 }
 
+/// Where part of a client's message goes: to a sub-agent's run under this one, or (`None`) to
+/// this run itself.
+type Route = (Option<RunHandle>, Message);
+
 /// What the handle and the orchestrator share.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) run_id: RunId,
     pub(crate) session_id: Option<SessionId>,
     pub(crate) agent: Agent,
+    /// For a sub-agent's run, the run and call that started it.
+    pub(crate) parent: Option<Parent>,
+    /// How many runs up the client's run is: 0 for the client's own.
+    pub(crate) depth: u32,
+    /// The deepest a sub-agent's run under this one may be: the tightest of this agent's
+    /// `max_depth` below it and every ancestor's below them.
+    pub(crate) depth_limit: u32,
     /// Every status change is made while `state` is locked, so both always agree.
     pub(crate) status: watch::Sender<RunStatus>,
     pub(crate) state: Mutex<RunState>,
@@ -345,6 +358,22 @@ pub(crate) struct RunState {
     pub(crate) interrupted: Option<ErrorInfo>,
     /// Messages sent while it works ([`RunHandle::steer`], [`RunHandle::note`]).
     pub(crate) inbox: Inbox,
+    /// Its sub-agents' runs under way, which answers are handed down to.
+    pub(crate) children: Vec<ChildHandle>,
+}
+
+impl RunState {
+    /// What the run waits for of the client now: its own requests first, then, when every
+    /// child it waits on waits too, what the first of them waits for. `None` when nothing
+    /// does, or a child it waits on works.
+    pub(crate) fn awaiting(&self) -> Option<Awaiting> {
+        let wait = self.wait.as_ref()?;
+        wait.awaiting().or_else(|| {
+            wait.waits_on_children()
+                .then(|| subagent::all_waiting(&self.children))
+                .flatten()
+        })
+    }
 }
 
 impl Shared {
@@ -375,6 +404,26 @@ impl Agent {
     /// tools' tasks run in the caller's current `tracing` span, so a span the caller opens for
     /// the run covers everything it does.
     pub fn start(&self, start: RunStart) -> Result<Run, StartError> {
+        self.start_under(start, None, (0, u32::MAX))
+    }
+
+    /// Starts a sub-agent's run for `parent`'s call, `depth` runs below the client's, under a
+    /// parent whose children may go no deeper than `depth_limit`.
+    pub(crate) fn start_child(
+        &self,
+        start: RunStart,
+        parent: Parent,
+        (depth, depth_limit): (u32, u32),
+    ) -> Result<Run, StartError> {
+        self.start_under(start, Some(parent), (depth, depth_limit))
+    }
+
+    fn start_under(
+        &self,
+        start: RunStart,
+        parent: Option<Parent>,
+        (depth, depth_limit): (u32, u32),
+    ) -> Result<Run, StartError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| StartError::NoRuntime)?;
         let config = &self.inner;
         if start
@@ -432,6 +481,9 @@ impl Agent {
             run_id,
             session_id: start.session_id,
             agent: self.clone(),
+            parent,
+            depth,
+            depth_limit: depth_limit.min(depth.saturating_add(config.max_depth)),
             status,
             state: Mutex::new(RunState {
                 machine,
@@ -446,6 +498,7 @@ impl Agent {
                 parked: None,
                 interrupted: None,
                 inbox: Inbox::new(config.handler.is_none()),
+                children: Vec::new(),
             }),
             answered: Notify::new(),
             stored: start.stored.then(|| watch::Sender::new(0)),
@@ -574,8 +627,140 @@ impl RunHandle {
     /// ([`InputError::NewTurn`]). Answers are taken once the run awaits them
     /// (its status says so: a request is not sent until its message is complete). When
     /// everything the run waits for is answered, the run goes on.
+    ///
+    /// Answers to requests of the run's sub-agents (an approval, a client tool's output, the
+    /// answer to a question, in a run that waits on its children) go down to the run that
+    /// asked, however deep; a message may answer several runs at once.
     pub fn input(&self, message: Message) -> Result<(), InputError> {
         client_role(message.role).map_err(|role| InputError::Role { role })?;
+        let Some(routes) = self.routes(&message)? else {
+            return self.own_input(message);
+        };
+        let mut working = false;
+        for (child, message) in routes {
+            match child {
+                Some(child) => {
+                    child.input(message)?;
+                    working |= !matches!(child.status(), RunStatus::Awaiting(_));
+                }
+                None => self.own_input(message)?,
+            }
+        }
+        self.children_answered(working);
+        Ok(())
+    }
+
+    /// Where the parts of `message` go when some are for the run's sub-agents: each answer to
+    /// the run that waits for it (this run's own first), the rest to this run. `None` when
+    /// everything is this run's.
+    fn routes(&self, message: &Message) -> Result<Option<Vec<Route>>, InputError> {
+        let state = self.shared.lock();
+        if state.children.is_empty() {
+            return Ok(None);
+        }
+        let own = state.wait.clone().unwrap_or_default();
+        if schema::incoming(message).question.is_some() {
+            // The user's message answers a question: this run's, else a child's.
+            if own.awaiting() == Some(Awaiting::Input) {
+                return Ok(None);
+            }
+            let child = state
+                .children
+                .iter()
+                .find(|child| child.handle.awaits_question());
+            return Ok(child.map(|child| vec![(Some(child.handle.clone()), message.clone())]));
+        }
+        let mut routes: Vec<(Option<RunHandle>, Vec<Part>)> = Vec::new();
+
+        for part in &message.parts {
+            let owner = match own.expects(part) {
+                true => None,
+                false => state
+                    .children
+                    .iter()
+                    .find(|child| child.handle.expects(part))
+                    .map(|child| child.handle.clone()),
+            };
+            if owner.is_none() && !own.expects(part) && own.awaiting().is_none() {
+                // An answer nobody under this run waits for, while the run itself asks
+                // nothing: name the answer, not this run's schema state.
+                return Err(match part {
+                    Part::ApprovalResponse(response) => InputError::UnknownApproval {
+                        approval_id: response.approval_id.to_string(),
+                    },
+                    Part::ToolResult(ToolResult { tool_call_id, .. })
+                    | Part::ToolError(ToolError { tool_call_id, .. }) => {
+                        InputError::UnknownToolCall {
+                            tool_call_id: tool_call_id.to_string(),
+                        }
+                    }
+                    _ => continue,
+                });
+            }
+            let same = |route: &&mut (Option<RunHandle>, Vec<Part>)| match (&route.0, &owner) {
+                (None, None) => true,
+                (Some(a), Some(b)) => a.id() == b.id(),
+                _ => false,
+            };
+            match routes.iter_mut().find(same) {
+                Some(route) => route.1.push(part.clone()),
+                None => routes.push((owner, vec![part.clone()])),
+            }
+        }
+        if routes.iter().all(|(owner, _)| owner.is_none()) {
+            return Ok(None);
+        }
+        Ok(Some(
+            routes
+                .into_iter()
+                .map(|(owner, parts)| {
+                    let mut routed = message.clone();
+                    routed.parts = parts;
+                    (owner, routed)
+                })
+                .collect(),
+        ))
+    }
+
+    /// Whether the run, or a sub-agent's run under it, waits for this answer.
+    fn expects(&self, part: &Part) -> bool {
+        let state = self.shared.lock();
+        state.wait.as_ref().is_some_and(|wait| wait.expects(part))
+            || state
+                .children
+                .iter()
+                .any(|child| child.handle.expects(part))
+    }
+
+    /// Whether the run, or a sub-agent's run under it, waits for the user's answer to a
+    /// question.
+    fn awaits_question(&self) -> bool {
+        let state = self.shared.lock();
+        state
+            .wait
+            .as_ref()
+            .is_some_and(|wait| wait.awaiting() == Some(Awaiting::Input))
+            || state
+                .children
+                .iter()
+                .any(|child| child.handle.awaits_question())
+    }
+
+    /// Children were answered (`working`: one of them works again): the run's status follows
+    /// at once, so a reader that comes right after the answer does not take the run for
+    /// waiting still, and the orchestrator reports it once the child's own status is in the
+    /// stream.
+    fn children_answered(&self, working: bool) {
+        let state = self.shared.lock();
+        if working && matches!(*self.shared.status.borrow(), RunStatus::Awaiting(_)) {
+            self.shared.status.send_replace(RunStatus::InProgress);
+        }
+        drop(state);
+        self.shared.answered.notify_one();
+    }
+
+    /// [`RunHandle::input`] for the run's own requests.
+    fn own_input(&self, message: Message) -> Result<(), InputError> {
         let mut state = self.shared.lock();
         let status = *self.shared.status.borrow();
         if status.is_terminal() {
@@ -650,13 +835,13 @@ impl RunHandle {
         // The run moves on now: its status says so at once (the orchestrator's event follows),
         // so a reader that comes right after this answer does not take the log, still on the
         // old status, for all there is. Under the lock, before the orchestrator can go on.
-        let next = wait
+        state.wait = Some(wait);
+        let next = state
             .awaiting()
             .map_or(RunStatus::InProgress, RunStatus::Awaiting);
         if matches!(status, RunStatus::Awaiting(_)) && next != status {
             self.shared.status.send_replace(next);
         }
-        state.wait = Some(wait);
         drop(state);
         // The orchestrator reports the new status, or goes on when nothing is left to wait for.
         self.shared.answered.notify_one();

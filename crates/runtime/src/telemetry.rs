@@ -417,6 +417,11 @@ impl ChatTrace {
 }
 
 impl ToolTrace {
+    /// The span's context, for a sub-agent's run whose `invoke_agent` span is its child.
+    pub(crate) fn context(&self) -> Option<Context> {
+        self.cx.clone()
+    }
+
     /// The W3C headers a tool's outbound call carries, continuing this span.
     pub(crate) fn trace_context(&self) -> TraceContext {
         self.cx.as_ref().map(trace_context_of).unwrap_or_default()

@@ -31,6 +31,9 @@ struct Pending {
     /// A question to the user (`ask_user`), answered by their next message.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     input: bool,
+    /// A call of a sub-agent, answered when the child's run ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    child: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     answer: Option<Answer>,
 }
@@ -68,6 +71,7 @@ impl Wait {
             call,
             approval_id: Some(approval_id),
             input: false,
+            child: false,
             answer: None,
         });
     }
@@ -78,6 +82,7 @@ impl Wait {
             call,
             approval_id: None,
             input: false,
+            child: false,
             answer: None,
         });
     }
@@ -88,8 +93,57 @@ impl Wait {
             call,
             approval_id: None,
             input: true,
+            child: false,
             answer: None,
         });
+    }
+
+    /// Waits for the run of the sub-agent `call` started, which waits for the client.
+    pub(crate) fn child(&mut self, call: ToolCall) {
+        self.items.push(Pending {
+            call,
+            approval_id: None,
+            input: false,
+            child: true,
+            answer: None,
+        });
+    }
+
+    /// Records how a sub-agent's call ended (`part`: its result or error). False when no such
+    /// call is waited on.
+    pub(crate) fn child_ended(&mut self, part: Part) -> bool {
+        let Some(item) = self.items.iter_mut().find(|item| {
+            item.child && item.answer.is_none() && Some(&item.call.tool_call_id) == part_call(&part)
+        }) else {
+            return false;
+        };
+        item.answer = Some(Answer::Output(part));
+        true
+    }
+
+    /// Whether a sub-agent's call is still waited on.
+    pub(crate) fn waits_on_children(&self) -> bool {
+        self.items
+            .iter()
+            .any(|item| item.child && item.answer.is_none())
+    }
+
+    /// Whether an answer the client sends is for this run's own requests: an approval
+    /// response or a client tool's output that an unanswered item here waits for.
+    pub(crate) fn expects(&self, part: &Part) -> bool {
+        self.items.iter().any(|item| {
+            item.answer.is_none()
+                && match part {
+                    Part::ApprovalResponse(response) => {
+                        item.approval_id.as_ref() == Some(&response.approval_id)
+                    }
+                    Part::ToolResult(_) | Part::ToolError(_) => {
+                        item.awaiting() == Some(Awaiting::FunctionOutput)
+                            && Some(&item.call.tool_call_id) == part_call(part)
+                    }
+                    _ => false,
+                }
+        })
     }
 
     /// The number of questions asked.
@@ -141,16 +195,17 @@ impl Wait {
     pub(crate) fn client_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.items
             .iter()
-            .filter(|item| item.approval_id.is_none() && !item.input)
+            .filter(|item| item.awaiting() == Some(Awaiting::FunctionOutput))
             .map(|item| &item.call)
     }
 
-    /// What the run waits for now; `None` once everything is answered.
+    /// What the run waits for of the client itself now; `None` once all of that is answered
+    /// (sub-agents' calls may still be waited on: [`Wait::waits_on_children`]).
     pub(crate) fn awaiting(&self) -> Option<Awaiting> {
         let unanswered = |kind: Awaiting| {
             self.items
                 .iter()
-                .any(|item| item.answer.is_none() && item.awaiting() == kind)
+                .any(|item| item.answer.is_none() && item.awaiting() == Some(kind))
         };
         [
             Awaiting::Approval,
@@ -185,7 +240,7 @@ impl Wait {
                         .iter_mut()
                         .find(|item| {
                             item.answer.is_none()
-                                && item.awaiting() == Awaiting::FunctionOutput
+                                && item.awaiting() == Some(Awaiting::FunctionOutput)
                                 && &item.call.tool_call_id == tool_call_id
                         })
                         .ok_or_else(|| Mismatch::ToolCall(tool_call_id.clone()))?;
@@ -223,13 +278,24 @@ impl Wait {
 }
 
 impl Pending {
-    /// What the item waits for while unanswered.
-    fn awaiting(&self) -> Awaiting {
-        match (&self.approval_id, self.input) {
-            (Some(_), _) => Awaiting::Approval,
-            (None, true) => Awaiting::Input,
-            (None, false) => Awaiting::FunctionOutput,
+    /// What the item waits for of the client while unanswered; `None` for a sub-agent's call,
+    /// which its child's run answers.
+    fn awaiting(&self) -> Option<Awaiting> {
+        match (&self.approval_id, self.input, self.child) {
+            (Some(_), _, _) => Some(Awaiting::Approval),
+            (None, true, _) => Some(Awaiting::Input),
+            (None, false, false) => Some(Awaiting::FunctionOutput),
+            (None, false, true) => None,
         }
+    }
+}
+
+/// The call a tool result or error answers.
+fn part_call(part: &Part) -> Option<&ToolCallId> {
+    match part {
+        Part::ToolResult(result) => Some(&result.tool_call_id),
+        Part::ToolError(error) => Some(&error.tool_call_id),
+        _ => None,
     }
 }
 

@@ -8,9 +8,11 @@
 //!
 //! A streamed answer is then stored as about its text, not as an object per token that repeats
 //! the message id and every key: a tenth of the bytes to write, checkpoint and parse. The form
-//! is chosen by JSON type (array or object), so rows written before it read the same.
+//! is chosen by JSON type (array or object), so rows written before it read the same. Deltas of
+//! a sub-agent's run nested in the stream carry its namespace as a fifth element,
+//! `[first_seq, message_id, index, [delta, …], ["run_b"]]`.
 
-use agentwire_core::{Event, EventKind, MessageId};
+use agentwire_core::{Event, EventKind, MessageId, Namespace};
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -24,6 +26,7 @@ pub(crate) struct BatchText {
 
 #[derive(Debug)]
 struct OpenDeltas {
+    namespace: Namespace,
     message_id: MessageId,
     index: u32,
     next_seq: u64,
@@ -43,7 +46,7 @@ impl BatchText {
             delta,
         } = &event.kind
         else {
-            self.close_deltas();
+            self.close_deltas()?;
             self.separate();
             return serde_json::to_writer(&mut self.json, event);
         };
@@ -51,19 +54,21 @@ impl BatchText {
             Some(open)
                 if open.next_seq == event.seq
                     && open.index == *index
-                    && open.message_id == *message_id =>
+                    && open.message_id == *message_id
+                    && open.namespace == event.namespace =>
             {
                 open.next_seq += 1;
                 self.json.push(b',');
             }
             _ => {
-                self.close_deltas();
+                self.close_deltas()?;
                 self.separate();
                 // `[seq,"msg",index]` with its bracket left open for the deltas' array.
                 serde_json::to_writer(&mut self.json, &(event.seq, message_id, index))?;
                 self.json.pop();
                 self.json.extend_from_slice(b",[");
                 self.deltas = Some(OpenDeltas {
+                    namespace: event.namespace.clone(),
                     message_id: message_id.clone(),
                     index: *index,
                     next_seq: event.seq + 1,
@@ -75,7 +80,8 @@ impl BatchText {
 
     /// The array, or `None` when no event was pushed.
     pub(crate) fn finish(mut self) -> Option<String> {
-        self.close_deltas();
+        // A namespace is ids, which always serialize.
+        let _ = self.close_deltas();
         if self.json.is_empty() {
             return None;
         }
@@ -89,10 +95,17 @@ impl BatchText {
             .push(if self.json.is_empty() { b'[' } else { b',' });
     }
 
-    fn close_deltas(&mut self) {
-        if self.deltas.take().is_some() {
-            self.json.extend_from_slice(b"]]");
+    fn close_deltas(&mut self) -> Result<(), serde_json::Error> {
+        let Some(open) = self.deltas.take() else {
+            return Ok(());
+        };
+        self.json.push(b']');
+        if !open.namespace.is_root() {
+            self.json.push(b',');
+            serde_json::to_writer(&mut self.json, &open.namespace)?;
         }
+        self.json.push(b']');
+        Ok(())
     }
 }
 
@@ -108,7 +121,9 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Event>, serde_json::Error> {
                 message_id,
                 index,
                 deltas,
+                namespace,
             } => events.extend((first_seq..).zip(deltas).map(|(seq, delta)| Event {
+                namespace: namespace.clone(),
                 seq,
                 kind: EventKind::PartDelta {
                     message_id: message_id.clone(),
@@ -129,6 +144,7 @@ enum Item {
         message_id: MessageId,
         index: u32,
         deltas: Vec<String>,
+        namespace: Namespace,
     },
 }
 
@@ -140,7 +156,9 @@ impl<'de> Deserialize<'de> for Item {
             type Value = Item;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an event object or a [seq, message_id, index, deltas] array")
+                f.write_str(
+                    "an event object or a [seq, message_id, index, deltas, namespace?] array",
+                )
             }
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Item, A::Error> {
@@ -154,6 +172,7 @@ impl<'de> Deserialize<'de> for Item {
                     message_id: seq.next_element()?.ok_or_else(|| missing(1))?,
                     index: seq.next_element()?.ok_or_else(|| missing(2))?,
                     deltas: seq.next_element()?.ok_or_else(|| missing(3))?,
+                    namespace: seq.next_element()?.unwrap_or_default(),
                 })
             }
         }
@@ -164,19 +183,19 @@ impl<'de> Deserialize<'de> for Item {
 
 #[cfg(test)]
 mod tests {
-    use agentwire_core::{Event, EventKind, MessageId, RunStatus};
+    use agentwire_core::{Event, EventKind, MessageId, Namespace, RunId, RunStatus};
 
     use super::{BatchText, parse};
 
     fn delta(seq: u64, message: &str, index: u32, text: &str) -> Event {
-        Event {
+        Event::new(
             seq,
-            kind: EventKind::PartDelta {
+            EventKind::PartDelta {
                 message_id: MessageId::from(message),
                 index,
                 delta: text.into(),
             },
-        }
+        )
     }
 
     fn text_of(events: &[Event]) -> String {
@@ -194,20 +213,40 @@ mod tests {
             delta(4, "msg_1", 0, "lo \"quoted\"\n"),
             delta(5, "msg_1", 1, "{\"a\":"),
             delta(7, "msg_1", 1, "1}"),
-            Event {
-                seq: 8,
-                kind: EventKind::RunStatus {
+            Event::new(
+                8,
+                EventKind::RunStatus {
                     status: RunStatus::Completed,
                     error: None,
                     usage: None,
                 },
-            },
+            ),
             delta(9, "msg_2", 0, "é"),
         ];
         let text = text_of(&events);
         assert!(
             text.starts_with(r#"[[3,"msg_1",0,["Hel","lo \"quoted\"\n"]],[5,"msg_1",1,["#),
             "{text}"
+        );
+        assert_eq!(parse(&text).expect("parses"), events);
+    }
+
+    #[test]
+    fn a_nested_runs_deltas_keep_their_namespace_and_do_not_join_the_parents() {
+        let nested = |seq, text: &str| Event {
+            namespace: Namespace::new(["run_b", "run_c"].map(RunId::from)),
+            ..delta(seq, "msg_1", 0, text)
+        };
+        let events = vec![
+            delta(1, "msg_1", 0, "a"),
+            nested(2, "b"),
+            nested(3, "c"),
+            delta(4, "msg_1", 0, "d"),
+        ];
+        let text = text_of(&events);
+        assert_eq!(
+            text,
+            r#"[[1,"msg_1",0,["a"]],[2,"msg_1",0,["b","c"],["run_b","run_c"]],[4,"msg_1",0,["d"]]]"#
         );
         assert_eq!(parse(&text).expect("parses"), events);
     }

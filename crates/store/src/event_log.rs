@@ -340,9 +340,9 @@ impl Store {
         for (id, session_id, last_seq, usage) in open {
             let run_id = RunId::from(id);
             let usage = usage.map(|text| serde_json::from_str(&text)).transpose()?;
-            let event = Event {
-                seq: u64::try_from(last_seq).unwrap_or_default() + 1,
-                kind: EventKind::RunStatus {
+            let event = Event::new(
+                u64::try_from(last_seq).unwrap_or_default() + 1,
+                EventKind::RunStatus {
                     status: RunStatus::Incomplete,
                     error: Some(ErrorInfo::new(
                         INTERRUPTED,
@@ -350,7 +350,7 @@ impl Store {
                     )),
                     usage,
                 },
-            };
+            );
             let output = match &session_id {
                 Some(_) => interrupted_output(&self.events_after(&run_id, 0, u32::MAX).await?),
                 None => Vec::new(),

@@ -173,14 +173,14 @@ async fn compaction_is_idempotent_and_leaves_runs_that_have_not_ended(db: Db) {
 
     // A run that ends later is compacted then.
     let (run_id, events, _) = &logs[3];
-    let end = Event {
-        seq: events.last().unwrap().seq + 1,
-        kind: EventKind::RunStatus {
+    let end = Event::new(
+        events.last().unwrap().seq + 1,
+        EventKind::RunStatus {
             status: RunStatus::Completed,
             error: None,
             usage: None,
         },
-    };
+    );
     store
         .append_events(run_id, std::slice::from_ref(&end))
         .await
@@ -488,6 +488,8 @@ fn text_run(run_id: &RunId, session: &str, tokens: usize) -> Vec<Event> {
         run_id: run_id.clone(),
         session_id: (!session.is_empty()).then(|| session.into()),
         agent: Some("assistant".into()),
+        parent_run_id: None,
+        parent_tool_call_id: None,
     });
     out.emit(EventKind::RunStatus {
         status: RunStatus::InProgress,
@@ -547,13 +549,15 @@ mod sqlite_file {
             .unwrap();
         let text = "x".repeat(10 * 1024);
         let events: Vec<Event> = (1..=2048)
-            .map(|seq| Event {
-                seq,
-                kind: EventKind::PartDelta {
-                    message_id: "msg_1".into(),
-                    index: 0,
-                    delta: text.clone(),
-                },
+            .map(|seq| {
+                Event::new(
+                    seq,
+                    EventKind::PartDelta {
+                        message_id: "msg_1".into(),
+                        index: 0,
+                        delta: text.clone(),
+                    },
+                )
             })
             .collect();
         store.append_events(&run_id, &events).await.unwrap();

@@ -49,25 +49,25 @@ fn user_message(id: &str, text: &str) -> Message {
 }
 
 fn delta(seq: u64) -> Event {
-    Event {
+    Event::new(
         seq,
-        kind: EventKind::PartDelta {
+        EventKind::PartDelta {
             message_id: MessageId::from("msg_1"),
             index: 0,
             delta: format!("token {seq} "),
         },
-    }
+    )
 }
 
 fn status(seq: u64, status: RunStatus, usage: Option<Usage>) -> Event {
-    Event {
+    Event::new(
         seq,
-        kind: EventKind::RunStatus {
+        EventKind::RunStatus {
             status,
             error: None,
             usage,
         },
-    }
+    )
 }
 
 async fn new_run(store: &Store, id: &str, session: Option<&SessionId>, node: &str) -> RunId {
@@ -491,14 +491,14 @@ async fn the_run_row_follows_run_status_events(db: Db) {
     assert_eq!(record.state.as_deref(), Some("awaiting_approval"));
     assert_eq!(record.last_seq, 5);
 
-    let failed = Event {
-        seq: 6,
-        kind: EventKind::RunStatus {
+    let failed = Event::new(
+        6,
+        EventKind::RunStatus {
             status: RunStatus::Failed,
             error: Some(ErrorInfo::new("provider_error", "the provider said no")),
             usage: None,
         },
-    };
+    );
     store.append_events(&run, &[failed]).await.unwrap();
     // An ended run takes no more events: a retry of an older batch does not take the status
     // back.
@@ -912,23 +912,23 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
     let on_a = new_run(&store, "run_a", Some(&session), "node_a").await;
     let on_b = new_run(&store, "run_b", None, "node_b").await;
     let legacy = new_run(&store, "run_legacy", None, "node_legacy").await;
-    let complete = Event {
-        seq: 2,
-        kind: EventKind::PartComplete {
+    let complete = Event::new(
+        2,
+        EventKind::PartComplete {
             message_id: MessageId::from("msg_1"),
             index: 0,
             part: Part::text("done before the crash"),
         },
-    };
-    let start = Event {
-        seq: 1,
-        kind: EventKind::MessageStart {
+    );
+    let start = Event::new(
+        1,
+        EventKind::MessageStart {
             message_id: MessageId::from("msg_1"),
             role: Role::Assistant,
             metadata: Default::default(),
             created_at: None,
         },
-    };
+    );
     store
         .append_events(&on_a, &[start, complete])
         .await
@@ -1014,14 +1014,14 @@ async fn shown_events_are_published_in_notices_that_fit(db: Db) {
     }
     assert_eq!(published, events);
     // An event too large for a notice, and what follows it, are left to the log.
-    let huge = Event {
-        seq: 401,
-        kind: EventKind::PartDelta {
+    let huge = Event::new(
+        401,
+        EventKind::PartDelta {
             message_id: MessageId::from("msg_1"),
             index: 0,
             delta: "x".repeat(8000),
         },
-    };
+    );
     store
         .publish_live(&run, &[delta(400), huge, delta(402)])
         .await

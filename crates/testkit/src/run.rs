@@ -65,6 +65,8 @@ fn run_log(
             run_id: "run_1".into(),
             session_id: Some("ses_1".into()),
             agent: Some("assistant".into()),
+            parent_run_id: None,
+            parent_tool_call_id: None,
         },
         status(RunStatus::InProgress, None, None),
     ];
@@ -106,7 +108,7 @@ fn run_log(
     kinds
         .into_iter()
         .zip(1..)
-        .map(|(kind, seq)| Event { seq, kind })
+        .map(|(kind, seq)| Event::new(seq, kind))
         .collect()
 }
 

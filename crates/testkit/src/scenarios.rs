@@ -93,6 +93,8 @@ impl Run {
             run_id: "run_1".into(),
             session_id: Some("ses_1".into()),
             agent: Some("assistant".into()),
+            parent_run_id: None,
+            parent_tool_call_id: None,
         });
         out.emit(status(RunStatus::InProgress, None, None));
         Self { out }

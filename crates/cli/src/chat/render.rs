@@ -72,6 +72,10 @@ impl Renderer {
 
     /// The output for one event.
     pub(crate) fn event(&mut self, event: &Event) -> String {
+        // Sub-agents' runs are not shown yet.
+        if !event.is_own() {
+            return String::new();
+        }
         if self.stopping
             && !matches!(
                 event.kind,
@@ -216,6 +220,8 @@ impl Renderer {
             EventKind::RunCreated { .. }
             | EventKind::MessageStart { .. }
             | EventKind::MessageComplete { .. }
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. }
             | EventKind::Heartbeat {} => {}
         }
         out += &self.show_spinner();

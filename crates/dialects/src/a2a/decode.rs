@@ -146,6 +146,8 @@ impl A2aDecoder {
                     .filter(|id| !id.is_empty())
                     .map(Into::into),
                 agent,
+                parent_run_id: None,
+                parent_tool_call_id: None,
             });
             for artifact in task.artifacts {
                 self.artifact(artifact, true)?;

@@ -109,6 +109,10 @@ impl A2aEncoder {
 
 impl Encoder for A2aEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         let made_up = !matches!(
             event.kind,
             EventKind::RunCreated { .. } | EventKind::Heartbeat {}
@@ -123,6 +127,7 @@ impl Encoder for A2aEncoder {
                 run_id,
                 session_id,
                 agent,
+                ..
             } => {
                 if !self.fixed_ids {
                     let context = session_id
@@ -210,6 +215,8 @@ impl Encoder for A2aEncoder {
                 open.complete(env, out, message);
             }
             EventKind::Heartbeat {} => write_comment(out, "heartbeat"),
+            // The shared state is not written in this dialect yet.
+            EventKind::StateSnapshot { .. } | EventKind::StateDelta { .. } => {}
             // What became of a message sent while the task worked: a status update in the
             // current state whose `metadata.agentwire.input` says it.
             EventKind::Input(outcome) => {

@@ -132,10 +132,7 @@ impl StreamDecoder for AgUiDecoder {
 impl AgUiDecoder {
     fn emit(&mut self, out: &mut Vec<Event>, kind: EventKind) {
         self.seq += 1;
-        out.push(Event {
-            seq: self.seq,
-            kind,
-        });
+        out.push(Event::new(self.seq, kind));
     }
 
     fn invalid(&self, why: String) -> DecodeError {
@@ -175,6 +172,8 @@ impl AgUiDecoder {
                         run_id,
                         session_id: Some(thread_id.into()),
                         agent: None,
+                        parent_run_id: None,
+                        parent_tool_call_id: None,
                     },
                 );
                 self.emit(out, status(RunStatus::InProgress, None, None));

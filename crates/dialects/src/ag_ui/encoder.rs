@@ -552,6 +552,10 @@ impl MessageState {
 
 impl Encoder for AgUiEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         match &event.kind {
             EventKind::RunCreated {
                 run_id, session_id, ..
@@ -606,6 +610,8 @@ impl Encoder for AgUiEncoder {
                 self.message = None;
             }
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
+            // The shared state is not written in this dialect yet.
+            EventKind::StateSnapshot { .. } | EventKind::StateDelta { .. } => {}
             // What became of a message sent while the run worked: AG-UI has no event for it.
             // The steer itself follows as a whole user message (`TEXT_MESSAGE_*`, role user).
             EventKind::Input(outcome) => {

@@ -135,10 +135,7 @@ impl AgentScopeDecoder {
 
     fn emit(&mut self, out: &mut Vec<Event>, kind: EventKind) {
         self.seq += 1;
-        out.push(Event {
-            seq: self.seq,
-            kind,
-        });
+        out.push(Event::new(self.seq, kind));
     }
 
     fn response(&mut self, obj: Obj, out: &mut Vec<Event>) {
@@ -151,6 +148,8 @@ impl AgentScopeDecoder {
                     run_id: run_id.into(),
                     session_id: obj.session_id.clone().map(Into::into),
                     agent: None,
+                    parent_run_id: None,
+                    parent_tool_call_id: None,
                 },
             );
         }

@@ -744,6 +744,10 @@ impl AgentScopeEncoder {
 
 impl Encoder for AgentScopeEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         if self.ended {
             return;
         }
@@ -801,7 +805,9 @@ impl Encoder for AgentScopeEncoder {
             }
             EventKind::Heartbeat {} => self.heartbeat(out),
             // What became of a message sent while the run worked: no message of the protocol.
-            EventKind::Input(_) => {}
+            EventKind::Input(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. } => {}
             EventKind::Error(error) => {
                 self.ensure_in_progress(out);
                 self.error(out, error);

@@ -506,6 +506,10 @@ enum End<'a> {
 
 impl Encoder for AiSdkEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         match &event.kind {
             EventKind::MessageStart {
                 message_id,

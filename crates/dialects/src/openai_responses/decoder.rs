@@ -138,6 +138,8 @@ impl ResponsesDecoder {
                     run_id: response.id.as_str().into(),
                     session_id: None,
                     agent: Some(response.model.clone()).filter(|model| !model.is_empty()),
+                    parent_run_id: None,
+                    parent_tool_call_id: None,
                 });
                 let status = match response.status {
                     Status::Queued => RunStatus::Queued,

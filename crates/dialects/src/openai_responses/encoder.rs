@@ -801,6 +801,10 @@ fn wire_usage(usage: &Usage) -> WireUsage {
 
 impl Encoder for ResponsesEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         if self.ended {
             return;
         }
@@ -865,7 +869,9 @@ impl Encoder for ResponsesEncoder {
             }
             EventKind::Heartbeat {} => sse::write_comment(out, "keep-alive"),
             // What became of a message sent while the response worked: no event of the API.
-            EventKind::Input(_) => {}
+            EventKind::Input(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. } => {}
             EventKind::Error(error) => {
                 self.start(out);
                 self.emit(

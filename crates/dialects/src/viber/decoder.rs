@@ -136,6 +136,8 @@ fn status_event(frame: InStatus) -> Result<Option<EventKind>, serde_json::Error>
                 run_id: run_id.clone(),
                 session_id: frame.space_id,
                 agent: frame.agent,
+                parent_run_id: None,
+                parent_tool_call_id: None,
             }));
         }
         (None, None) => match frame.status {

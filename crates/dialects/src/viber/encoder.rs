@@ -58,6 +58,10 @@ struct OutStatus<'a> {
 
 impl Encoder for ViberEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
+        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        if !event.is_own() {
+            return;
+        }
         let start = out.len();
         match &event.kind {
             EventKind::Heartbeat {} => {
@@ -68,6 +72,7 @@ impl Encoder for ViberEncoder {
                 run_id,
                 session_id,
                 agent,
+                ..
             } => {
                 self.run_id = Some(run_id.clone());
                 self.space_id = session_id.clone();

@@ -122,7 +122,9 @@ impl Client {
                     .unwrap_or_else(|error| panic!("event {event:?} does not accumulate: {error}"));
                 let settled = match &event.kind {
                     EventKind::RunStatus { status, .. }
-                        if status.is_terminal() || matches!(status, RunStatus::Awaiting(_)) =>
+                        if event.is_own()
+                            && (status.is_terminal()
+                                || matches!(status, RunStatus::Awaiting(_))) =>
                     {
                         Some(*status)
                     }
@@ -164,7 +166,9 @@ impl Client {
         let completed = self
             .seen
             .iter()
-            .filter(|event| matches!(event.kind, EventKind::MessageComplete { .. }))
+            .filter(|event| {
+                event.is_own() && matches!(event.kind, EventKind::MessageComplete { .. })
+            })
             .count();
         assert_eq!(completed, self.messages().len(), "every message completed");
         let seqs: Vec<u64> = self.seen.iter().map(|event| event.seq).collect();

@@ -829,12 +829,12 @@ async fn stored_task(state: &AppState, record: &RunRecord) -> Result<Value, ApiE
 fn history_message(message: &Message, index: usize, task_id: &str, context_id: &str) -> Value {
     let mut encoder = A2aEncoder::new(Value::Null, task_id, context_id);
     let mut out = Vec::new();
-    let whole = Event {
-        seq: 0,
-        kind: EventKind::MessageComplete {
+    let whole = Event::new(
+        0,
+        EventKind::MessageComplete {
             message: message.clone(),
         },
-    };
+    );
     encoder.encode(&whole, &mut out);
     encoder.finish(&mut out);
     let parts: Vec<Value> = items(&out)

@@ -66,20 +66,37 @@ fn parts() -> Value {
 fn events() -> Value {
     let seq = || json!({"type": "integer", "minimum": 0});
     let index = || json!({"type": "integer", "minimum": 0});
+    // Every event may be a sub-agent's, nested in the run's stream: the path of run ids down
+    // to it (absent for the run's own).
+    let event = |name: &str, required: &[(&str, Value)], optional: &[(&str, Value)]| {
+        let mut required = required.to_vec();
+        required.insert(0, ("seq", seq()));
+        let mut optional = optional.to_vec();
+        optional.push((
+            "namespace",
+            json!({"type": "array", "items": {"type": "string"}, "description": "The run ids from this run down to the sub-agent's run the event is of."}),
+        ));
+        variant("event", name, &required, &optional)
+    };
     json!({"oneOf": [
-        variant("event", "run_created", &[("seq", seq()), ("run_id", string())], &[("session_id", string()), ("agent", string())]),
-        variant("event", "run_status", &[("seq", seq()), ("status", schema("RunStatusName"))],
+        event("run_created", &[("run_id", string())], &[("session_id", string()), ("agent", string()),
+            ("parent_run_id", string()), ("parent_tool_call_id", string())]),
+        event("run_status", &[("status", schema("RunStatusName"))],
             &[("awaiting", schema("Awaiting")), ("error", schema("ErrorInfo")), ("usage", schema("Usage"))]),
-        variant("event", "message_start", &[("seq", seq()), ("message_id", string()), ("role", schema("Role"))],
+        event("message_start", &[("message_id", string()), ("role", schema("Role"))],
             &[("metadata", json!({"type": "object"})), ("created_at", json!({"type": "integer"}))]),
-        variant("event", "part_start", &[("seq", seq()), ("message_id", string()), ("index", index()),
+        event("part_start", &[("message_id", string()), ("index", index()),
             ("type", json!({"enum": ["text", "reasoning", "refusal", "tool_call"]}))],
             &[("tool_call_id", string()), ("tool_name", string())]),
-        variant("event", "part_delta", &[("seq", seq()), ("message_id", string()), ("index", index()), ("delta", string())], &[]),
-        variant("event", "part_complete", &[("seq", seq()), ("message_id", string()), ("index", index()), ("part", schema("Part"))], &[]),
-        variant("event", "message_complete", &[("seq", seq()), ("message", schema("Message"))], &[]),
-        variant("event", "heartbeat", &[("seq", seq())], &[]),
-        variant("event", "error", &[("seq", seq()), ("code", string()), ("message", string())], &[]),
+        event("part_delta", &[("message_id", string()), ("index", index()), ("delta", string())], &[]),
+        event("part_complete", &[("message_id", string()), ("index", index()), ("part", schema("Part"))], &[]),
+        event("message_complete", &[("message", schema("Message"))], &[]),
+        event("heartbeat", &[], &[]),
+        event("error", &[("code", string()), ("message", string())], &[]),
+        event("input", &[("client_message_id", string()), ("outcome", json!({"enum": ["queued", "delivered", "not_delivered"]}))],
+            &[("step", json!({"type": "integer", "minimum": 0})), ("reason", string())]),
+        event("state_snapshot", &[("state", json!({}))], &[]),
+        event("state_delta", &[("patch", json!({"type": "array", "description": "RFC 6902 JSON Patch operations.", "items": {"type": "object", "required": ["op", "path"]}}))], &[]),
     ]})
 }
 

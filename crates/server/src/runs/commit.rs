@@ -573,25 +573,25 @@ mod tests {
     use super::*;
 
     fn delta(seq: u64) -> Event {
-        Event {
+        Event::new(
             seq,
-            kind: EventKind::PartDelta {
+            EventKind::PartDelta {
                 message_id: MessageId::from("msg_1"),
                 index: 0,
                 delta: format!("w{seq} "),
             },
-        }
+        )
     }
 
     fn complete(seq: u64) -> Event {
-        Event {
+        Event::new(
             seq,
-            kind: EventKind::PartComplete {
+            EventKind::PartComplete {
                 message_id: MessageId::from("msg_1"),
                 index: 0,
                 part: Part::text("w1 w2 "),
             },
-        }
+        )
     }
 
     async fn store_with_run(id: &RunId) -> Store {
@@ -671,7 +671,7 @@ mod tests {
             .events_after(&run_id, 2 + RESERVE_AHEAD, 10)
             .await
             .unwrap();
-        let [Event { seq, kind }] = &end[..] else {
+        let [Event { seq, kind, .. }] = &end[..] else {
             panic!("one terminal status: {end:?}");
         };
         assert!(*seq > 2 + RESERVE_AHEAD, "{end:?}");
@@ -735,13 +735,15 @@ mod tests {
         let word = "w".repeat(100);
         let enough = MAX_UNSENT.div_ceil(word.len()) as u64;
         let many: Vec<Event> = (5..5 + enough)
-            .map(|seq| Event {
-                seq,
-                kind: EventKind::PartDelta {
-                    message_id: MessageId::from("msg_1"),
-                    index: 0,
-                    delta: word.clone(),
-                },
+            .map(|seq| {
+                Event::new(
+                    seq,
+                    EventKind::PartDelta {
+                        message_id: MessageId::from("msg_1"),
+                        index: 0,
+                        delta: word.clone(),
+                    },
+                )
             })
             .collect();
         assert_eq!(commits.take(many.clone()), many);

@@ -289,14 +289,14 @@ mod tests {
     use super::{BEHIND, EventLog, KEEP};
 
     fn delta(seq: u64) -> Event {
-        Event {
+        Event::new(
             seq,
-            kind: EventKind::PartDelta {
+            EventKind::PartDelta {
                 message_id: MessageId::from("msg_1"),
                 index: 0,
                 delta: format!("{seq} "),
             },
-        }
+        )
     }
 
     fn read(log: &EventLog, after: u64) -> (Vec<u64>, bool) {
@@ -379,13 +379,15 @@ mod tests {
         let _stalled = log.join(0);
         let big = "x".repeat(4096);
         let total = (2 * BEHIND / big.len()) as u64;
-        log.append_all((1..=total).map(|seq| Event {
-            seq,
-            kind: EventKind::PartDelta {
-                message_id: MessageId::from("msg_1"),
-                index: 0,
-                delta: big.clone(),
-            },
+        log.append_all((1..=total).map(|seq| {
+            Event::new(
+                seq,
+                EventKind::PartDelta {
+                    message_id: MessageId::from("msg_1"),
+                    index: 0,
+                    delta: big.clone(),
+                },
+            )
         }));
         log.stored_through(total);
         let kept = total - log.forgotten();

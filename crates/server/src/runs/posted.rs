@@ -93,15 +93,15 @@ impl PostedReader {
     /// Hands over the message's `not_delivered` outcome, the last event of the stream.
     fn end(&mut self, visit: &mut impl FnMut(&Event), reason: &str) -> bool {
         self.done = true;
-        visit(&Event {
-            seq: 0,
-            kind: EventKind::Input(InputOutcome::new(
+        visit(&Event::new(
+            0,
+            EventKind::Input(InputOutcome::new(
                 self.client_message_id.clone(),
                 Outcome::NotDelivered {
                     reason: reason.to_owned(),
                 },
             )),
-        });
+        ));
         true
     }
 }

@@ -182,12 +182,12 @@ impl CompactLog {
             let message = history
                 .get(&position)
                 .ok_or_else(|| corrupt(seq, "the session's history lacks the message"))?;
-            kept.push(Event {
+            kept.push(Event::new(
                 seq,
-                kind: EventKind::MessageComplete {
+                EventKind::MessageComplete {
                     message: message.clone(),
                 },
-            });
+            ));
         }
         kept.sort_by_key(|event| event.seq);
         let find = |seq: u64| {
@@ -209,14 +209,14 @@ impl CompactLog {
             ) else {
                 return Err(corrupt(seq, "the message_complete has no such part"));
             };
-            out.push(Event {
+            out.push(Event::new(
                 seq,
-                kind: EventKind::PartComplete {
+                EventKind::PartComplete {
                     message_id,
                     index,
                     part: part.clone(),
                 },
-            });
+            ));
         }
         // The completions, kept and derived, hold the final text of the folded parts.
         let finals: HashMap<(&MessageId, u32), &Part> = kept
@@ -311,14 +311,14 @@ impl FoldedDeltas {
             }
             let (delta, after) = rest.split_at(len);
             rest = after;
-            out.push(Event {
+            out.push(Event::new(
                 seq,
-                kind: EventKind::PartDelta {
+                EventKind::PartDelta {
                     message_id: message_id.clone(),
                     index,
                     delta: delta.to_owned(),
                 },
-            });
+            ));
         }
         if !rest.is_empty() {
             return Err(corrupt(

@@ -53,7 +53,7 @@ proptest! {
 }
 
 fn event(seq: u64, kind: EventKind) -> Event {
-    Event { seq, kind }
+    Event::new(seq, kind)
 }
 
 #[test]
