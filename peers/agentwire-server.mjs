@@ -16,6 +16,11 @@
 // older than a source in cargo's dep-info file for it, fails with the command that makes it.
 // `stop` sends SIGTERM (SIGKILL after 5 s) and removes the directory; the server is killed if the
 // test process exits first.
+//
+// `waitFor(what, check)` polls until a condition holds (a deadline, never a fixed sleep);
+// `getSession(url, id)` reads a session (`GET /v1/sessions/{id}`), `getHistory(url, id)` its
+// history as `role: text` lines, and `getInbox(url, id)` the messages sent into it
+// (`GET /v1/sessions/{id}/messages`).
 // Only node's own modules are used, so any peer can import this file.
 
 import { execFileSync, spawn } from 'node:child_process';
@@ -140,4 +145,47 @@ export async function startAgentwire({ config, files = {}, dirs = [], dir: reuse
     await stop({ keep: reused != null });
     throw error;
   }
+}
+
+/**
+ * Polls `check` (sync or async) every 20 ms until it returns a truthy value, and resolves to
+ * that value; fails naming `what` after `timeout` ms. The default is generous: the machines the
+ * tests run on are slow and shared, and a poll costs nothing once the condition holds.
+ */
+export async function waitFor(what, check, { timeout = 30_000 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waited ${timeout} ms for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * The session `id` of the server at `url` as `GET /v1/sessions/{id}` answers it (`messages`, the
+ * history; `last_run`), or undefined while it does not exist.
+ */
+export async function getSession(url, id) {
+  const response = await fetch(`${url}/v1/sessions/${encodeURIComponent(id)}`);
+  if (response.status === 404) return undefined;
+  if (!response.ok) throw new Error(`GET /v1/sessions/${id}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+/** The history of session `id` as one `role: text` line per message (its text parts joined). */
+export async function getHistory(url, id) {
+  const session = await getSession(url, id);
+  if (!session) throw new Error(`no session ${id}`);
+  return session.messages.map((message) => {
+    const text = message.parts.filter((part) => part.type === 'text').map((part) => part.text);
+    return `${message.role}: ${text.join('')}`;
+  });
+}
+
+/** The inbox of session `id`: the entries of `GET /v1/sessions/{id}/messages`, in order. */
+export async function getInbox(url, id) {
+  const response = await fetch(`${url}/v1/sessions/${encodeURIComponent(id)}/messages`);
+  if (!response.ok) throw new Error(`GET /v1/sessions/${id}/messages: ${response.status} ${await response.text()}`);
+  return (await response.json()).messages;
 }

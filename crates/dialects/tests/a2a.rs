@@ -222,7 +222,7 @@ fn a_stream_without_run_created_begins_with_a_task_unless_it_continues_one() {
         "TASK_STATE_SUBMITTED"
     );
     assert!(made_up[1..].iter().all(|item| item["task"].is_null()));
-    let continued = items(&mut A2aEncoder::new(1, "t", "c").continuing());
+    let continued = items(&mut A2aEncoder::new(1, "t", "c").continuing(RunStatus::InProgress));
     assert!(continued.iter().all(|item| item["task"].is_null()));
     assert_eq!(continued.len(), made_up.len() - 1);
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use agentwire_core::{Event, EventKind, InputOutcome, Outcome};
+use agentwire_core::{Event, EventKind, InputOutcome, Outcome, RunStatus};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{A2aDecoder, A2aEncoder};
 use agentwire_dialects::ag_ui::{AgUiDecoder, AgUiEncoder};
@@ -203,6 +203,30 @@ fn a2a_sends_the_steer_as_a_user_status_message_and_outcomes_in_metadata() {
     let roles: Vec<_> = messages.iter().map(|message| message.role).collect();
     use agentwire_core::Role;
     assert_eq!(roles, [Role::Assistant, Role::User, Role::Assistant]);
+}
+
+#[test]
+fn an_a2a_stream_joining_a_working_task_keeps_it_working() {
+    // A steer's own stream joins the task mid-run, after the client was sent the task as
+    // WORKING: the outcome and the steer repeat that state, not the SUBMITTED a task starts in
+    // (the a2a-sdk's TaskManager takes every status update's state as the task's).
+    let tail = &steered_run()[7..];
+    let mut continuing = A2aEncoder::new(1, "run_1", "s1").continuing(RunStatus::InProgress);
+    let items = frames(&encode(&mut continuing, tail));
+    assert!(items.iter().all(|item| item["result"]["task"].is_null()));
+    let states: Vec<&Value> = items
+        .iter()
+        .filter_map(|item| item["result"]["statusUpdate"]["status"].get("state"))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "TASK_STATE_WORKING",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_WORKING",
+            "TASK_STATE_COMPLETED"
+        ]
+    );
 }
 
 #[test]

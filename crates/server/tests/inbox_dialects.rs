@@ -1,7 +1,7 @@
 //! Messages into a busy session through the dialect endpoints: an AI SDK `submit-message`, an
-//! AG-UI run and an A2A `SendStreamingMessage` on a session whose run still works go into its
-//! inbox with the client's mode, and the response streams what answers them; `reject` is the
-//! 409 of before.
+//! AG-UI run and an A2A `SendStreamingMessage` (naming the context or its working task) on a
+//! session whose run still works go into its inbox with the client's mode, and the response
+//! streams what answers them; `reject` is the 409 of before.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -199,5 +199,88 @@ async fn an_a2a_message_to_a_working_context_queues_a_new_task() {
                 == "queued"
         ),
         "{first_items:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_a2a_message_on_a_working_task_steers_it_or_is_rejected() {
+    let (server, _dir) = server().await;
+    let send = |id: &str, text: &str, target: (&str, &str), metadata: Value| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+            "message": {"messageId": id, "role": "ROLE_USER", target.0: target.1,
+                        "parts": [{"text": text}]},
+            "metadata": metadata}})
+    };
+    let first = background(
+        &server,
+        "/a2a",
+        send("m1", "start", ("contextId", "ctx"), json!({})),
+    );
+    // The task works (it calls `work`, 800 ms) once the context's last run is in progress.
+    let task_id = loop {
+        let session: Value = server
+            .http
+            .get(server.url("/v1/sessions/ctx"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if session["last_run"]["status"] == "in_progress" {
+            break session["last_run"]["id"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let on_task = ("taskId", task_id.as_str());
+
+    // Rejected: the JSON-RPC error carries the server's code as an A2A ErrorInfo, the one shape
+    // of `data` the a2a-sdk client reads.
+    let rejected = server
+        .post_json(
+            "/a2a",
+            &send("m2", "no", on_task, json!({"mode": "reject"})),
+        )
+        .await;
+    let rejected: Value = rejected.json().await.unwrap();
+    assert_eq!(rejected["error"]["code"], -32602, "{rejected}");
+    let info = &rejected["error"]["data"][0];
+    assert_eq!(info["@type"], "type.googleapis.com/google.rpc.ErrorInfo");
+    assert_eq!(info["reason"], "INVALID_PARAMS");
+    assert_eq!(info["metadata"], json!({"code": "session_busy"}));
+
+    // Steered: the stream is the working task, WORKING until it completes.
+    let steer = server
+        .post_json(
+            "/a2a",
+            &send("m3", "in French", on_task, json!({"mode": "steer"})),
+        )
+        .await;
+    let items = frames(&steer.text().await.unwrap());
+    assert_eq!(items[0]["result"]["task"]["id"], task_id.as_str());
+    assert_eq!(items[0]["result"]["task"]["contextId"], "ctx");
+    let states: Vec<&Value> = items
+        .iter()
+        .filter_map(|item| item["result"]["statusUpdate"]["status"].get("state"))
+        .collect();
+    let (last, before) = states.split_last().unwrap();
+    assert_eq!(*last, "TASK_STATE_COMPLETED");
+    assert!(
+        before.iter().all(|state| *state == "TASK_STATE_WORKING"),
+        "{states:?}"
+    );
+    let steered = items
+        .iter()
+        .find_map(|item| item["result"]["statusUpdate"]["status"].get("message"))
+        .unwrap();
+    assert_eq!(steered["role"], "ROLE_USER");
+    assert_eq!(steered["messageId"], "m3");
+    let first = frames(&first.await.unwrap());
+    assert!(
+        first.iter().any(
+            |item| item["result"]["statusUpdate"]["metadata"]["agentwire"]["input"]["outcome"]
+                == "delivered"
+        ),
+        "{first:?}"
     );
 }

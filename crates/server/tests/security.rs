@@ -265,7 +265,9 @@ async fn another_keys_session_is_not_found_in_every_dialect_and_never_blocks_its
         let text = answer.to_string();
         if path == "/a2a" {
             assert_eq!(status, 200, "{answer}");
-            assert_eq!(answer["error"]["data"]["code"], "not_found", "{answer}");
+            let info = &answer["error"]["data"][0];
+            assert_eq!(info["reason"], "TASK_NOT_FOUND", "{answer}");
+            assert_eq!(info["metadata"]["code"], "not_found", "{answer}");
         } else {
             assert_eq!(status, 404, "{path}: {answer}");
             assert_eq!(answer["error"]["code"], "not_found", "{path}: {answer}");

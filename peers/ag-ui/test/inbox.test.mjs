@@ -3,14 +3,16 @@
 // `forwardedProps.mode`. A steer's response is the rest of the thread's run under the client's
 // runId, its outcome a CUSTOM `agentwire.input`, while the first client sees the steer as a
 // user message where the model saw it; a queued message's response is the run it starts;
-// reject is the 409 of before. Every event passes the client's own checks and both schemas.
+// interrupt and rollback cancel the thread's run (kept in the thread's history, or taken out of
+// it) and respond with the run the message starts; reject is the 409 of before. Every event
+// passes the client's own checks and both schemas.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import { run } from '../agent.mjs';
 import { hasNull, validateClient, validateOfficial } from '../support.mjs';
-import { startAgentwire } from '../../agentwire-server.mjs';
+import { getHistory, getInbox, getSession, startAgentwire, waitFor } from '../../agentwire-server.mjs';
 
 const WORDS = Array.from({ length: 30 }, (_, n) => `word${n} `);
 
@@ -50,16 +52,11 @@ before(async () => {
 after(() => server?.stop());
 
 /** Waits until the thread's run works. */
-async function working(threadId) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const response = await fetch(`${server.url}/v1/sessions/${threadId}`);
-    const session = response.ok ? await response.json() : {};
-    if (session.last_run?.status === 'in_progress') return;
-    assert.ok(Date.now() < deadline, `thread ${threadId} has no run working`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const working = (threadId) =>
+  waitFor(`a run working in thread ${threadId}`, async () => {
+    const session = await getSession(server.url, threadId);
+    return session?.last_run?.status === 'in_progress';
+  });
 
 /** Runs the agent and checks every event the client saw. */
 async function checkedRun(agent, params) {
@@ -114,6 +111,41 @@ describe('AG-UI HttpAgent: a run on a busy thread', () => {
     const texts = queued.events.filter((event) => event.type === 'TEXT_MESSAGE_CONTENT').map((event) => event.delta);
     assert.equal(texts.join(''), `${WORDS.join('')}done`);
   });
+
+  // Both cancel the thread's run (the first client's run finishes `cancelled`, cut short) and
+  // answer with the run the message starts at once; interrupt keeps what the canceled run said
+  // in the thread's history, rollback takes the run out of it.
+  for (const [mode, kept] of [['interrupt', true], ['rollback', false]]) {
+    test(`${mode}: the thread's run is canceled and the message runs at once`, async () => {
+      const thread = `t-${mode}`;
+      const firstRun = checkedRun(agentOf(thread, 'u1', 'start'), { runId: 'r1' });
+      await working(thread);
+      const second = agentOf(thread, 'u2', 'do this instead');
+      const out = await checkedRun(second, { runId: 'r2', forwardedProps: { mode } });
+      const first = await firstRun;
+      assert.equal(first.finished.outcome, 'cancelled');
+      const cut = first.messages.at(-1);
+      assert.equal(cut.role, 'assistant');
+      assert.ok(WORDS.join('').startsWith(cut.content), `cut short: ${cut.content}`);
+      assert.equal(out.finished.outcome, 'success');
+      assert.deepEqual(inputs(out), [{ client_message_id: 'u2', outcome: 'delivered', step: 0 }]);
+      const texts = out.events.filter((event) => event.type === 'TEXT_MESSAGE_CONTENT').map((event) => event.delta);
+      assert.equal(texts.join(''), `${WORDS.join('')}done`);
+      assert.equal(second.messages.at(-1).content, 'done');
+      const answer = ['user: do this instead', `assistant: ${WORDS.join('')}done`];
+      const before = kept ? ['user: start', `assistant: ${cut.content}`] : [];
+      assert.deepEqual(await getHistory(server.url, thread), [...before, ...answer]);
+      const [entry] = await getInbox(server.url, thread);
+      assert.equal(entry.mode, mode);
+      assert.equal(entry.outcome, 'delivered');
+      if (kept) {
+        assert.equal(entry.rollback_of, undefined);
+      } else {
+        const rolledBack = await (await fetch(`${server.url}/v1/runs/${entry.rollback_of}`)).json();
+        assert.equal(rolledBack.run.status, 'canceled');
+      }
+    });
+  }
 
   test('reject: the client fails with the 409', async () => {
     const firstRun = checkedRun(agentOf('t-reject', 'u1', 'start'), { runId: 'r1' });

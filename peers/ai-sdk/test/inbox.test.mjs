@@ -3,13 +3,14 @@
 // useChat's `body` option, and the SDK itself parses and validates the answer. A steer comes
 // back as the v7 `steering-message` part of the answer (the client says `aiSdkVersion: 7`) and
 // its outcome in a transient `data-agentwire-input` part (onData); a queued message's answer is
-// the run it starts once the first has ended; interrupt cancels the first run; reject is a 409.
+// the run it starts once the first has ended; interrupt cancels the first run and keeps what it
+// said in the chat's history, rollback cancels it and takes it out; reject is a 409.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DefaultChatTransport } from 'ai';
 import { Chat } from '../chat.mjs';
-import { startAgentwire } from '../../agentwire-server.mjs';
+import { getHistory, getInbox, startAgentwire, waitFor } from '../../agentwire-server.mjs';
 
 const WORDS = Array.from({ length: 30 }, (_, n) => `word${n} `);
 
@@ -64,13 +65,10 @@ function chatOf(id, body = {}) {
 
 const texts = (message) => message.parts.filter((part) => part.type === 'text').map((part) => part.text).join('');
 /** Waits until the chat streams its answer (the run works). */
-async function streaming(chat) {
-  const deadline = Date.now() + 15_000;
-  while (chat.status !== 'streaming') {
-    assert.ok(Date.now() < deadline, `chat still ${chat.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const streaming = (chat) => waitFor(`chat ${chat.id} streaming`, () => chat.status === 'streaming');
+/** The outcomes the chat was told of (its `data-agentwire-input` parts). */
+const outcomes = (data) =>
+  data.filter((part) => part.type === 'data-agentwire-input').map(({ data: { outcome, step } }) => ({ outcome, step }));
 
 describe('AI SDK Chat: a message while the chat streams', () => {
   test('steer: the answer goes on with the steering message and a delivered outcome', async () => {
@@ -117,7 +115,7 @@ describe('AI SDK Chat: a message while the chat streams', () => {
     assert.ok(first.data.some((part) => part.data?.outcome === 'queued'), JSON.stringify(first.data));
   });
 
-  test('interrupt: the first run ends aborted and the message runs at once', async () => {
+  test('interrupt: the first run ends aborted, stays in the history, and the message runs at once', async () => {
     const first = chatOf('inbox-interrupt');
     const firstDone = first.chat.sendMessage({ text: 'start' });
     await streaming(first.chat);
@@ -125,8 +123,47 @@ describe('AI SDK Chat: a message while the chat streams', () => {
     await second.chat.sendMessage({ text: 'stop, do this' });
     await firstDone;
     assert.equal(second.chat.error, undefined, `chat error: ${second.chat.error?.message}`);
-    assert.ok(texts(second.chat.messages.at(-1)).endsWith('done'));
-    assert.ok(!texts(first.chat.messages.at(-1)).endsWith('done'), 'the first run was cut short');
+    assert.equal(texts(second.chat.messages.at(-1)), `${WORDS.join('')}done`);
+    assert.deepEqual(outcomes(second.data), [{ outcome: 'delivered', step: 0 }]);
+    assert.equal(first.chat.status, 'ready', 'an abort is no error');
+    const cut = texts(first.chat.messages.at(-1));
+    assert.ok(WORDS.join('').startsWith(cut), `the first run was cut short: ${cut}`);
+    // What the first run said before the cut stays, as the first tab saw it.
+    assert.deepEqual(await getHistory(url, 'inbox-interrupt'), [
+      'user: start',
+      `assistant: ${cut}`,
+      'user: stop, do this',
+      `assistant: ${WORDS.join('')}done`,
+    ]);
+    const [entry] = await getInbox(url, 'inbox-interrupt');
+    assert.equal(entry.mode, 'interrupt');
+    assert.equal(entry.client_message_id, second.chat.messages[0].id);
+    assert.equal(entry.rollback_of, undefined);
+  });
+
+  test('rollback: the first run ends aborted and leaves the history; the message runs at once', async () => {
+    const first = chatOf('inbox-rollback');
+    const firstDone = first.chat.sendMessage({ text: 'start' });
+    await streaming(first.chat);
+    const second = chatOf('inbox-rollback', { mode: 'rollback' });
+    await second.chat.sendMessage({ text: 'forget that, do this' });
+    await firstDone;
+    assert.equal(second.chat.error, undefined, `chat error: ${second.chat.error?.message}`);
+    assert.equal(texts(second.chat.messages.at(-1)), `${WORDS.join('')}done`);
+    assert.deepEqual(outcomes(second.data), [{ outcome: 'delivered', step: 0 }]);
+    assert.equal(first.chat.status, 'ready', 'an abort is no error');
+    const cut = texts(first.chat.messages.at(-1));
+    assert.ok(WORDS.join('').startsWith(cut), `the first run was cut short: ${cut}`);
+    // Neither the first message nor what its run said is in the history any more.
+    assert.deepEqual(await getHistory(url, 'inbox-rollback'), [
+      'user: forget that, do this',
+      `assistant: ${WORDS.join('')}done`,
+    ]);
+    const [entry] = await getInbox(url, 'inbox-rollback');
+    assert.equal(entry.mode, 'rollback');
+    assert.equal(entry.client_message_id, second.chat.messages[0].id);
+    const rolledBack = await (await fetch(`${url}/v1/runs/${entry.rollback_of}`)).json();
+    assert.equal(rolledBack.run.status, 'canceled');
   });
 
   test('reject: a 409 the SDK reports as the error', async () => {

@@ -74,12 +74,15 @@ impl A2aEncoder {
         }
     }
 
-    /// The encoder of a stream that continues a task its client has been sent already (a
-    /// follow-up after an answer, which begins with the task as it waits): no task is made up
-    /// for it.
+    /// The encoder of a stream that continues a task its client has been sent already, in
+    /// `status` (a follow-up after an answer, which begins with the task as it waits; a steer,
+    /// which joins the task as it works): no task is made up for it, and the items that report
+    /// no new status (an `input` outcome, a steer, an error) repeat the state of `status` until
+    /// a `run_status` changes it.
     #[must_use]
-    pub fn continuing(mut self) -> Self {
+    pub fn continuing(mut self, status: RunStatus) -> Self {
         self.task_sent = true;
+        self.state = task_state(status);
         self
     }
 

@@ -21,21 +21,23 @@
 //! (a task waiting in the store with no process holding it is taken over here); a subscription
 //! reads a task elsewhere the same way, and a cancel waits for the store to show the task's end.
 //!
-//! A message naming a `contextId` whose task is still working (not `INPUT_REQUIRED`: that path
-//! answers the waiting task) goes into the context's inbox ([`super::busy`]) with the mode in the
-//! request's `metadata.mode` (`queue`, `steer`, `interrupt`, `rollback`, `reject`; the agent's
-//! `input_mode` when absent) and its `messageId` as the client message id. A steer joins the
-//! working task: the stream is that task (a `task` item, WORKING, then its updates from the
-//! moment of the post), where the steer is a status update whose message is the user's and each
+//! A message naming a `contextId` whose task is still working, or naming that working task by
+//! its `taskId` (not `INPUT_REQUIRED`: that path answers the waiting task; and not a message of
+//! answers, approval responses or tool outputs, which waits for the task to ask for them), goes
+//! into the context's inbox ([`super::busy`]) with the mode in the request's `metadata.mode`
+//! (`queue`, `steer`, `interrupt`, `rollback`, `reject`; the agent's `input_mode` when absent)
+//! and its `messageId` as the client message id. A steer joins the working task: the stream is
+//! that task (a `task` item, WORKING, then its updates from the moment of the post, WORKING
+//! until it ends), where the steer is a status update whose message is the user's and each
 //! outcome a status update's `metadata.agentwire.input`. A queued message (interrupt, rollback)
 //! is a new task of the context: the stream is that task from its start, once it starts. Without
 //! streaming, the answer is the task once settled (`returnImmediately` is not honoured: the task
 //! of a queued message does not exist until it starts). `reject` is the JSON-RPC error of the
-//! `409 session_busy` of before.
+//! `409 session_busy` of before (`InvalidParamsError`, `session_busy` in its details).
 
 use std::time::Duration;
 
-use agentwire_core::{Event, EventKind, InputMode, Message, Role, RunStatus, SessionId};
+use agentwire_core::{Event, EventKind, InputMode, Message, Part, Role, RunStatus, SessionId};
 use agentwire_dialects::Encoder;
 use agentwire_dialects::a2a::{
     self, A2aEncoder, A2aListRequest, A2aMethod, A2aTaskRequest, AgentDescription, AgentExtension,
@@ -122,7 +124,12 @@ const TASK_NOT_CANCELABLE: i64 = -32002;
 const UNSUPPORTED_OPERATION: i64 = -32004;
 
 /// A JSON-RPC error: the request it answers, its code and message, and the server's own error
-/// code (`data.code`) when there is one.
+/// code when there is one.
+///
+/// The server's code travels as A2A 1.0 wants error details (and as the a2a-sdk client reads
+/// them, dropping a `data` of any other shape): `data` is a list led by a
+/// `google.rpc.ErrorInfo` whose `reason` names the JSON-RPC error and whose `metadata` is
+/// `{"code": …}`, which the SDK raises as the typed error's `data`.
 struct RpcError {
     id: Value,
     code: i64,
@@ -159,10 +166,29 @@ impl RpcError {
 impl IntoResponse for RpcError {
     fn into_response(self) -> Response {
         let mut error = json!({"code": self.code, "message": self.message});
-        if let Some(data) = self.data {
-            error["data"] = json!({"code": data});
+        if let Some(code) = self.data {
+            error["data"] = json!([{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": reason(self.code),
+                "domain": "a2a-protocol.org",
+                "metadata": {"code": code},
+            }]);
         }
         Json(json!({"jsonrpc": "2.0", "id": self.id, "error": error})).into_response()
+    }
+}
+
+/// The `ErrorInfo.reason` of JSON-RPC error `code`, as A2A 1.0 names it.
+fn reason(code: i64) -> &'static str {
+    match code {
+        PARSE_ERROR => "PARSE_ERROR",
+        INVALID_REQUEST => "INVALID_REQUEST",
+        METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
+        INVALID_PARAMS => "INVALID_PARAMS",
+        TASK_NOT_FOUND => "TASK_NOT_FOUND",
+        TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
+        UNSUPPORTED_OPERATION => "UNSUPPORTED_OPERATION",
+        _ => "INTERNAL_ERROR",
     }
 }
 
@@ -290,6 +316,10 @@ async fn send(
     let (live, after) = match request.task_id.clone() {
         Some(task_id) => {
             let context_id = request.context_id.as_deref();
+            if let Some(session) = working_task(state, agent, owner, &task_id, &request).await? {
+                check_context(&task_id, Some(&session), context_id)?;
+                return send_busy(state, agent, owner, &session, request).await;
+            }
             let live = match settled_task(state, owner, &task_id).await? {
                 Waiting::Here(live) => live,
                 Waiting::Elsewhere(record) => {
@@ -304,7 +334,8 @@ async fn send(
             }
             let after = last_seq(&live);
             // A2A task streams begin with the task, a follow-up's too: the task as it waits.
-            snapshot = Some(task_of(&live, encoder_for(&live, Value::Null)).await);
+            let task = task_of(&live, encoder_for(&live, Value::Null)).await;
+            snapshot = Some((task, live.handle.status()));
             let message = answer_of(&live.handle.output(), request.input);
             state.runs.answer(&live, message).await?;
             (live, after)
@@ -376,7 +407,8 @@ async fn send_busy(
             let task = json!({"id": answer.run_id, "contextId": session.as_str(),
                               "status": {"state": "TASK_STATE_WORKING"}});
             let encoder = task_encoder(&answer.run_id, Some(session), request.id.clone());
-            let encoder = TaskFirst::new(&request.id, Some(task), encoder);
+            let snapshot = Some((task, RunStatus::InProgress));
+            let encoder = TaskFirst::new(&request.id, snapshot, encoder);
             return Ok(stream_reader(
                 answer.reader,
                 &answer.run_id,
@@ -408,6 +440,43 @@ async fn send_busy(
         Found::Stored(record) => stored_task(state, &record).await?,
     };
     Ok(task_result(request.id, task))
+}
+
+/// The context of task `task_id` when it works (submitted or working, here or on another node)
+/// and `request` is a new message for it rather than an answer (it holds no approval response
+/// and no tool output): such a message goes into the context's inbox, as one naming the context
+/// does. `None` for a task that waits or has ended, or for an answer, which waits for the task
+/// to ask for it ([`settled_task`]).
+async fn working_task(
+    state: &AppState,
+    agent: &agentwire_runtime::Agent,
+    owner: &Caller,
+    task_id: &str,
+    request: &a2a::A2aRequest,
+) -> Result<Option<SessionId>, ApiError> {
+    let answers = request
+        .input
+        .iter()
+        .flat_map(|message| &message.parts)
+        .any(|part| {
+            matches!(
+                part,
+                Part::ApprovalResponse(_) | Part::ToolResult(_) | Part::ToolError(_)
+            )
+        });
+    if answers {
+        return Ok(None);
+    }
+    let found = state.runs.find(task_id, owner).await?;
+    let status = found.status();
+    if status.is_terminal() || matches!(status, RunStatus::Awaiting(_)) {
+        return Ok(None);
+    }
+    // Each agent is an A2A agent of its own, with only its own tasks.
+    if found.agent() != agent.name() {
+        return Err(ApiError::not_found("task", task_id));
+    }
+    Ok(found.session_id().cloned())
 }
 
 /// The task a follow-up names, once it is settled, as its answer must find it (a task still
@@ -494,7 +563,7 @@ async fn answer_elsewhere(
         .await?;
     if request.method == A2aMethod::SendStreamingMessage {
         let encoder = task_encoder(&task_id, record.session_id.as_ref(), request.id.clone());
-        let encoder = TaskFirst::new(&request.id, Some(snapshot), encoder);
+        let encoder = TaskFirst::new(&request.id, Some((snapshot, record.status)), encoder);
         return Ok(stream_reader(
             reader,
             &task_id,
@@ -520,24 +589,30 @@ fn task_result(id: Value, task: Value) -> Response {
 }
 
 /// An A2A encoder whose stream begins with `task`, when set: the snapshot a follow-up's
-/// stream starts with (the encoder writes the `task` item only for `run_created`).
+/// stream starts with (the encoder writes the `task` item only for `run_created`), with the
+/// run status it shows, which the items after it that report no new status repeat.
 struct TaskFirst {
     task: Option<Vec<u8>>,
     encoder: A2aEncoder,
 }
 
 impl TaskFirst {
-    /// `encoder`'s stream for JSON-RPC request `request_id`, beginning with `task` if set.
-    fn new(request_id: &Value, task: Option<Value>, encoder: A2aEncoder) -> Self {
-        let task = task.map(|task| {
-            let item = json!({"jsonrpc": "2.0", "id": request_id, "result": {"task": task}});
-            format!("data: {item}\n\n").into_bytes()
-        });
-        let encoder = match task {
-            Some(_) => encoder.continuing(),
-            None => encoder,
-        };
-        Self { task, encoder }
+    /// `encoder`'s stream for JSON-RPC request `request_id`, beginning with `task` (in its run
+    /// status) if set.
+    fn new(request_id: &Value, task: Option<(Value, RunStatus)>, encoder: A2aEncoder) -> Self {
+        match task {
+            Some((task, status)) => {
+                let item = json!({"jsonrpc": "2.0", "id": request_id, "result": {"task": task}});
+                Self {
+                    task: Some(format!("data: {item}\n\n").into_bytes()),
+                    encoder: encoder.continuing(status),
+                }
+            }
+            None => Self {
+                task: None,
+                encoder,
+            },
+        }
     }
 }
 
