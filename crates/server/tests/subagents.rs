@@ -146,3 +146,62 @@ async fn a_childs_approval_is_answered_through_the_top_run_and_its_log_replays()
     );
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tree_waiting_in_a_child_outlives_a_restart_and_goes_on_from_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = || Settings {
+        database_url: Some(format!("sqlite://{}", dir.path().join("aw.db").display())),
+        ..Settings::default()
+    };
+    let first = TestServer::start(vec![coordinator(), approver()], settings()).await;
+    let mut stream = first
+        .post_sse(&run_body(Some("coordinator"), "clean up"))
+        .await;
+    stream.until_end().await;
+    let run_id = stream.accumulator.run_id().unwrap().clone();
+    let approval_id = stream.accumulator.children().next().unwrap().messages()[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let before = stream.numbered();
+    first.shutdown().await;
+
+    let second = TestServer::start(vec![coordinator(), approver()], settings()).await;
+    let answer = json!({"role": "user", "parts": [
+        {"type": "approval_response", "approval_id": approval_id, "approved": true}
+    ]});
+    let response = second
+        .post_json(&format!("/v1/runs/{run_id}/input"), &answer)
+        .await;
+    assert_eq!(response.status(), 202, "{:?}", response.text().await);
+    let mut replay = SseClient::new(
+        second
+            .http
+            .get(second.url(&format!("/v1/runs/{run_id}/events")))
+            .send()
+            .await
+            .unwrap(),
+    );
+    replay.until_end().await;
+    assert_eq!(replay.accumulator.status(), Some(RunStatus::Completed));
+    let numbered = replay.numbered();
+    assert_eq!(numbered, (1..=numbered.len() as u64).collect::<Vec<_>>());
+    assert_eq!(
+        &numbered[..before.len()],
+        &before[..],
+        "the first life is kept"
+    );
+    let child = replay.accumulator.children().next().unwrap();
+    assert_eq!(child.status(), Some(RunStatus::Completed));
+    assert_eq!(child.messages().last().unwrap().content(), "done");
+    assert_eq!(
+        replay.messages().last().unwrap().content(),
+        "The approver is done."
+    );
+    second.shutdown().await;
+}
