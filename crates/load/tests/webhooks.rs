@@ -73,8 +73,10 @@ fn latencies_count_only_what_met_no_outage() {
     check_exclusion(&outages, (9.9, 9.95, false), None);
     check_exclusion(&outages, (15.0, 15.01, false), None);
     check_exclusion(&outages, (19.0, 19.99, false), None);
-    // Committed by the restarted server (the kill's runs ended `incomplete`, say): counted.
+    // Committed by the restarted server once it listened: counted.
     check_exclusion(&outages, (21.0, 21.02, false), None);
+    // Committed as it started, before it listened (the `incomplete` of the runs the kill cut).
+    check_exclusion(&outages, (20.5, 21.2, false), Some(Exclusion::ServerDown));
     // A slow delivery while everything was up is counted, however slow.
     check_exclusion(&outages, (16.0, 19.5, false), None);
     // Committed while the receiver was down, whether refused or first tried after it.

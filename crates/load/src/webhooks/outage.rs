@@ -96,8 +96,9 @@ pub enum Exclusion {
     ReceiverDown,
     /// Committed before the receiver went down, and tried while it was (refused).
     Refused,
-    /// Committed before the server was killed and delivered only after that: owed while the
-    /// server was down.
+    /// Committed before the restarted server listened and delivered after the kill: owed
+    /// while the server was down. Among them the `incomplete` the restart gives the runs the
+    /// kill cut, committed as it starts, before it listens.
     ServerDown,
 }
 
@@ -114,8 +115,9 @@ impl Exclusion {
 
 impl Outages {
     /// Why `way`'s latency is left out, or `None` when it counts: its status change was
-    /// committed while the receiver was up and not delivered across the server's death. The
-    /// first reason that holds, in the order of [`Exclusion`].
+    /// committed while the receiver was up, never refused, and neither owed across the kill
+    /// nor committed by the restarted server before it listened. The first reason that holds,
+    /// in the order of [`Exclusion`].
     pub fn exclusion(&self, way: &Way) -> Option<Exclusion> {
         let within =
             |(begin, end): (SystemTime, SystemTime), at: SystemTime| begin <= at && at < end;
