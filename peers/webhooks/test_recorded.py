@@ -37,7 +37,7 @@ def recorded(tmp_path_factory):
     """The load generator's report and its recording."""
     agentwire, load = binary(), load_binary()
     check_fresh(agentwire)
-    check_fresh(load)
+    check_fresh(load, "cargo build -p agentwire-load")
     path = tmp_path_factory.mktemp("recorded") / "deliveries.ndjson"
     # Runs of about a second started over 4 s: about 50 going when the kill comes at 2 s.
     done = subprocess.run(
