@@ -102,6 +102,8 @@ pub async fn webhooks(test: &Webhooks) -> anyhow::Result<WebhookReport> {
         test.rate.is_finite() && test.rate > 0.0,
         "--rate must be a positive number of tokens per second"
     );
+    // The server's connections to the receiver (256 at most), the starts that the restart
+    // lets go at once, and the event logs read at the end.
     raise_file_limit(1024 + 16, "connections")?;
     let receiver = Receiver::new(test.record.is_some());
     let hook = receiver.start().await?;
