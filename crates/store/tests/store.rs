@@ -626,23 +626,23 @@ async fn many_interrupted_runs_end_each_once_with_their_output_and_deliveries(db
         let message_id = MessageId::from(format!("msg_{index:03}"));
         let events = [
             status(1, RunStatus::InProgress, None),
-            Event {
-                seq: 2,
-                kind: EventKind::MessageStart {
+            Event::new(
+                2,
+                EventKind::MessageStart {
                     message_id: message_id.clone(),
                     role: Role::Assistant,
                     metadata: Default::default(),
                     created_at: None,
                 },
-            },
-            Event {
-                seq: 3,
-                kind: EventKind::PartComplete {
+            ),
+            Event::new(
+                3,
+                EventKind::PartComplete {
                     message_id,
                     index: 0,
                     part: Part::text(format!("part of run {index:03}")),
                 },
-            },
+            ),
         ];
         store.append_events(&run, &events).await.unwrap();
         runs.push((run, session));
