@@ -258,6 +258,9 @@ export class ToolView extends PartView {
     // A denied call's error only says it did not run: "denied" is the news.
     else if (this.approved === false) state = 'denied';
     else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
+    // A sub-agent's run that ended: its answer joins the card when the run that called it goes
+    // on (after a wait, with the next message), but the call is over.
+    else if (this.subrun?.runStatus && TERMINAL.has(this.subrun.runStatus.status)) state = this.subrun.runStatus.status === 'completed' ? 'done' : 'error';
     else if (this.approval && this.approved == null) state = live ? 'approval' : 'unfinished';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'function_output') state = 'waiting';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'input' && this.questionText) state = 'question';

@@ -201,8 +201,11 @@ test('sub-agents’ runs show nested in their calls, live; an approval three lev
   );
   assert.equal(waiting[5].label, 'waiting for approval');
   assert.equal(waiting[5].tools, 'write_file:approval');
-  // The calls whose runs wait say so; the lead's own text is the lead's alone.
-  assert.equal(await page.locator('.part.tool[data-tool-call-id="c4"]').first().getAttribute('data-state'), 'nested');
+  // The calls whose runs wait say so, those whose runs are done too (their results come when
+  // the lead goes on); the lead's own text is the lead's alone.
+  const states = () => page.locator('#messages > .message.assistant > .parts > .part.tool').evaluateAll((els) => els.map((el) => el.dataset.state));
+  assert.deepEqual(await states(), ['done', 'done', 'done', 'nested']);
+  assert.deepEqual(await fold(page, ['west']).locator('.part.tool').evaluateAll((els) => els.map((el) => el.dataset.state)), ['nested', 'nested', 'approval']);
   assert.equal(await page.locator('#messages > .message.assistant > .parts > .part.text').first().textContent(), 'I will send the four scouts out at once.');
   await shot(page, 'subagents-02-approval');
 
