@@ -95,7 +95,15 @@ impl AgentsFile {
                 .iter()
                 .filter_map(|name| built.get(name.as_str()).cloned())
                 .collect();
-            let agent = entry.build_with(base_dir, &env, subagents).await?;
+            let handoffs = entry
+                .handoffs
+                .iter()
+                .filter_map(|name| self.agents.iter().find(|agent| agent.name == *name))
+                .map(|agent| (agent.name.clone(), agent.description.clone()))
+                .collect();
+            let agent = entry
+                .build_with(base_dir, &env, subagents, handoffs)
+                .await?;
             built.insert(entry.name.as_str(), agent);
         }
         Ok(self
@@ -115,14 +123,19 @@ impl AgentsFile {
             .map(|(at, agent)| (agent.name.as_str(), at))
             .collect();
         for agent in &self.agents {
-            if let Some(unknown) = agent
-                .subagents
-                .iter()
-                .find(|name| !index.contains_key(name.as_str()))
-            {
-                return Err(agent.invalid(format!(
-                    "`subagents` names '{unknown}', which is not an agent of this file"
-                )));
+            for (key, names) in [
+                ("subagents", &agent.subagents),
+                ("handoffs", &agent.handoffs),
+            ] {
+                if let Some(unknown) = names.iter().find(|name| !index.contains_key(name.as_str()))
+                {
+                    return Err(agent.invalid(format!(
+                        "`{key}` names '{unknown}', which is not an agent of this file"
+                    )));
+                }
+            }
+            if agent.handoffs.contains(&agent.name) {
+                return Err(agent.invalid("`handoffs` names the agent itself"));
             }
         }
         // Depth-first, each entry after its sub-agents; a sub-agent met again while its own
@@ -250,6 +263,12 @@ pub struct AgentConfig {
     pub subagents: Vec<String>,
     /// How deep below a client's run sub-agents' runs may go (default 4).
     pub max_depth: Option<u32>,
+    /// Other agents of the file this agent's model may hand the conversation to, by name
+    /// (a tool `transfer_to_<name>` each): that agent answers from then on, and the session
+    /// speaks with it (see the runtime's `handoff` module). Agents may hand off to each other
+    /// both ways. Default: none.
+    #[serde(default)]
+    pub handoffs: Vec<String>,
 }
 
 /// A kind a tool can be declared as in `tool_kinds`.
@@ -386,6 +405,7 @@ impl AgentConfig {
             input_mode: None,
             subagents: Vec::new(),
             max_depth: None,
+            handoffs: Vec::new(),
         }
     }
 
@@ -435,15 +455,22 @@ impl AgentConfig {
                 "an agent with `subagents` is built with the agents it calls (AgentsFile::build)",
             ));
         }
-        self.build_with(base_dir, &env, Vec::new()).await
+        let handoffs = self
+            .handoffs
+            .iter()
+            .map(|name| (name.clone(), String::new()))
+            .collect();
+        self.build_with(base_dir, &env, Vec::new(), handoffs).await
     }
 
-    /// [`AgentConfig::build`], holding the built `subagents`.
+    /// [`AgentConfig::build`], holding the built `subagents`, and handing off to `handoffs`
+    /// (each agent's name and description).
     async fn build_with(
         &self,
         base_dir: &Path,
         env: &impl Fn(&str) -> Option<String>,
         subagents: Vec<Agent>,
+        handoffs: Vec<(String, String)>,
     ) -> Result<Agent, ConfigError> {
         let brain = self.brain(base_dir, env)?;
         let mut builder = Agent::builder(&self.name)
@@ -482,6 +509,9 @@ impl AgentConfig {
         }
         for subagent in subagents {
             builder = builder.subagent(subagent);
+        }
+        for (name, description) in handoffs {
+            builder = builder.handoff(name, &description);
         }
         if let Some(max_depth) = self.max_depth {
             builder = builder.max_depth(max_depth);

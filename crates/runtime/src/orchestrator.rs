@@ -276,6 +276,7 @@ impl Orchestrator {
     pub(crate) async fn resume(mut self, reported: Option<Awaiting>) {
         self.open_trace();
         let halt = match self.answers(reported.map(RunStatus::Awaiting)).await {
+            Ok(_) if self.handed_off.is_some() => self.handoff_ended(),
             Ok(opening) => self.turns(opening).await,
             Err(halt) => Some(halt),
         };
@@ -304,18 +305,21 @@ impl Orchestrator {
                 }
                 MessageEnd::Halt(halt) => return Some(halt),
                 MessageEnd::Wait(wait) => match self.wait(wait).await {
-                    Ok(_) if self.handed_off.is_some() => {
-                        // The agent the conversation went to answered for this run.
-                        return match self.handed_off.take() {
-                            Some((RunStatus::Completed, _)) | None => None,
-                            Some((RunStatus::Canceled, _)) => Some(Halt::Canceled),
-                            Some((status, error)) => Some(Halt::HandedOff(status, error)),
-                        };
-                    }
+                    Ok(_) if self.handed_off.is_some() => return self.handoff_ended(),
                     Ok(resolution) => opening = resolution,
                     Err(halt) => return Some(halt),
                 },
             }
+        }
+    }
+
+    /// How the run ends now that the agent the conversation was handed to has answered for
+    /// it: as that agent's run ended.
+    fn handoff_ended(&mut self) -> Option<Halt> {
+        match self.handed_off.take() {
+            Some((RunStatus::Completed, _)) | None => None,
+            Some((RunStatus::Canceled, _)) => Some(Halt::Canceled),
+            Some((status, error)) => Some(Halt::HandedOff(status, error)),
         }
     }
 

@@ -349,8 +349,15 @@ pub(crate) async fn get_session(
 ) -> Result<Response, ApiError> {
     let (session, messages) = state.session_record(&id, &caller).await?;
     let last_run = crate::session_list::last_run(&state, &id).await?;
+    // Who speaks for the session: the agent of its last answer (a handoff moves it on).
+    let agent = messages.iter().rev().find_map(|message| {
+        (message.role == agentwire_core::Role::Assistant)
+            .then_some(message.metadata.agent_name.as_deref())
+            .flatten()
+    });
     let body = json!({
         "id": id,
+        "agent": agent,
         "messages": messages,
         "state": schema_state(session.schema_state.as_deref()),
         "last_run": last_run,

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use agentwire_core::communication::{MessageKind, Party, SchemaMachine, StateName, Utterance};
 use agentwire_core::{
-    Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
+    Accumulator, ErrorInfo, Event, Message, MessageId, Role, RunId, RunStatus, SessionId, Usage,
 };
 use agentwire_runtime::{
     Agent, Agents, InputError, RunHandle, RunLimits, RunSlots, RunStart, Telemetry,
@@ -334,6 +334,7 @@ impl Runs {
             }
             None => (Vec::new(), None),
         };
+        let agent = self.speaker(agent, &history);
         let input_len = start.input.len();
         let run_id = start.run_id.clone().unwrap_or_else(|| agent.new_run_id());
         // Everything the run does, its runtime tasks included, logs inside this span.
@@ -390,6 +391,40 @@ impl Runs {
         let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, commits, metrics);
         tokio::spawn(pump.instrument(span));
         Ok(live)
+    }
+
+    /// The agent that takes a turn asked of `agent`: the one the conversation was handed to,
+    /// when the session's last answer is by an agent `agent` hands off to (directly or down a
+    /// chain of handoffs), so a client that keeps addressing the agent it started with goes on
+    /// with whoever took the conversation; `agent` itself otherwise (an agent named on its own
+    /// answers).
+    fn speaker<'a>(&'a self, agent: &'a Agent, history: &[Message]) -> &'a Agent {
+        let last = history.iter().rev().find_map(|message| {
+            (message.role == Role::Assistant)
+                .then_some(message.metadata.agent_name.as_deref())
+                .flatten()
+        });
+        let Some(last) = last.filter(|last| *last != agent.name()) else {
+            return agent;
+        };
+        let mut seen = vec![agent.name()];
+        let mut reachable = vec![agent];
+        while let Some(from) = reachable.pop() {
+            for name in from.handoffs() {
+                if seen.contains(&name.as_str()) {
+                    continue;
+                }
+                let Some(to) = self.roster.get(name) else {
+                    continue;
+                };
+                if name == last {
+                    return to;
+                }
+                seen.push(to.name());
+                reachable.push(to);
+            }
+        }
+        agent
     }
 
     /// Refuses a turn on a session whose latest run has not ended though no run of it goes on
