@@ -56,6 +56,7 @@ fn encoder(continues: Option<&MessageId>) -> AiSdkEncoder {
 fn request_encoder(request: &ai_sdk::ChatRequest, continues: Option<&MessageId>) -> AiSdkEncoder {
     encoder(continues)
         .knowing(&request.messages)
+        .knowing_subagent_calls(&request.subagent_calls)
         .with_steering(request.sdk_major >= 7)
 }
 
