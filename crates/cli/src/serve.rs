@@ -72,10 +72,7 @@ pub(crate) async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             (file, PathBuf::from("."))
         }
     };
-    let mut agents = Vec::new();
-    for entry in &file.agents.agents {
-        agents.push(entry.build(&base, env).await?);
-    }
+    let agents = file.agents.build(&base, env).await?;
     if agents.is_empty() {
         anyhow::bail!("the configuration has no [[agents]]");
     }

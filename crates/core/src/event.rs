@@ -315,6 +315,15 @@ impl Event {
         self.namespace.is_root()
     }
 
+    /// The run's own new status, if the event reports one. A sub-agent's status nested in the
+    /// stream is not the run's: a child that ends or waits leaves its parent working.
+    pub fn own_status(&self) -> Option<RunStatus> {
+        match &self.kind {
+            EventKind::RunStatus { status, .. } if self.is_own() => Some(*status),
+            _ => None,
+        }
+    }
+
     /// Appends the event's JSON to `out`, as `serde_json` writes it. A delta, most of any
     /// stream, is written field by field: the derived form goes through a map serializer for
     /// the flattened, tagged kind, several times slower for an event that is mostly its text.

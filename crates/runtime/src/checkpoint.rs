@@ -27,6 +27,7 @@ use crate::events::{EventQueue, RunEvents};
 use crate::orchestrator::Orchestrator;
 use crate::run::{Run, RunHandle, RunLimits, RunState, Shared};
 use crate::steer::Inbox;
+use crate::subagent::{self, Child, ChildCheckpoint, ChildHandle, Parent};
 use crate::telemetry::Telemetry;
 use crate::wait::Wait;
 
@@ -47,6 +48,9 @@ pub struct Checkpoint {
     wait: Wait,
     #[serde(flatten)]
     parked: Parked,
+    /// The sub-agents' runs the run waits on, each written down in turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    children: Vec<ChildCheckpoint>,
 }
 
 /// What the orchestrator adds to a checkpoint when it starts to wait: how far the run has gone
@@ -137,6 +141,9 @@ pub enum ResumeError {
     /// The agent's runs are written by a handler, which cannot be checkpointed.
     #[error("the agent's runs are written by a handler and cannot be resumed")]
     Handler,
+    /// The run waited on a sub-agent its agent no longer has.
+    #[error("the run waited on the sub-agent '{0}', which the agent no longer has")]
+    UnknownSubagent(String),
     /// `resume` was called outside a Tokio runtime.
     #[error("a run must be resumed inside a tokio runtime")]
     NoRuntime,
@@ -148,18 +155,41 @@ impl Checkpoint {
         self.input_len
     }
 
-    /// How many of the calls it waits on have their answer.
+    /// How many of the calls it waits on have their answer, its children's included: a
+    /// checkpoint with more is one with more answers to keep.
     pub fn answered(&self) -> usize {
         self.wait.answered()
+            + self
+                .children
+                .iter()
+                .map(|child| child.checkpoint.answered())
+                .sum::<usize>()
     }
 }
 
 impl RunHandle {
     /// The run written down, while it waits for the client (its status is `awaiting`) and was
     /// written by the orchestrator; `None` otherwise. It includes the answers given so far.
+    ///
+    /// A run that waits on sub-agents' runs is written down with them, once each of them waits
+    /// too; while one of them works, there is no checkpoint.
     pub fn checkpoint(&self) -> Option<Checkpoint> {
         let state = self.shared.lock();
         let (wait, parked) = (state.wait.as_ref()?, state.parked.as_ref()?);
+        let mut children = Vec::new();
+        for call in wait.waiting_children() {
+            let child = state
+                .children
+                .iter()
+                .find(|child| child.tool_call_id == call.tool_call_id)?;
+            children.push(ChildCheckpoint {
+                tool_call_id: call.tool_call_id.clone(),
+                agent: child.handle.agent().name().to_owned(),
+                run_id: child.handle.id().clone(),
+                input: subagent::input_of(call),
+                checkpoint: Box::new(child.handle.checkpoint()?),
+            });
+        }
         Some(Checkpoint {
             state: state.machine.state().to_string(),
             start_state: Some(state.start_state.to_string()),
@@ -167,6 +197,7 @@ impl RunHandle {
             output: state.messages[state.output_from..].to_vec(),
             wait: wait.clone(),
             parked: parked.clone(),
+            children,
         })
     }
 }
@@ -176,7 +207,21 @@ impl Agent {
     /// calls, answers and budget, and goes on when [`RunHandle::input`] answers the rest. Its
     /// events are numbered from `next_seq`; it emits none until it is answered or canceled. The
     /// host stores its events as the first did ([`RunStart::stored`](crate::RunStart::stored)).
+    ///
+    /// A run that waited on sub-agents' runs takes them up too, from their checkpoints in its
+    /// own.
     pub fn resume(&self, resume: RunResume) -> Result<Run, ResumeError> {
+        self.resume_under(resume, None, (0, u32::MAX))
+    }
+
+    /// [`Agent::resume`] for a run `depth` below the client's, under `parent` (see
+    /// [`Agent::start_child`]).
+    fn resume_under(
+        &self,
+        resume: RunResume,
+        parent: Option<Parent>,
+        (depth, depth_limit): (u32, u32),
+    ) -> Result<Run, ResumeError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| ResumeError::NoRuntime)?;
         if self.inner.handler.is_some() {
             return Err(ResumeError::Handler);
@@ -197,6 +242,7 @@ impl Agent {
             output,
             wait,
             parked,
+            children,
         } = checkpoint;
         let machine = SchemaMachine::resume(Arc::clone(&self.inner.schema), state.as_str())
             .ok_or(ResumeError::UnknownState(state))?;
@@ -211,21 +257,20 @@ impl Agent {
         let settings = GenerationSettings::from_object(&parked.settings)?;
         let output_from = conversation.len();
         conversation.extend(output);
-        let awaiting = wait.awaiting();
-        let (status, _) =
-            watch::channel(awaiting.map_or(RunStatus::InProgress, RunStatus::Awaiting));
+        let (status, _) = watch::channel(RunStatus::InProgress);
         let limits = RunLimits {
             max_duration: parked.max_duration_ms.map(Duration::from_millis),
             max_tool_output_bytes: Some(parked.max_tool_output_bytes),
         };
         let client_tools = parked.client_tools.clone();
+        let calls: Vec<_> = wait.waiting_children().cloned().collect();
         let shared = Arc::new(Shared {
             run_id,
             session_id,
             agent: self.clone(),
-            parent: None,
-            depth: 0,
-            depth_limit: self.inner.max_depth,
+            parent,
+            depth,
+            depth_limit: depth_limit.min(depth.saturating_add(self.inner.max_depth)),
             status,
             state: Mutex::new(RunState {
                 start_state: start_state
@@ -249,6 +294,44 @@ impl Agent {
             cancel: CancellationToken::new(),
             noted: AtomicBool::new(false),
         });
+        let mut live = Vec::with_capacity(children.len());
+        for child in children {
+            let call = calls
+                .iter()
+                .find(|call| call.tool_call_id == child.tool_call_id)
+                .cloned()
+                .ok_or_else(|| ResumeError::UnknownSubagent(child.agent.clone()))?;
+            let agent = self
+                .subagent(&child.agent)
+                .ok_or_else(|| ResumeError::UnknownSubagent(child.agent.clone()))?;
+            let run = agent.resume_under(
+                RunResume {
+                    run_id: child.run_id,
+                    session_id: shared.session_id.clone(),
+                    conversation: vec![Message::user(child.input)],
+                    checkpoint: *child.checkpoint,
+                    // The child's numbering is its own; its parent renumbers what it streams.
+                    next_seq: 1,
+                    slots: None,
+                    telemetry: None,
+                },
+                Some(Parent {
+                    run_id: shared.run_id.clone(),
+                    tool_call_id: call.tool_call_id.clone(),
+                }),
+                (depth + 1, shared.depth_limit),
+            )?;
+            shared.lock().children.push(ChildHandle {
+                tool_call_id: call.tool_call_id.clone(),
+                handle: run.handle.clone(),
+                reported: run.handle.status(),
+            });
+            live.push(Child::new(call, run.handle, run.events, None));
+        }
+        let awaiting = shared.lock().awaiting();
+        shared
+            .status
+            .send_replace(awaiting.map_or(RunStatus::InProgress, RunStatus::Awaiting));
         let queue = Arc::new(EventQueue::default());
         let orchestrator = Orchestrator::new(
             Arc::clone(&shared),
@@ -259,7 +342,8 @@ impl Agent {
             telemetry,
         )
         .resuming(&parked, next_seq)
-        .with_slots(slots);
+        .with_slots(slots)
+        .with_children(live);
         runtime.spawn(orchestrator.resume(awaiting).in_current_span());
         Ok(Run {
             handle: RunHandle { shared },

@@ -72,7 +72,100 @@ impl AgentsFile {
                 return Err(ConfigError::DuplicateAgent(agent.name.clone()));
             }
         }
+        file.build_order()?;
         Ok(file)
+    }
+
+    /// Builds every agent ([`AgentConfig::build`]), each after the agents it calls as
+    /// sub-agents, which it holds; the agents come back in the file's order.
+    ///
+    /// # Errors
+    /// The first agent's [`ConfigError`], or one naming a sub-agent that is not in the file
+    /// or a cycle of sub-agents.
+    pub async fn build(
+        &self,
+        base_dir: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Agent>, ConfigError> {
+        let mut built: BTreeMap<&str, Agent> = BTreeMap::new();
+        for at in self.build_order()? {
+            let entry = &self.agents[at];
+            let subagents = entry
+                .subagents
+                .iter()
+                .filter_map(|name| built.get(name.as_str()).cloned())
+                .collect();
+            let agent = entry.build_with(base_dir, &env, subagents).await?;
+            built.insert(entry.name.as_str(), agent);
+        }
+        Ok(self
+            .agents
+            .iter()
+            .filter_map(|entry| built.get(entry.name.as_str()).cloned())
+            .collect())
+    }
+
+    /// The entries' indexes in an order where every agent comes after its sub-agents (an
+    /// agent holds the agents it calls, so they are built first).
+    fn build_order(&self) -> Result<Vec<usize>, ConfigError> {
+        let index: BTreeMap<&str, usize> = self
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(at, agent)| (agent.name.as_str(), at))
+            .collect();
+        for agent in &self.agents {
+            if let Some(unknown) = agent
+                .subagents
+                .iter()
+                .find(|name| !index.contains_key(name.as_str()))
+            {
+                return Err(agent.invalid(format!(
+                    "`subagents` names '{unknown}', which is not an agent of this file"
+                )));
+            }
+        }
+        // Depth-first, each entry after its sub-agents; a sub-agent met again while its own
+        // sub-agents are being placed closes a cycle.
+        let mut order = Vec::with_capacity(self.agents.len());
+        let mut placed = vec![false; self.agents.len()];
+        let mut path: Vec<usize> = Vec::new();
+        fn place(
+            file: &AgentsFile,
+            index: &BTreeMap<&str, usize>,
+            at: usize,
+            placed: &mut [bool],
+            path: &mut Vec<usize>,
+            order: &mut Vec<usize>,
+        ) -> Result<(), ConfigError> {
+            if placed[at] {
+                return Ok(());
+            }
+            if let Some(from) = path.iter().position(|&on| on == at) {
+                let cycle: Vec<&str> = path[from..]
+                    .iter()
+                    .chain([&at])
+                    .map(|&on| file.agents[on].name.as_str())
+                    .collect();
+                return Err(file.agents[at].invalid(format!(
+                    "its sub-agents call each other in a cycle ({}): an agent holds the agents \
+                     it calls",
+                    cycle.join(" → ")
+                )));
+            }
+            path.push(at);
+            for name in &file.agents[at].subagents {
+                place(file, index, index[name.as_str()], placed, path, order)?;
+            }
+            path.pop();
+            placed[at] = true;
+            order.push(at);
+            Ok(())
+        }
+        for at in 0..self.agents.len() {
+            place(self, &index, at, &mut placed, &mut path, &mut order)?;
+        }
+        Ok(order)
     }
 }
 
@@ -150,6 +243,13 @@ pub struct AgentConfig {
     /// What a message to a session busy with this agent's run does when its client names no
     /// mode: `queue` (the default), `steer`, `interrupt`, `rollback` or `reject`.
     pub input_mode: Option<InputMode>,
+    /// Other agents of the file this agent's model may call like tools, by name: each call is
+    /// a run of that agent's own, nested in this one's stream, and its answer the call's
+    /// result (see the runtime's `subagent` module). Default: none.
+    #[serde(default)]
+    pub subagents: Vec<String>,
+    /// How deep below a client's run sub-agents' runs may go (default 4).
+    pub max_depth: Option<u32>,
 }
 
 /// A kind a tool can be declared as in `tool_kinds`.
@@ -284,6 +384,8 @@ impl AgentConfig {
             reasoning_summary: None,
             allow_model_override: None,
             input_mode: None,
+            subagents: Vec::new(),
+            max_depth: None,
         }
     }
 
@@ -318,7 +420,8 @@ impl AgentConfig {
 
     /// Builds the agent: makes its brain (reading the key from `env`), opens its workspace,
     /// connects to its MCP servers, and loads its schema. `base_dir` is the directory relative
-    /// paths are resolved against (the configuration file's).
+    /// paths are resolved against (the configuration file's). An agent with `subagents` is
+    /// built with the others ([`AgentsFile::build`]).
     ///
     /// # Errors
     /// A [`ConfigError`] naming the agent and what is wrong.
@@ -327,7 +430,22 @@ impl AgentConfig {
         base_dir: &Path,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Agent, ConfigError> {
-        let brain = self.brain(base_dir, &env)?;
+        if !self.subagents.is_empty() {
+            return Err(self.invalid(
+                "an agent with `subagents` is built with the agents it calls (AgentsFile::build)",
+            ));
+        }
+        self.build_with(base_dir, &env, Vec::new()).await
+    }
+
+    /// [`AgentConfig::build`], holding the built `subagents`.
+    async fn build_with(
+        &self,
+        base_dir: &Path,
+        env: &impl Fn(&str) -> Option<String>,
+        subagents: Vec<Agent>,
+    ) -> Result<Agent, ConfigError> {
+        let brain = self.brain(base_dir, env)?;
         let mut builder = Agent::builder(&self.name)
             .description(&self.description)
             .brain_arc(brain)
@@ -361,6 +479,12 @@ impl AgentConfig {
         }
         for (tool, kind) in &self.tool_kinds {
             builder = builder.tool_kind(tool, ToolKind::from(*kind));
+        }
+        for subagent in subagents {
+            builder = builder.subagent(subagent);
+        }
+        if let Some(max_depth) = self.max_depth {
+            builder = builder.max_depth(max_depth);
         }
         Ok(builder.build()?)
     }

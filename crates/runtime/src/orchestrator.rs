@@ -36,6 +36,7 @@ use agentwire_core::{
 use agentwire_tools::{AskUser, ToolLimits};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
+use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -89,6 +90,9 @@ pub(crate) struct Orchestrator {
     answers_message: Option<String>,
     /// Sub-agents' runs under way, whose events stream into this run's.
     children: Children,
+    /// How far the host has stored this run's events, when it stores them: children hear it
+    /// (see `subagent`).
+    stored: Option<watch::Receiver<u64>>,
 }
 
 /// Why a run ends without its answer.
@@ -147,6 +151,7 @@ impl Orchestrator {
                 .cloned()
                 .collect(),
         };
+        let stored = shared.stored.as_ref().map(watch::Sender::subscribe);
         let mut tool_limits = agent.toolbox.limits();
         if let Some(ceiling) = limits.max_tool_output_bytes {
             tool_limits.max_output_bytes = tool_limits.max_output_bytes.min(ceiling);
@@ -172,6 +177,7 @@ impl Orchestrator {
             trace: None,
             answers_message: None,
             children: Children::default(),
+            stored,
         }
     }
 
@@ -179,6 +185,12 @@ impl Orchestrator {
     /// from the session's inbox).
     pub(crate) fn answering(mut self, id: Option<String>) -> Self {
         self.answers_message = id;
+        self
+    }
+
+    /// The sub-agents' runs a resumed run waits on, taken up with it.
+    pub(crate) fn with_children(mut self, children: Vec<Child>) -> Self {
+        self.children.live = children;
         self
     }
 
@@ -750,6 +762,9 @@ impl Orchestrator {
                         self.flush();
                     }
                 }
+                Some(through) = stored_advanced(&mut self.stored), if self.children_await_storing() => {
+                    self.children_stored_through(through);
+                }
             }
         };
         // Dropping the futures stops every call still in progress at once.
@@ -811,6 +826,8 @@ impl Orchestrator {
             });
         start.session_id = shared.session_id.clone();
         start.telemetry = telemetry;
+        // A child runs what a person allowed once its parent's host has stored that it went on.
+        start.stored = shared.stored.is_some();
         let parent = Parent {
             run_id: shared.run_id.clone(),
             tool_call_id: call.tool_call_id.clone(),
@@ -844,19 +861,29 @@ impl Orchestrator {
     /// the children and returns the part that answers its call (its tokens join this run's).
     fn forward(&mut self, idx: usize, forwarded: Forwarded) -> Option<Part> {
         match forwarded {
-            Forwarded::Event(namespace, kind) => {
-                if let (1, EventKind::RunStatus { status, .. }) = (namespace.depth(), &kind) {
-                    let call = &self.children.live[idx].call.tool_call_id;
+            Forwarded::Event(namespace, kind, child_seq) => {
+                let status = match (namespace.depth(), &kind) {
+                    (1, EventKind::RunStatus { status, .. }) => Some(*status),
+                    _ => None,
+                };
+                let seq = self.out.emit_in(namespace, kind);
+                let child = &mut self.children.live[idx];
+                if let Some(stored) = &self.stored {
+                    child.streamed_at(seq, child_seq);
+                    // The host may have stored ahead already (it is told seqs it will reach).
+                    let through = *stored.borrow();
+                    child.stored_through(through);
+                }
+                if let Some(status) = status {
                     let mut state = self.shared.lock();
-                    if let Some(child) = state
+                    if let Some(handle) = state
                         .children
                         .iter_mut()
-                        .find(|child| child.tool_call_id == *call)
+                        .find(|handle| handle.tool_call_id == child.call.tool_call_id)
                     {
-                        child.reported = *status;
+                        handle.reported = status;
                     }
                 }
-                self.out.emit_in(namespace, kind);
                 self.flush();
                 None
             }
@@ -871,6 +898,19 @@ impl Orchestrator {
                     .retain(|other| other.tool_call_id != child.call.tool_call_id);
                 Some(part)
             }
+        }
+    }
+
+    /// Whether a child waits to hear that events of its are stored.
+    fn children_await_storing(&self) -> bool {
+        self.children.live.iter().any(Child::awaits_storing)
+    }
+
+    /// The host has stored this run's events through `seq`: each child hears what of its own
+    /// that covers.
+    fn children_stored_through(&mut self, seq: u64) {
+        for child in &mut self.children.live {
+            child.stored_through(seq);
         }
     }
 
@@ -1034,6 +1074,9 @@ impl Orchestrator {
                     {
                         wait.child_ended(part);
                     }
+                }
+                Some(through) = stored_advanced(&mut self.stored), if self.children_await_storing() => {
+                    self.children_stored_through(through);
                 }
             }
         }
@@ -1292,6 +1335,18 @@ impl Halt {
             Halt::Failed(_) => "failed",
             Halt::Rejected(_) => "was rejected",
         }
+    }
+}
+
+/// How far the host has stored the run's events, once that moved; never resolves for a run
+/// whose host does not store them (`None`), and `None` once the host is gone.
+async fn stored_advanced(stored: &mut Option<watch::Receiver<u64>>) -> Option<u64> {
+    match stored {
+        Some(stored) => match stored.changed().await {
+            Ok(()) => Some(*stored.borrow_and_update()),
+            Err(_) => std::future::pending().await,
+        },
+        None => std::future::pending().await,
     }
 }
 

@@ -22,6 +22,11 @@
 //!   parent is `in_progress` again.
 //! - **Depth is bounded** by the agent's `max_depth` (a run that deep answers further
 //!   sub-agent calls with an error), so agents that call each other cannot nest without end.
+//! - **A waiting tree is written down whole**: a parent that waits on its children is
+//!   checkpointed with theirs ([`ChildCheckpoint`]), and taken up again with them, so a restart
+//!   or another node goes on where the child waited. And as a run whose host stores its events
+//!   runs what a person allowed only once its going on is stored, so does a child: its parent
+//!   tells it how far the parent's host has stored, in the child's own numbering.
 
 use std::task::Poll;
 
@@ -32,9 +37,11 @@ use agentwire_core::{
 };
 use agentwire_tools::{Tool, ToolContext, ToolFailure, ToolFuture};
 use futures::StreamExt;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::agent::Agent;
+use crate::checkpoint::Checkpoint;
 use crate::events::RunEvents;
 use crate::run::RunHandle;
 use crate::telemetry::ToolTrace;
@@ -107,6 +114,22 @@ pub(crate) struct Child {
     namespace: Namespace,
     /// The child's `execute_tool` span, when the parent is traced.
     trace: Option<ToolTrace>,
+    /// The last of the child's events the parent has streamed, while its host has not stored
+    /// it: `(seq in the parent's stream, seq in the child's)`.
+    unstored: Option<(u64, u64)>,
+}
+
+/// A waiting child written down with its parent's checkpoint: enough to take it up again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct ChildCheckpoint {
+    /// The parent's call the child answers.
+    pub(crate) tool_call_id: ToolCallId,
+    /// The child's agent, one of the parent agent's sub-agents.
+    pub(crate) agent: String,
+    pub(crate) run_id: RunId,
+    /// What the parent's model asked it: its one input message.
+    pub(crate) input: String,
+    pub(crate) checkpoint: Box<Checkpoint>,
 }
 
 /// A child's handle as its parent's shared state keeps it: for handing answers down, and for
@@ -122,8 +145,8 @@ pub(crate) struct ChildHandle {
 
 /// What a child's event means to its parent.
 pub(crate) enum Forwarded {
-    /// An event, renamed into the parent's stream.
-    Event(Namespace, EventKind),
+    /// An event, renamed into the parent's stream, with its seq in the child's.
+    Event(Namespace, EventKind, u64),
     /// The child's stream is over: the part that answers its call, and the tokens it used.
     Ended(Part, Option<agentwire_core::Usage>),
 }
@@ -142,7 +165,33 @@ impl Child {
             events,
             namespace,
             trace,
+            unstored: None,
         }
+    }
+
+    /// Notes that the child's event `child_seq` is `seq` in the parent's stream, which its
+    /// parent's host stores (for [`Child::stored_through`]).
+    pub(crate) fn streamed_at(&mut self, seq: u64, child_seq: u64) {
+        self.unstored = Some((seq, child_seq));
+    }
+
+    /// The parent's host has stored the parent's events through `seq`. Once that covers the
+    /// last of the child's events the parent streamed, the child hears it in its own
+    /// numbering: everything it emitted up to there is stored. (The parent's host stores what
+    /// it is shown within moments, so this comes soon after a child waits on it; keeping one
+    /// pair rather than one per event keeps a child's cost flat.)
+    pub(crate) fn stored_through(&mut self, seq: u64) {
+        if let Some((at, child_seq)) = self.unstored
+            && at <= seq
+        {
+            self.unstored = None;
+            self.handle.stored_through(child_seq);
+        }
+    }
+
+    /// Whether the parent streamed events of the child its host has not stored yet.
+    pub(crate) fn awaits_storing(&self) -> bool {
+        self.unstored.is_some()
     }
 
     /// The part that answers the call now that the child's stream is over.
@@ -159,7 +208,7 @@ impl Child {
             true => self.namespace.clone(),
             false => event.namespace.under(self.handle.id()),
         };
-        Forwarded::Event(namespace, event.kind)
+        Forwarded::Event(namespace, event.kind, event.seq)
     }
 }
 

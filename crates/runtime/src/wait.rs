@@ -121,6 +121,14 @@ impl Wait {
         true
     }
 
+    /// The sub-agents' calls still waited on.
+    pub(crate) fn waiting_children(&self) -> impl Iterator<Item = &ToolCall> {
+        self.items
+            .iter()
+            .filter(|item| item.child && item.answer.is_none())
+            .map(|item| &item.call)
+    }
+
     /// Whether a sub-agent's call is still waited on.
     pub(crate) fn waits_on_children(&self) -> bool {
         self.items

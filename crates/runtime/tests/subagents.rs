@@ -640,3 +640,144 @@ async fn a_waiting_child_canceled_through_its_parent_ends_and_answers_its_call()
         "the call is answered: {last:?}"
     );
 }
+
+#[tokio::test]
+async fn a_waiting_tree_is_checkpointed_and_goes_on_where_its_child_waited() {
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let tree = || {
+        let mut delete_turn = vec![];
+        delete_turn.extend(call("call_d", "delete_file", json!({"path": "old.log"})));
+        let cleaner = child(
+            "cleaner",
+            &Recording::new(
+                json!({"turns": [finish(delete_turn, "tool_calls"), answer("Deleted.")]}),
+            ),
+        )
+        .tool(delete_file(Arc::clone(&deletes)))
+        .approval(["delete_file"])
+        .build()
+        .unwrap();
+        let manager = child(
+            "manager",
+            &Recording::new(json!({"turns": [
+                calling(&[("call_c", "cleaner", "delete old.log")]),
+                answer("The cleaner deleted it."),
+            ]})),
+        )
+        .subagent(cleaner)
+        .build()
+        .unwrap();
+        agent(&Recording::new(json!({"turns": [
+            calling(&[("call_1", "manager", "clean up")]),
+            answer("All clean."),
+        ]})))
+        .subagent(manager)
+        .build()
+        .unwrap()
+    };
+    let first_agent = tree();
+    let run = first_agent
+        .start(
+            RunStart::new(vec![Message::user("Clean up")])
+                .with_session("ses_1")
+                .with_stored_events(),
+        )
+        .unwrap();
+    let mut first = Client::new(run.events);
+    assert_eq!(
+        first.until_settled().await,
+        RunStatus::Awaiting(Awaiting::Approval)
+    );
+    let checkpoint = run
+        .handle
+        .checkpoint()
+        .expect("a waiting tree is written down");
+    let text = serde_json::to_string(&checkpoint).unwrap();
+    assert!(text.contains("\"children\""), "{text}");
+    let checkpoint: agentwire_runtime::Checkpoint = serde_json::from_str(&text).unwrap();
+    let last_seq = first.seen.last().unwrap().seq;
+    let cleaner_run = first
+        .accumulator
+        .children()
+        .next()
+        .unwrap()
+        .children()
+        .next()
+        .unwrap();
+    let approval_id = cleaner_run.messages()[0]
+        .parts
+        .iter()
+        .find_map(|part| match part {
+            Part::ApprovalRequest(request) => Some(request.approval_id.clone()),
+            _ => None,
+        })
+        .unwrap();
+    // The first process goes away; another takes the tree up from the checkpoint.
+    run.handle.abort();
+    drop(first);
+
+    let resumed = tree()
+        .resume(agentwire_runtime::RunResume {
+            run_id: run.handle.id().clone(),
+            session_id: Some("ses_1".into()),
+            conversation: vec![Message::user("Clean up")],
+            checkpoint,
+            next_seq: last_seq + 1,
+            slots: None,
+            telemetry: None,
+        })
+        .unwrap();
+    assert_eq!(
+        resumed.handle.status(),
+        RunStatus::Awaiting(Awaiting::Approval)
+    );
+    resumed
+        .handle
+        .input(approval(approval_id.as_str(), true, None))
+        .unwrap();
+    // The cleaner goes on, but runs the approved call only once the host has stored that.
+    let mut second = Client::new(resumed.events);
+    let mut cleaner_going_on = false;
+    while !cleaner_going_on {
+        let event = tokio::time::timeout(Duration::from_secs(10), second.events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("stalled after {:#?}", second.seen))
+            .unwrap();
+        cleaner_going_on = event.namespace.depth() == 2
+            && matches!(
+                event.kind,
+                EventKind::RunStatus {
+                    status: RunStatus::InProgress,
+                    ..
+                }
+            );
+        second.seen.push(event);
+    }
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(deletes.load(Ordering::SeqCst), 0, "not before it is stored");
+    resumed.handle.stored_through(u64::MAX);
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), second.events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("stalled after {:#?}", common::shape(&second.seen)));
+        let Some(event) = event else { break };
+        if event.is_own() && event.own_status() == Some(RunStatus::Completed) {
+            second.seen.push(event);
+            break;
+        }
+        second.seen.push(event);
+    }
+    assert_eq!(
+        deletes.load(Ordering::SeqCst),
+        1,
+        "the approved call ran once"
+    );
+    assert_eq!(second.seen[0].seq, last_seq + 1, "numbered on");
+    assert_eq!(resumed.handle.status(), RunStatus::Completed);
+    assert_eq!(
+        resumed.handle.output().last().unwrap().content(),
+        "All clean."
+    );
+}

@@ -309,8 +309,10 @@ impl RunMetrics {
                 .observe(self.started.elapsed().as_secs_f64());
         }
         // The terminal status is a run's last event.
-        let Some(EventKind::RunStatus { status, usage, .. }) =
-            batch.last().map(|event| &event.kind)
+        let Some(EventKind::RunStatus { status, usage, .. }) = batch
+            .last()
+            .filter(|event| event.is_own())
+            .map(|event| &event.kind)
         else {
             return;
         };

@@ -11,7 +11,7 @@ use sqlx::{QueryBuilder, Row};
 
 use agentwire_core::accumulator::PartStatus;
 use agentwire_core::{
-    Accumulator, ErrorInfo, Event, EventKind, Message, Part, RunId, RunStatus, SessionId,
+    Accumulator, ErrorInfo, Event, EventKind, Message, Namespace, Part, RunId, RunStatus, SessionId,
 };
 
 use crate::batch::{self, BatchText};
@@ -60,15 +60,17 @@ impl BatchBuilder {
             return Ok(());
         }
         let seq = seq_to_db(event.seq)?;
+        // A sub-agent's status, nested in the run's stream, is not the run's.
         let status = match &event.kind {
             EventKind::RunStatus {
                 status,
                 error,
                 usage,
-            } if self
-                .last_status
-                .as_ref()
-                .is_none_or(|(last, ..)| *last < seq) =>
+            } if event.is_own()
+                && self
+                    .last_status
+                    .as_ref()
+                    .is_none_or(|(last, ..)| *last < seq) =>
             {
                 let error = error.as_ref().map(serde_json::to_string).transpose()?;
                 let usage = usage.as_ref().map(serde_json::to_string).transpose()?;
@@ -76,8 +78,8 @@ impl BatchBuilder {
             }
             _ => None,
         };
-        if let EventKind::RunStatus { status, .. } = &event.kind {
-            self.statuses.push((seq, *status));
+        if let Some(status) = event.own_status() {
+            self.statuses.push((seq, status));
         }
         self.text.push(event)?;
         self.last_status = status.or(self.last_status.take());
@@ -340,23 +342,36 @@ impl Store {
         for (id, session_id, last_seq, usage) in open {
             let run_id = RunId::from(id);
             let usage = usage.map(|text| serde_json::from_str(&text)).transpose()?;
-            let event = Event::new(
-                u64::try_from(last_seq).unwrap_or_default() + 1,
-                EventKind::RunStatus {
-                    status: RunStatus::Incomplete,
-                    error: Some(ErrorInfo::new(
-                        INTERRUPTED,
-                        "the server stopped before the run finished",
-                    )),
-                    usage,
-                },
-            );
+            let logged = self.events_after(&run_id, 0, u32::MAX).await?;
+            let interrupted = |usage| EventKind::RunStatus {
+                status: RunStatus::Incomplete,
+                error: Some(ErrorInfo::new(
+                    INTERRUPTED,
+                    "the server stopped before the run finished",
+                )),
+                usage,
+            };
+            // Sub-agents' runs still open in the log end first, deepest first, so every
+            // nested stream ends before the one it is nested in.
+            let mut events: Vec<Event> = open_nested_runs(&logged)
+                .into_iter()
+                .map(|namespace| Event {
+                    seq: 0,
+                    namespace,
+                    kind: interrupted(None),
+                })
+                .collect();
+            events.push(Event::new(0, interrupted(usage)));
+            let first_seq = u64::try_from(last_seq).unwrap_or_default() + 1;
+            for (event, seq) in events.iter_mut().zip(first_seq..) {
+                event.seq = seq;
+            }
             let output = match &session_id {
-                Some(_) => interrupted_output(&self.events_after(&run_id, 0, u32::MAX).await?),
+                Some(_) => interrupted_output(&logged),
                 None => Vec::new(),
             };
             let session_id = session_id.map(SessionId::from);
-            let batch = EventBatch::encode(&run_id, &[event])?;
+            let batch = EventBatch::encode(&run_id, &events)?;
             let group = Group {
                 batches: batch.iter().collect(),
                 appends: session_id
@@ -371,6 +386,23 @@ impl Store {
         }
         Ok(ended)
     }
+}
+
+/// The namespaces of the sub-agents' runs a log opened (`run_created`) and did not end, the
+/// deepest first.
+fn open_nested_runs(events: &[Event]) -> Vec<Namespace> {
+    let mut open: Vec<Namespace> = Vec::new();
+    for event in events.iter().filter(|event| !event.is_own()) {
+        match &event.kind {
+            EventKind::RunCreated { .. } => open.push(event.namespace.clone()),
+            EventKind::RunStatus { status, .. } if status.is_terminal() => {
+                open.retain(|namespace| *namespace != event.namespace);
+            }
+            _ => {}
+        }
+    }
+    open.sort_by_key(|namespace| std::cmp::Reverse(namespace.depth()));
+    open
 }
 
 /// The metadata key marking a message of a run cut short (`true`): what it completed, kept.

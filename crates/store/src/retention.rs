@@ -227,10 +227,13 @@ impl RunLog {
 
     /// The ids of the messages the log completes.
     fn message_ids(&self) -> impl Iterator<Item = String> + '_ {
-        self.events.iter().filter_map(|event| match &event.kind {
-            EventKind::MessageComplete { message } => Some(message.id.as_ref()?.to_string()),
-            _ => None,
-        })
+        self.events
+            .iter()
+            .filter(|event| event.is_own())
+            .filter_map(|event| match &event.kind {
+                EventKind::MessageComplete { message } => Some(message.id.as_ref()?.to_string()),
+                _ => None,
+            })
     }
 }
 

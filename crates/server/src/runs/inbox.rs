@@ -385,6 +385,9 @@ impl Runs {
             let EventKind::Input(outcome) = &event.kind else {
                 continue;
             };
+            if !event.is_own() {
+                continue;
+            }
             let (state, step, reason) = match &outcome.outcome {
                 Outcome::Delivered { step } if *step > 0 => {
                     (InboxState::Delivered, Some(*step), None)

@@ -105,8 +105,8 @@ impl EventLog {
                 if !matches!(event.kind, EventKind::Heartbeat {}) {
                     logged.settled = settles(&event);
                 }
-                if let EventKind::RunStatus { status, .. } = &event.kind {
-                    logged.status = Some(*status);
+                if let Some(status) = event.own_status() {
+                    logged.status = Some(status);
                 }
                 logged.last_seq = logged.last_seq.max(event.seq);
                 logged.bytes += weight(&event);
@@ -273,13 +273,11 @@ fn weight(event: &Event) -> usize {
 }
 
 /// The event is a status the run stays in until the client acts (awaiting) or for ever
-/// (terminal).
+/// (terminal). A sub-agent's, nested, is not the run's.
 pub(crate) fn settles(event: &Event) -> bool {
-    matches!(
-        &event.kind,
-        EventKind::RunStatus { status, .. }
-            if status.is_terminal() || matches!(status, RunStatus::Awaiting(_))
-    )
+    event
+        .own_status()
+        .is_some_and(|status| status.is_terminal() || matches!(status, RunStatus::Awaiting(_)))
 }
 
 #[cfg(test)]

@@ -145,13 +145,7 @@ fn output(live: &LiveRun) -> Option<SessionOutput> {
 /// on (see `resume`).
 fn waits(live: &LiveRun, batch: &[Event]) -> Option<(String, usize)> {
     let last = batch.last()?;
-    if !matches!(
-        last.kind,
-        EventKind::RunStatus {
-            status: RunStatus::Awaiting(_),
-            ..
-        }
-    ) {
+    if !matches!(last.own_status(), Some(RunStatus::Awaiting(_))) {
         return None;
     }
     let checkpoint = live.handle.checkpoint()?;
@@ -164,9 +158,9 @@ fn waits(live: &LiveRun, batch: &[Event]) -> Option<(String, usize)> {
 /// The error code of a run stopped because the store no longer keeps it.
 pub(crate) const RUN_GONE: &str = "run_gone";
 
-/// Whether the event is the run's terminal status.
+/// Whether the event is the run's terminal status (a sub-agent's, nested, is not).
 fn ends_run(event: &Event) -> bool {
-    matches!(&event.kind, EventKind::RunStatus { status, .. } if status.is_terminal())
+    event.own_status().is_some_and(RunStatus::is_terminal)
 }
 
 /// A run that failed, or ended before its work was done, is worth an operator's look (the
@@ -177,6 +171,7 @@ fn warn_if_unsuccessful(end: &Event) {
         error,
         ..
     } = &end.kind
+        && end.is_own()
     {
         tracing::warn!(
             code = error.as_ref().map_or("", |error| error.code.as_str()),

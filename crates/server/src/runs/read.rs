@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire_core::{Event, EventKind, RunId, RunStatus};
+use agentwire_core::{Event, RunId, RunStatus};
 use agentwire_store::{Notice, Store};
 use tokio::sync::{broadcast, watch};
 use tokio::time::{Instant, Sleep};
@@ -286,10 +286,7 @@ impl StoredReader {
                 self.continues = false;
                 self.done = match self.until {
                     Until::Settled => settles(last),
-                    Until::Ended => matches!(
-                        &last.kind,
-                        EventKind::RunStatus { status, .. } if status.is_terminal()
-                    ),
+                    Until::Ended => last.own_status().is_some_and(RunStatus::is_terminal),
                 };
                 return true;
             }

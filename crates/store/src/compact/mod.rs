@@ -99,6 +99,12 @@ impl CompactLog {
         // Parts started and not yet complete: where their folded deltas are, and their text.
         let mut open: HashMap<PartKey, (Option<usize>, String)> = HashMap::new();
         for event in events {
+            // A sub-agent's events, nested in the run's, are kept as they are: their messages
+            // are not in the session's history, and their ids are their run's.
+            if !event.is_own() {
+                log.events.push(event.clone());
+                continue;
+            }
             match &event.kind {
                 EventKind::PartStart {
                     message_id, index, ..
@@ -373,6 +379,7 @@ fn final_text(part: &Part) -> Option<String> {
 fn message_completions(events: &[Event]) -> HashMap<&MessageId, (u64, &Message)> {
     events
         .iter()
+        .filter(|event| event.is_own())
         .filter_map(|event| match &event.kind {
             EventKind::MessageComplete { message } => {
                 Some((message.id.as_ref()?, (event.seq, message)))
