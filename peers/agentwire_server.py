@@ -36,11 +36,11 @@ def binary() -> Path:
     return target / "debug" / "agentwire"
 
 
-def check_fresh(path: Path) -> None:
+def check_fresh(path: Path, build: str = BUILD) -> None:
     """Refuses a missing binary, or one older than a source it is built from (the sources
-    cargo lists in its dep-info file beside the binary)."""
+    cargo lists in its dep-info file beside the binary); `build` is the command that makes it."""
     if not path.exists():
-        raise RuntimeError(f"{path} is missing: build it first with `{BUILD}`")
+        raise RuntimeError(f"{path} is missing: build it first with `{build}`")
     dep_info = path.with_name(path.name + ".d")
     if not dep_info.exists():
         return
@@ -49,7 +49,7 @@ def check_fresh(path: Path) -> None:
     for source in sources.split():
         source = Path(source)
         if source.exists() and source.stat().st_mtime > built:
-            raise RuntimeError(f"{path} is older than {source}: rebuild it with `{BUILD}`")
+            raise RuntimeError(f"{path} is older than {source}: rebuild it with `{build}`")
 
 
 class AgentwireServer:

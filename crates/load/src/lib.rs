@@ -26,7 +26,8 @@
 //! axum server streaming the same frames, `floor.rs`) and [`soak::soak`] (minutes of that load
 //! with the server's memory, open files and database sampled, then an idle period). A fourth,
 //! [`webhooks::webhooks`], times background runs' status changes on their way to a webhook
-//! receiver in this program.
+//! receiver in this program, through a `kill -9` of the server and a window in which the
+//! receiver refuses, and checks that every status change arrived.
 
 mod chunked;
 mod client;

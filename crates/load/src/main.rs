@@ -6,7 +6,8 @@
 //! target/release/agentwire-load --runs 1000 --tokens 200 --rate 20 --ramp-ms 2000
 //! target/release/agentwire-load --unpaced --conns 100 --duration 10 --endpoint ai-sdk
 //! target/release/agentwire-load --soak 600 --idle 120 --csv soak.csv --plot soak.png
-//! target/release/agentwire-load --webhooks --runs 10000 --tokens 20 --ramp-ms 20000
+//! target/release/agentwire-load --webhooks --runs 10000 --tokens 20 --ramp-ms 20000 \
+//!     --kill-after 10s --receiver-down 4s..9s --record deliveries.ndjson
 //! ```
 
 use std::net::SocketAddr;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use agentwire_load::soak::Soak;
 use agentwire_load::unpaced::Unpaced;
-use agentwire_load::webhooks::Webhooks;
+use agentwire_load::webhooks::{Webhooks, Window};
 use agentwire_load::{Cores, Endpoint, Options, Target};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
@@ -65,6 +66,21 @@ struct Cli {
     /// change was delivered.
     #[arg(long, conflicts_with_all = ["unpaced", "soak", "server"])]
     webhooks: bool,
+    /// With `--webhooks`: kill the server with SIGKILL this long after the first run's start
+    /// (`10s`), then start it again on the same configuration and store; the runs still to
+    /// start go to it.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration, requires = "webhooks")]
+    kill_after: Option<Duration>,
+    /// With `--webhooks`: the receiver answers 503 from `FROM` to `TO` after the first run's
+    /// start (`4s..9s`). Latency is reported only for the status changes committed while it
+    /// was up (and not owed across the kill); the others are counted apart.
+    #[arg(long, value_name = "FROM..TO", requires = "webhooks")]
+    receiver_down: Option<Window>,
+    /// With `--webhooks`: write every request the receiver took to this file, one JSON object
+    /// a line (the webhook's secret, when it arrived, the answer, the three `webhook-*` headers
+    /// and the exact body), for `peers/webhooks/verify_recorded.py`.
+    #[arg(long, value_name = "PATH", requires = "webhooks")]
+    record: Option<PathBuf>,
 
     /// Closed-loop throughput: `--conns` connections post runs back to back for `--duration`
     /// seconds, to agentwire and then to a bare axum server streaming the same frames, each alone
@@ -243,6 +259,9 @@ async fn load(cli: Cli) -> anyhow::Result<ExitCode> {
             ramp: Duration::from_millis(cli.ramp_ms),
             agentwire,
             database_url: cli.database_url,
+            kill_after: cli.kill_after,
+            receiver_down: cli.receiver_down,
+            record: cli.record,
         };
         let report = agentwire_load::webhooks::webhooks(&test).await?;
         println!("{report}");

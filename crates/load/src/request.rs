@@ -1,6 +1,6 @@
 //! One plain JSON request on a connection of its own (`connection: close`), for the few
 //! requests of a scenario that are not streams (creating a webhook, starting a background
-//! run): its status and JSON body. Read with `httparse` like the streams (`client.rs` says why).
+//! run, listing runs): its status and JSON body. Read with `httparse` like the streams (`client.rs` says why).
 
 use std::net::SocketAddr;
 
@@ -22,6 +22,16 @@ pub(crate) async fn post_json(
          content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
+    exchange(addr, &request).await
+}
+
+/// Sends `GET {path}` to `addr`; the answer's status and JSON body (`null` when it has none).
+pub(crate) async fn get_json(addr: SocketAddr, path: &str) -> anyhow::Result<(u16, Value)> {
+    let request = format!("GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n");
+    exchange(addr, &request).await
+}
+
+async fn exchange(addr: SocketAddr, request: &str) -> anyhow::Result<(u16, Value)> {
     let mut stream = TcpStream::connect(addr).await.context("cannot connect")?;
     stream.set_nodelay(true)?;
     stream

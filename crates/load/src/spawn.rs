@@ -1,6 +1,8 @@
 //! The server under load: the real `agentwire serve` as a child process, on a free port, with a
 //! generated configuration (one scripted agent) in a temporary directory, or the bare floor
 //! (`floor.rs`) as a child of this program; and what `/proc` says about its memory and CPU time.
+//! `agentwire serve` can be killed with SIGKILL and started again on the same files (the
+//! webhooks scenario's `--kill-after`).
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -21,6 +23,8 @@ pub struct ServerProcess {
     pub addr: SocketAddr,
     /// Holds the configuration, the script and the SQLite file; removed when dropped.
     dir: Option<tempfile::TempDir>,
+    /// How it was started (`agentwire serve` not pinned), to start it again.
+    command: Option<Command>,
 }
 
 /// The server's resident memory, in bytes.
@@ -164,7 +168,34 @@ impl ServerProcess {
                 .spawn()
                 .with_context(|| format!("cannot start {}", agentwire.display()))?,
         };
-        Self::listening(child, "agentwire listening on http://", Some(dir))
+        let mut server = Self::listening(child, AGENTWIRE_LISTENING, Some(dir))?;
+        if cores.is_none() {
+            server.command = Some(command);
+        }
+        Ok(server)
+    }
+
+    /// Kills the server with SIGKILL (no shutdown of any kind: what a crash leaves), waits for
+    /// it to be gone, then starts it again with the same configuration, data directory and
+    /// database, and waits until it listens (on a new port: [`ServerProcess::addr`] changes).
+    /// It blocks while the server starts.
+    ///
+    /// # Errors
+    /// When the server was not started by [`ServerProcess::start`] or
+    /// [`ServerProcess::start_with`], or does not start again.
+    pub(crate) fn kill_and_restart(&mut self) -> anyhow::Result<()> {
+        let command = self
+            .command
+            .as_mut()
+            .context("only an unpinned `agentwire serve` is restarted")?;
+        // `Child::kill` is SIGKILL on Unix.
+        self.child.kill().context("cannot kill the server")?;
+        self.child.wait()?;
+        let mut child = command.spawn().context("cannot start the server again")?;
+        self.addr = listening_on(&mut child, AGENTWIRE_LISTENING)?;
+        // The killed child is reaped; dropping it closes nothing more.
+        self.child = child;
+        Ok(())
     }
 
     /// Waits for `child` to print `prefix` and its address on its first line.
@@ -173,19 +204,13 @@ impl ServerProcess {
         prefix: &str,
         dir: Option<tempfile::TempDir>,
     ) -> anyhow::Result<ServerProcess> {
-        let stdout = child.stdout.take().context("the server has no stdout")?;
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line)?;
-        let addr = line
-            .trim()
-            .strip_prefix(prefix)
-            .and_then(|addr| addr.parse().ok());
-        let Some(addr) = addr else {
-            let _ = child.kill();
-            let _ = child.wait();
-            anyhow::bail!("the server did not say where it listens (it printed {line:?})");
-        };
-        Ok(ServerProcess { child, addr, dir })
+        let addr = listening_on(&mut child, prefix)?;
+        Ok(ServerProcess {
+            child,
+            addr,
+            dir,
+            command: None,
+        })
     }
 
     /// The process id.
@@ -245,6 +270,27 @@ pub(crate) fn cpu_of(path: &str) -> anyhow::Result<Duration> {
             .with_context(|| format!("bad {path}"))
     };
     Ok(Duration::from_millis((ticks(11)? + ticks(12)?) * 10))
+}
+
+/// What `agentwire serve` prints first, before its address.
+const AGENTWIRE_LISTENING: &str = "agentwire listening on http://";
+
+/// Waits for `child` to print `prefix` and its address on its first line; kills it if it
+/// prints anything else.
+fn listening_on(child: &mut Child, prefix: &str) -> anyhow::Result<SocketAddr> {
+    let stdout = child.stdout.take().context("the server has no stdout")?;
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    let addr = line
+        .trim()
+        .strip_prefix(prefix)
+        .and_then(|addr| addr.parse().ok());
+    let Some(addr) = addr else {
+        let _ = child.kill();
+        let _ = child.wait();
+        anyhow::bail!("the server did not say where it listens (it printed {line:?})");
+    };
+    Ok(addr)
 }
 
 impl Drop for ServerProcess {

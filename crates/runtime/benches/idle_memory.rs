@@ -1,5 +1,6 @@
-//! Memory per idle run (issue 4: ≤ 16 KiB beyond its messages), measured with a counting
-//! global allocator, and heap allocations per streamed token.
+//! Memory per idle run (issue 4: ≤ 16 KiB beyond its messages), per sub-agent's run (issue 20:
+//! ≤ 8 KiB more than its parent holds without it), measured with a counting global allocator,
+//! and heap allocations per streamed token.
 //!
 //! 1,000 runs each stream a short turn that ends in a call needing approval, and wait. The
 //! live heap they hold, less the heap their messages take (measured by cloning them), divided
@@ -11,7 +12,7 @@
 use std::alloc::System;
 
 use agentwire_brain::ScriptedBrain;
-use agentwire_core::{Awaiting, EventKind, Message, RunStatus, ToolSpec};
+use agentwire_core::{Awaiting, Message, RunStatus, ToolSpec};
 use agentwire_runtime::{Agent, Run, RunStart};
 use agentwire_tools::{Tool, ToolContext, ToolFuture};
 use serde_json::{Value, json};
@@ -22,6 +23,10 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const RUNS: usize = 1_000;
 const LIMIT: usize = 16 * 1024;
+/// Trees of a parent waiting on `CHILDREN` sub-agents' runs, each waiting for an approval.
+const TREES: usize = 250;
+const CHILDREN: usize = 4;
+const CHILD_LIMIT: usize = 8 * 1024;
 const TOKENS: usize = 10_000;
 
 /// Bytes allocated and not freed, now (`stats_alloc` counts what a reallocation grows or
@@ -48,6 +53,10 @@ fn fail(error: impl std::fmt::Display) -> ! {
 }
 
 fn approval_agent() -> Agent {
+    approval_agent_named("assistant")
+}
+
+fn approval_agent_named(name: &str) -> Agent {
     let brain = ScriptedBrain::from_json(
         r#"{"turns": [[
             {"type": "reasoning_delta", "text": "The user wants old.log gone."},
@@ -66,7 +75,7 @@ fn approval_agent() -> Agent {
         "Deletes a file",
         json!({"type": "object", "properties": {"path": {"type": "string"}}}),
     ));
-    Agent::builder("assistant")
+    Agent::builder(name)
         .brain(brain)
         .system("You are a careful assistant.")
         .tool(tool)
@@ -81,15 +90,57 @@ async fn idle_run(agent: &Agent) -> Run {
         .start(RunStart::new(vec![Message::user("Delete old.log")]))
         .unwrap_or_else(|error| fail(error));
     while let Some(event) = run.events.recv().await {
-        if let EventKind::RunStatus {
-            status: RunStatus::Awaiting(Awaiting::Approval),
-            ..
-        } = event.kind
-        {
+        // The run's own status: a sub-agent's, nested, comes before its parent waits.
+        if event.own_status() == Some(RunStatus::Awaiting(Awaiting::Approval)) {
             return run;
         }
     }
     fail("the run ended without waiting for approval")
+}
+
+/// An agent whose model asks `children` sub-agents at once, each of which waits for an
+/// approval: its runs wait on their children.
+fn tree_agent(children: usize) -> Agent {
+    let mut turn = Vec::new();
+    let mut builder = Agent::builder("parent").system("You delegate.");
+    for n in 0..children {
+        let name = format!("child_{n}");
+        turn.push(json!({"type": "tool_call_start", "id": format!("call_{n}"), "name": name}));
+        turn.push(json!({"type": "tool_call_delta", "id": format!("call_{n}"), "args": "{\"input\": \"Delete old.log\"}"}));
+        turn.push(json!({"type": "tool_call_end", "id": format!("call_{n}")}));
+        builder = builder.subagent(approval_agent_named(&name));
+    }
+    turn.push(json!({"type": "finish", "reason": "tool_calls"}));
+    let brain = ScriptedBrain::from_json(&json!({"turns": [turn]}).to_string())
+        .unwrap_or_else(|error| fail(error));
+    builder
+        .brain(brain)
+        .build()
+        .unwrap_or_else(|error| fail(error))
+}
+
+/// `TREES` runs of `agent` waiting on their children: the heap they hold, the part of it their
+/// own messages take, and what is left once they ended.
+async fn trees_held(agent: &Agent) -> (isize, isize, isize) {
+    for _ in 0..10 {
+        end(idle_run(agent).await).await;
+    }
+    let before = live();
+    let mut trees = Vec::with_capacity(TREES);
+    let trees_vec = live() - before;
+    for _ in 0..TREES {
+        trees.push(idle_run(agent).await);
+    }
+    let held = live() - before - trees_vec;
+    let at_messages = live();
+    let messages: Vec<Vec<Message>> = trees.iter().map(|run| run.handle.messages()).collect();
+    let own_messages = live() - at_messages - (TREES * size_of::<Vec<Message>>()) as isize;
+    drop(messages);
+    for run in trees {
+        end(run).await;
+    }
+    tokio::task::yield_now().await;
+    (held, own_messages, live() - before)
 }
 
 /// Cancels a run and reads its events to the end.
@@ -142,6 +193,26 @@ fn main() {
             "an idle run holds {per_run} bytes beyond its messages, over {LIMIT}"
         );
         assert!(left < 4096, "ended runs left {left} bytes behind: a leak");
+
+        // Sub-agents' runs: trees of a parent and its waiting children. What a child costs is
+        // the slope: what trees of `CHILDREN` hold beyond trees of one, per child they add
+        // (less the children's messages, each the same conversation as an idle run's above):
+        // the child's own run, and what its parent keeps for it.
+        let (one, one_messages, left_one) = trees_held(&tree_agent(1)).await;
+        let (many, many_messages, left_many) = trees_held(&tree_agent(CHILDREN)).await;
+        let added = (TREES * (CHILDREN - 1)) as isize;
+        let child_messages = message_bytes / RUNS as isize;
+        let per_child = ((many - many_messages) - (one - one_messages)) / added - child_messages;
+        println!(
+            "sub-agent's run (waiting for an approval): {per_child} bytes beyond its messages, its own run and what its parent keeps for it"
+        );
+        let left = left_one.max(left_many);
+        println!("after the trees ended: {left} bytes left");
+        assert!(
+            per_child <= CHILD_LIMIT as isize,
+            "a sub-agent's run holds {per_child} bytes, over {CHILD_LIMIT}"
+        );
+        assert!(left < 4096, "ended trees left {left} bytes behind: a leak");
     });
 
     // Heap allocations per streamed token.

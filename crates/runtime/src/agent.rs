@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use crate::clock::{Clock, SystemClock};
 use crate::handler::Handler;
+use crate::handoff::HandoffTool;
 use crate::ids::{IdSource, UniqueIds};
 use crate::schema::{allows_anywhere, default_schema};
 use crate::subagent::SubagentTool;
@@ -70,6 +71,8 @@ pub(crate) struct AgentParts {
     pub(crate) subagents: HashMap<String, Agent>,
     /// How deep below a client's run sub-agents' runs may go.
     pub(crate) max_depth: u32,
+    /// The agents the model may hand the conversation to, by name.
+    pub(crate) handoffs: Vec<String>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -93,6 +96,7 @@ pub struct AgentBuilder {
     allow_model_override: bool,
     subagents: Vec<Agent>,
     max_depth: u32,
+    handoffs: Vec<String>,
     ids: Arc<dyn IdSource>,
     clock: Arc<dyn Clock>,
 }
@@ -181,6 +185,7 @@ impl Agent {
             allow_model_override: true,
             subagents: Vec::new(),
             max_depth: DEFAULT_MAX_DEPTH,
+            handoffs: Vec::new(),
             ids: Arc::new(UniqueIds),
             clock: Arc::new(SystemClock),
         }
@@ -275,6 +280,11 @@ impl Agent {
     /// How deep below a client's run sub-agents' runs may go ([`AgentBuilder::max_depth`]).
     pub fn max_depth(&self) -> u32 {
         self.inner.max_depth
+    }
+
+    /// The agents the model may hand the conversation to ([`AgentBuilder::handoff`]).
+    pub fn handoffs(&self) -> &[String] {
+        &self.inner.handoffs
     }
 
     /// Whether a run may name another model (see [`AgentBuilder::allow_model_override`]).
@@ -447,6 +457,18 @@ impl AgentBuilder {
         self.tool(tool)
     }
 
+    /// Lets the model hand the conversation to the agent `name` (described to the model by
+    /// `description`), through a tool named `transfer_to_<name>`: the rest of the run is that
+    /// agent's, and the session speaks with it from then on (see [`crate::handoff`]). The agent
+    /// is found by name in the run's [`Agents`](crate::Agents) when the model calls it, so
+    /// agents may hand off to each other both ways. Default: none.
+    pub fn handoff(mut self, name: impl Into<String>, description: &str) -> Self {
+        let name = name.into();
+        let tool = HandoffTool::new(&name, description);
+        self.handoffs.push(name);
+        self.tool(tool)
+    }
+
     /// How deep below a client's run sub-agents' runs may go: a run this many levels down
     /// calls no further sub-agent (the call is answered with an error the model reads).
     /// Default: [`DEFAULT_MAX_DEPTH`].
@@ -546,6 +568,7 @@ impl AgentBuilder {
                     .map(|agent| (agent.name().to_owned(), agent))
                     .collect(),
                 max_depth: self.max_depth,
+                handoffs: self.handoffs,
                 ids: self.ids,
                 clock: self.clock,
             }),

@@ -24,8 +24,9 @@ use tracing::Instrument;
 
 use crate::agent::Agent;
 use crate::events::{EventQueue, RunEvents};
+use crate::handoff::Agents;
 use crate::orchestrator::Orchestrator;
-use crate::run::{Run, RunHandle, RunLimits, RunState, Shared};
+use crate::run::{Placement, Run, RunHandle, RunLimits, RunState, Shared};
 use crate::steer::Inbox;
 use crate::subagent::{self, Child, ChildCheckpoint, ChildHandle, Parent};
 use crate::telemetry::Telemetry;
@@ -118,6 +119,9 @@ pub struct RunResume {
     /// Where the resumed run's OpenTelemetry spans and metrics go (a new `invoke_agent` span
     /// for the rest of the run); `None` makes none.
     pub telemetry: Option<Telemetry>,
+    /// The agents the run may hand the conversation to
+    /// ([`RunStart::agents`](crate::RunStart::agents)).
+    pub agents: Option<Agents>,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -188,6 +192,7 @@ impl RunHandle {
                 run_id: child.handle.id().clone(),
                 input: subagent::input_of(call),
                 checkpoint: Box::new(child.handle.checkpoint()?),
+                handoff_at: child.handoff_at,
             });
         }
         Some(Checkpoint {
@@ -211,17 +216,17 @@ impl Agent {
     /// A run that waited on sub-agents' runs takes them up too, from their checkpoints in its
     /// own.
     pub fn resume(&self, resume: RunResume) -> Result<Run, ResumeError> {
-        self.resume_under(resume, None, (0, u32::MAX))
+        self.resume_under(resume, Placement::top())
     }
 
-    /// [`Agent::resume`] for a run `depth` below the client's, under `parent` (see
-    /// [`Agent::start_child`]).
-    fn resume_under(
-        &self,
-        resume: RunResume,
-        parent: Option<Parent>,
-        (depth, depth_limit): (u32, u32),
-    ) -> Result<Run, ResumeError> {
+    /// [`Agent::resume`] for a run placed in a tree (see [`Agent::start_under`]).
+    fn resume_under(&self, resume: RunResume, placement: Placement) -> Result<Run, ResumeError> {
+        let Placement {
+            parent,
+            depth,
+            depth_limit,
+            handoff: _,
+        } = placement;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| ResumeError::NoRuntime)?;
         if self.inner.handler.is_some() {
             return Err(ResumeError::Handler);
@@ -234,6 +239,7 @@ impl Agent {
             next_seq,
             slots,
             telemetry,
+            agents,
         } = resume;
         let Checkpoint {
             state,
@@ -271,6 +277,7 @@ impl Agent {
             parent,
             depth,
             depth_limit: depth_limit.min(depth.saturating_add(self.inner.max_depth)),
+            agents,
             status,
             state: Mutex::new(RunState {
                 start_state: start_state
@@ -288,6 +295,7 @@ impl Agent {
                 interrupted: None,
                 inbox: Inbox::new(true),
                 children: Vec::new(),
+                handoff: None,
             }),
             answered: Notify::new(),
             stored: Some(watch::Sender::new(next_seq - 1)),
@@ -301,32 +309,59 @@ impl Agent {
                 .find(|call| call.tool_call_id == child.tool_call_id)
                 .cloned()
                 .ok_or_else(|| ResumeError::UnknownSubagent(child.agent.clone()))?;
-            let agent = self
-                .subagent(&child.agent)
-                .ok_or_else(|| ResumeError::UnknownSubagent(child.agent.clone()))?;
+            let agent = match child.handoff_at {
+                Some(_) => shared
+                    .agents
+                    .as_ref()
+                    .and_then(|agents| agents.get(&child.agent)),
+                None => self.subagent(&child.agent),
+            }
+            .ok_or_else(|| ResumeError::UnknownSubagent(child.agent.clone()))?
+            .clone();
+            let conversation = match child.handoff_at {
+                // A handoff was given the conversation as it stood: this run's messages to
+                // there (its session's, then its own).
+                Some(at) => shared.lock().messages.iter().take(at).cloned().collect(),
+                None => vec![Message::user(child.input)],
+            };
             let run = agent.resume_under(
                 RunResume {
                     run_id: child.run_id,
                     session_id: shared.session_id.clone(),
-                    conversation: vec![Message::user(child.input)],
+                    conversation,
                     checkpoint: *child.checkpoint,
                     // The child's numbering is its own; its parent renumbers what it streams.
                     next_seq: 1,
                     slots: None,
                     telemetry: None,
+                    agents: shared.agents.clone(),
                 },
-                Some(Parent {
-                    run_id: shared.run_id.clone(),
-                    tool_call_id: call.tool_call_id.clone(),
-                }),
-                (depth + 1, shared.depth_limit),
+                Placement {
+                    parent: Some(Parent {
+                        run_id: shared.run_id.clone(),
+                        tool_call_id: call.tool_call_id.clone(),
+                    }),
+                    depth: depth + u32::from(child.handoff_at.is_none()),
+                    depth_limit: shared.depth_limit,
+                    handoff: child.handoff_at.is_some(),
+                },
             )?;
-            shared.lock().children.push(ChildHandle {
+            let mut state = shared.lock();
+            state.children.push(ChildHandle {
                 tool_call_id: call.tool_call_id.clone(),
                 handle: run.handle.clone(),
                 reported: run.handle.status(),
+                handoff_at: child.handoff_at,
             });
-            live.push(Child::new(call, run.handle, run.events, None));
+            if child.handoff_at.is_some() {
+                state.handoff = Some(run.handle.clone());
+            }
+            drop(state);
+            let resumed = Child::new(call, run.handle, run.events, None);
+            live.push(match child.handoff_at {
+                Some(at) => resumed.handing_off(at),
+                None => resumed,
+            });
         }
         let awaiting = shared.lock().awaiting();
         shared

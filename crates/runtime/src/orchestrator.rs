@@ -43,8 +43,9 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::checkpoint::Parked;
 use crate::events::EventQueue;
+use crate::handoff;
 use crate::ids::IdKind;
-use crate::run::{RunLimits, RunStart, Shared};
+use crate::run::{Placement, RunLimits, RunStart, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
 use crate::subagent::{self, Child, ChildHandle, Children, Forwarded, Parent};
@@ -93,6 +94,8 @@ pub(crate) struct Orchestrator {
     /// How far the host has stored this run's events, when it stores them: children hear it
     /// (see `subagent`).
     stored: Option<watch::Receiver<u64>>,
+    /// How the run of the agent the conversation was handed to ended: this run ends so.
+    handed_off: Option<(RunStatus, Option<ErrorInfo>)>,
 }
 
 /// Why a run ends without its answer.
@@ -100,6 +103,8 @@ pub(crate) struct Orchestrator {
 enum Halt {
     /// The client canceled it.
     Canceled,
+    /// The agent the conversation was handed to ended its run so (not completed).
+    HandedOff(RunStatus, Option<ErrorInfo>),
     /// It used up `max_duration`.
     OutOfTime,
     /// It made `max_steps` model calls.
@@ -178,6 +183,7 @@ impl Orchestrator {
             answers_message: None,
             children: Children::default(),
             stored,
+            handed_off: None,
         }
     }
 
@@ -298,6 +304,14 @@ impl Orchestrator {
                 }
                 MessageEnd::Halt(halt) => return Some(halt),
                 MessageEnd::Wait(wait) => match self.wait(wait).await {
+                    Ok(_) if self.handed_off.is_some() => {
+                        // The agent the conversation went to answered for this run.
+                        return match self.handed_off.take() {
+                            Some((RunStatus::Completed, _)) | None => None,
+                            Some((RunStatus::Canceled, _)) => Some(Halt::Canceled),
+                            Some((status, error)) => Some(Halt::HandedOff(status, error)),
+                        };
+                    }
                     Ok(resolution) => opening = resolution,
                     Err(halt) => return Some(halt),
                 },
@@ -416,6 +430,7 @@ impl Orchestrator {
             let mut wait = Wait::default();
             let mut server_calls = Vec::with_capacity(calls.len());
             let mut subagent_calls = Vec::new();
+            let mut handoff_call = None;
             for call in calls {
                 // A call that cannot run is not put to a person: it runs now and comes back to
                 // the model as a validation error.
@@ -446,6 +461,22 @@ impl Orchestrator {
                     && config.toolbox.check(&call).is_ok()
                 {
                     subagent_calls.push((call, agent.clone()));
+                } else if handoff::target(&call.tool_name)
+                    .is_some_and(|target| config.handoffs.iter().any(|name| name == target))
+                    && config.toolbox.check(&call).is_ok()
+                {
+                    match handoff_call {
+                        None => handoff_call = Some(call),
+                        Some(_) => builder.part(
+                            &mut self.out,
+                            subagent::refused(
+                                &call,
+                                "the conversation goes to one agent: only the first handoff of \
+                                 a step is made"
+                                    .to_owned(),
+                            ),
+                        ),
+                    }
                 } else {
                     server_calls.push(call);
                 }
@@ -460,6 +491,25 @@ impl Orchestrator {
             // Children still under way wait for the client (`run_tools` returns only then).
             for child in &self.children.live {
                 wait.child(child.call.clone());
+            }
+            if let Some(call) = handoff_call {
+                match wait.is_empty() {
+                    true => {
+                        if self.hand_off(builder, &call) {
+                            wait.child(call);
+                            return MessageEnd::Wait(wait);
+                        }
+                    }
+                    false => builder.part(
+                        &mut self.out,
+                        subagent::refused(
+                            &call,
+                            "the conversation cannot be handed off while this step waits for \
+                             the user; answer first"
+                                .to_owned(),
+                        ),
+                    ),
+                }
             }
             if !wait.is_empty() {
                 return MessageEnd::Wait(wait);
@@ -779,6 +829,108 @@ impl Orchestrator {
         Err(halt)
     }
 
+    /// Hands the conversation to the agent `call` names: answers the call, and starts that
+    /// agent's run on the whole conversation, as a child whose messages are this run's (see
+    /// `handoff`). False, with the call answered by an error the model reads, when it cannot.
+    fn hand_off(&mut self, builder: &mut MessageBuilder, call: &ToolCall) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let target = handoff::target(&call.tool_name).unwrap_or_default();
+        let Some(agent) = shared
+            .agents
+            .as_ref()
+            .and_then(|agents| agents.get(target))
+            .cloned()
+        else {
+            let message = format!("there is no agent '{target}' to hand the conversation to");
+            builder.part(&mut self.out, subagent::refused(call, message));
+            self.flush();
+            return false;
+        };
+        builder.part(
+            &mut self.out,
+            Part::ToolResult(agentwire_core::ToolResult {
+                tool_call_id: call.tool_call_id.clone(),
+                tool_name: Some(call.tool_name.clone()),
+                result: serde_json::json!({ "assistant": agent.name() }),
+                is_error: None,
+            }),
+        );
+        self.flush();
+        // The agent is given the conversation as it stands, this message included.
+        let mut history = shared.lock().messages.clone();
+        history.push(builder.message().clone());
+        let history_len = history.len();
+        let mut start = RunStart::new(Vec::new())
+            .with_history(history)
+            .with_client_tools(self.child_client_tools(&agent))
+            .with_limits(RunLimits {
+                max_duration: None,
+                max_tool_output_bytes: Some(self.tool_limits.max_output_bytes),
+            });
+        start.session_id = shared.session_id.clone();
+        start.stored = shared.stored.is_some();
+        start.agents = shared.agents.clone();
+        let placement = Placement {
+            parent: Some(Parent {
+                run_id: shared.run_id.clone(),
+                tool_call_id: call.tool_call_id.clone(),
+            }),
+            depth: shared.depth,
+            depth_limit: shared.depth_limit,
+            handoff: true,
+        };
+        match agent.start_under(start, placement) {
+            Ok(run) => {
+                let mut state = shared.lock();
+                state.children.push(ChildHandle {
+                    tool_call_id: call.tool_call_id.clone(),
+                    handle: run.handle.clone(),
+                    reported: RunStatus::Created,
+                    handoff_at: Some(history_len),
+                });
+                state.handoff = Some(run.handle.clone());
+                drop(state);
+                let child =
+                    Child::new(call.clone(), run.handle, run.events, None).handing_off(history_len);
+                self.children.live.push(child);
+                true
+            }
+            Err(error) => {
+                // The call was answered as made; say what became of it.
+                let message = format!(
+                    "the agent '{}' could not take the conversation: {error}",
+                    agent.name()
+                );
+                builder.part(
+                    &mut self.out,
+                    Part::Data(DataPart {
+                        name: "agentwire.handoff_failed".to_owned(),
+                        data: serde_json::json!({ "agent": agent.name(), "message": message }),
+                    }),
+                );
+                self.flush();
+                false
+            }
+        }
+    }
+
+    /// The client's tools a child run is given: those its schema lets it call and its own
+    /// tools do not shadow.
+    fn child_client_tools(&self, agent: &Agent) -> Vec<ToolSpec> {
+        match schema::allows_anywhere(
+            agent.schema(),
+            agentwire_core::communication::Party::Server,
+            agentwire_core::communication::MessageKind::FUNCTION_CALL,
+        ) {
+            true => self.tools[self.tools.len() - self.client_tools..]
+                .iter()
+                .filter(|tool| !agent.tools().iter().any(|own| own.name == tool.name))
+                .cloned()
+                .collect(),
+            false => Vec::new(),
+        }
+    }
+
     /// Starts the run of the sub-agent `agent` that `call` asks for, as a child of this run;
     /// a call that cannot start one (too deep, or the child refuses its input) is answered
     /// with the error at once.
@@ -798,18 +950,7 @@ impl Orchestrator {
         }
         // The child runs the client's tools too (where its schema and tools let it), so a
         // client tool it calls is answered by the client of the top run.
-        let client_tools: Vec<ToolSpec> = match schema::allows_anywhere(
-            agent.schema(),
-            agentwire_core::communication::Party::Server,
-            agentwire_core::communication::MessageKind::FUNCTION_CALL,
-        ) {
-            true => self.tools[self.tools.len() - self.client_tools..]
-                .iter()
-                .filter(|tool| !agent.tools().iter().any(|own| own.name == tool.name))
-                .cloned()
-                .collect(),
-            false => Vec::new(),
-        };
+        let client_tools = self.child_client_tools(agent);
         let trace = self
             .trace
             .as_ref()
@@ -828,16 +969,23 @@ impl Orchestrator {
         start.telemetry = telemetry;
         // A child runs what a person allowed once its parent's host has stored that it went on.
         start.stored = shared.stored.is_some();
-        let parent = Parent {
-            run_id: shared.run_id.clone(),
-            tool_call_id: call.tool_call_id.clone(),
+        start.agents = shared.agents.clone();
+        let placement = Placement {
+            parent: Some(Parent {
+                run_id: shared.run_id.clone(),
+                tool_call_id: call.tool_call_id.clone(),
+            }),
+            depth,
+            depth_limit: shared.depth_limit,
+            handoff: false,
         };
-        match agent.start_child(start, parent, (depth, shared.depth_limit)) {
+        match agent.start_under(start, placement) {
             Ok(run) => {
                 shared.lock().children.push(ChildHandle {
                     tool_call_id: call.tool_call_id.clone(),
                     handle: run.handle.clone(),
                     reported: RunStatus::Created,
+                    handoff_at: None,
                 });
                 self.children
                     .live
@@ -866,6 +1014,12 @@ impl Orchestrator {
                     (1, EventKind::RunStatus { status, .. }) => Some(*status),
                     _ => None,
                 };
+                // A handoff's messages are this run's: they join its conversation.
+                let namespace_is_root = namespace.is_root();
+                let kind_for_handoff = match (&kind, namespace_is_root) {
+                    (EventKind::MessageComplete { .. }, true) => kind.clone(),
+                    _ => EventKind::Heartbeat {},
+                };
                 let seq = self.out.emit_in(namespace, kind);
                 let child = &mut self.children.live[idx];
                 if let Some(stored) = &self.stored {
@@ -873,6 +1027,12 @@ impl Orchestrator {
                     // The host may have stored ahead already (it is told seqs it will reach).
                     let through = *stored.borrow();
                     child.stored_through(through);
+                }
+                if child.handoff.is_some()
+                    && namespace_is_root
+                    && let EventKind::MessageComplete { message } = &kind_for_handoff
+                {
+                    self.shared.lock().messages.push(message.clone());
                 }
                 if let Some(status) = status {
                     let mut state = self.shared.lock();
@@ -891,6 +1051,9 @@ impl Orchestrator {
                 let child = self.children.live.remove(idx);
                 if let Some(usage) = usage {
                     *self.usage.get_or_insert_default() += usage;
+                }
+                if child.handoff.is_some() {
+                    self.handed_off = Some((child.handle.status(), child.handle.error()));
                 }
                 self.shared
                     .lock()
@@ -1085,6 +1248,10 @@ impl Orchestrator {
             state.parked = None;
             state.wait.take().unwrap_or_default()
         };
+        if self.handed_off.is_some() {
+            // The run ends as the agent the conversation went to ended: nothing more to do.
+            return Ok(Resolution::default());
+        }
         let resolution = wait.resolve("");
         if let Err(halt) = self.admit(true).await {
             self.close_resolution(resolution, halt.why());
@@ -1274,6 +1441,7 @@ impl Orchestrator {
             ),
             Halt::Failed(error) => (RunStatus::Failed, Some(error)),
             Halt::Rejected(error) => (RunStatus::Rejected, Some(error)),
+            Halt::HandedOff(status, error) => (status, error),
         }
     }
 
@@ -1321,6 +1489,7 @@ impl Halt {
             Halt::Truncated => "max_tokens",
             Halt::Filtered => "content_filter",
             Halt::Failed(error) | Halt::Rejected(error) => &error.code,
+            Halt::HandedOff(_, error) => error.as_ref().map_or("handed_off", |error| &error.code),
         }
     }
 
@@ -1334,6 +1503,7 @@ impl Halt {
             Halt::Filtered => "was stopped by the provider's usage policies",
             Halt::Failed(_) => "failed",
             Halt::Rejected(_) => "was rejected",
+            Halt::HandedOff(..) => "was handed to another agent, which did not finish",
         }
     }
 }

@@ -33,6 +33,7 @@ use crate::agent::Agent;
 use crate::checkpoint::Parked;
 use crate::events::{EventQueue, RunEvents};
 use crate::handler;
+use crate::handoff::Agents;
 use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
 use crate::schema;
@@ -91,6 +92,9 @@ pub struct RunStart {
     /// The client's name for the message this run answers, when the host took it from the
     /// session's inbox: the run reports it `delivered` (step 0) at its start.
     pub client_message_id: Option<String>,
+    /// The agents the run may hand the conversation to ([`crate::handoff`]), by name: the
+    /// host's. `None`: a handoff's call is answered with an error.
+    pub agents: Option<Agents>,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -194,6 +198,12 @@ impl RunStart {
     /// Makes the run take one of `slots` to work (see [`RunStart::slots`]).
     pub fn with_slots(mut self, slots: RunSlots) -> Self {
         self.slots = Some(slots);
+        self
+    }
+
+    /// Sets the agents the run may hand the conversation to ([`RunStart::agents`]).
+    pub fn with_agents(mut self, agents: Agents) -> Self {
+        self.agents = Some(agents);
         self
     }
 
@@ -303,6 +313,31 @@ pub enum InputError {
     NotAQuestion,
 }
 
+/// Where a run sits in a tree of runs.
+#[derive(Clone, Debug)]
+pub(crate) struct Placement {
+    /// The run and call that started it; `None` for a client's run.
+    pub(crate) parent: Option<Parent>,
+    /// How many runs below the client's it is.
+    pub(crate) depth: u32,
+    /// The deepest its sub-agents' runs may be, as its ancestors allow.
+    pub(crate) depth_limit: u32,
+    /// It is the run of the agent a conversation was handed to.
+    pub(crate) handoff: bool,
+}
+
+impl Placement {
+    /// A client's run.
+    pub(crate) fn top() -> Self {
+        Self {
+            parent: None,
+            depth: 0,
+            depth_limit: u32::MAX,
+            handoff: false,
+        }
+    }
+}
+
 /// Where part of a client's message goes: to a sub-agent's run under this one, or (`None`) to
 /// this run itself.
 type Route = (Option<RunHandle>, Message);
@@ -320,6 +355,8 @@ pub(crate) struct Shared {
     /// The deepest a sub-agent's run under this one may be: the tightest of this agent's
     /// `max_depth` below it and every ancestor's below them.
     pub(crate) depth_limit: u32,
+    /// The agents the run may hand the conversation to; its children are given the same.
+    pub(crate) agents: Option<Agents>,
     /// Every status change is made while `state` is locked, so both always agree.
     pub(crate) status: watch::Sender<RunStatus>,
     pub(crate) state: Mutex<RunState>,
@@ -360,6 +397,8 @@ pub(crate) struct RunState {
     pub(crate) inbox: Inbox,
     /// Its sub-agents' runs under way, which answers are handed down to.
     pub(crate) children: Vec<ChildHandle>,
+    /// The run of the agent the conversation was handed to, which speaks for this one.
+    pub(crate) handoff: Option<RunHandle>,
 }
 
 impl RunState {
@@ -404,32 +443,29 @@ impl Agent {
     /// tools' tasks run in the caller's current `tracing` span, so a span the caller opens for
     /// the run covers everything it does.
     pub fn start(&self, start: RunStart) -> Result<Run, StartError> {
-        self.start_under(start, None, (0, u32::MAX))
+        self.start_under(start, Placement::top())
     }
 
-    /// Starts a sub-agent's run for `parent`'s call, `depth` runs below the client's, under a
-    /// parent whose children may go no deeper than `depth_limit`.
-    pub(crate) fn start_child(
+    /// Starts a run placed in a tree: a sub-agent's, or the run of an agent a conversation was
+    /// handed to (whose input is its history's last question).
+    pub(crate) fn start_under(
         &self,
         start: RunStart,
-        parent: Parent,
-        (depth, depth_limit): (u32, u32),
+        placement: Placement,
     ) -> Result<Run, StartError> {
-        self.start_under(start, Some(parent), (depth, depth_limit))
-    }
-
-    fn start_under(
-        &self,
-        start: RunStart,
-        parent: Option<Parent>,
-        (depth, depth_limit): (u32, u32),
-    ) -> Result<Run, StartError> {
+        let Placement {
+            parent,
+            depth,
+            depth_limit,
+            handoff,
+        } = placement;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| StartError::NoRuntime)?;
         let config = &self.inner;
-        if start
-            .input
-            .iter()
-            .all(|message| message.role == Role::System)
+        if !handoff
+            && start
+                .input
+                .iter()
+                .all(|message| message.role == Role::System)
         {
             return Err(StartError::NoInput);
         }
@@ -453,6 +489,19 @@ impl Agent {
             .and_then(|state| SchemaMachine::resume(Arc::clone(&config.schema), state))
             .unwrap_or_else(|| SchemaMachine::new(Arc::clone(&config.schema)));
         let start_state = machine.state().clone();
+        if handoff {
+            // The agent takes the conversation where the user's last question left it: its
+            // schema governs from that question on.
+            let question = start
+                .history
+                .iter()
+                .rev()
+                .find(|message| message.role == Role::User)
+                .and_then(|message| schema::incoming(message).question);
+            if let Some(question) = question {
+                machine.accept(&question)?;
+            }
+        }
         for message in &start.input {
             start_role(message.role).map_err(|role| StartError::Role { role })?;
             // A system message instructs the model (it reaches it as one); it is not an
@@ -484,6 +533,7 @@ impl Agent {
             parent,
             depth,
             depth_limit: depth_limit.min(depth.saturating_add(config.max_depth)),
+            agents: start.agents,
             status,
             state: Mutex::new(RunState {
                 machine,
@@ -499,6 +549,7 @@ impl Agent {
                 interrupted: None,
                 inbox: Inbox::new(config.handler.is_none()),
                 children: Vec::new(),
+                handoff: None,
             }),
             answered: Notify::new(),
             stored: start.stored.then(|| watch::Sender::new(0)),
@@ -565,6 +616,16 @@ impl RunHandle {
     /// The agent running it.
     pub fn agent(&self) -> &Agent {
         &self.shared.agent
+    }
+
+    /// The agent that speaks for the run now: its own, or the one it handed the conversation
+    /// to (and so on, down the handoffs). The session speaks with it next.
+    pub fn speaker(&self) -> String {
+        let handoff = self.shared.lock().handoff.clone();
+        match handoff {
+            Some(handoff) => handoff.speaker(),
+            None => self.shared.agent.name().to_owned(),
+        }
     }
 
     /// The run's status now.
@@ -868,7 +929,14 @@ impl RunHandle {
     /// the state it has reached; when the client canceled it, where the schema's `cancel`
     /// leads; when it failed, is incomplete or its host stopped it ([`RunHandle::abort`],
     /// [`RunHandle::interrupt`]), the state it started from, so the client can try again.
+    ///
+    /// A run that handed the conversation to another agent leaves what that agent's run
+    /// leaves, in that agent's schema.
     pub fn session_state(&self) -> StateName {
+        let handoff = self.shared.lock().handoff.clone();
+        if let Some(handoff) = handoff {
+            return handoff.session_state();
+        }
         let state = self.shared.lock();
         match *self.shared.status.borrow() {
             RunStatus::Failed | RunStatus::Incomplete | RunStatus::Rejected => {

@@ -86,6 +86,11 @@ impl RunHandle {
         if status.is_terminal() {
             return Err(InputError::Finished { status });
         }
+        // The conversation was handed to another agent, which takes it from here.
+        if let Some(handoff) = state.handoff.clone() {
+            drop(state);
+            return handoff.steer(client_message_id, message);
+        }
         if !state.inbox.open {
             return Err(match self.shared.agent.inner.handler.is_some() {
                 true => InputError::NotSteerable,

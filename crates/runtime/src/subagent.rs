@@ -117,6 +117,10 @@ pub(crate) struct Child {
     /// The last of the child's events the parent has streamed, while its host has not stored
     /// it: `(seq in the parent's stream, seq in the child's)`.
     unstored: Option<(u64, u64)>,
+    /// For the run of an agent the conversation was handed to: how many messages of the
+    /// parent's conversation it was given. Its messages stream as the parent's own (only its
+    /// run's statuses are nested), see [`crate::handoff`].
+    pub(crate) handoff: Option<usize>,
 }
 
 /// A waiting child written down with its parent's checkpoint: enough to take it up again.
@@ -130,6 +134,10 @@ pub(crate) struct ChildCheckpoint {
     /// What the parent's model asked it: its one input message.
     pub(crate) input: String,
     pub(crate) checkpoint: Box<Checkpoint>,
+    /// For a handoff: how many messages of the parent's conversation the child was given
+    /// (its history, which the parent's checkpoint and its session hold).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) handoff_at: Option<usize>,
 }
 
 /// A child's handle as its parent's shared state keeps it: for handing answers down, and for
@@ -141,6 +149,8 @@ pub(crate) struct ChildHandle {
     /// The child's status as the parent has streamed it: the parent reports waiting only
     /// once every waiting child's request is in its stream.
     pub(crate) reported: RunStatus,
+    /// For a handoff: how many messages of the parent's conversation it was given.
+    pub(crate) handoff_at: Option<usize>,
 }
 
 /// What a child's event means to its parent.
@@ -166,7 +176,15 @@ impl Child {
             namespace,
             trace,
             unstored: None,
+            handoff: None,
         }
+    }
+
+    /// The child as the run of an agent the conversation was handed to, given `history_len`
+    /// messages of it.
+    pub(crate) fn handing_off(mut self, history_len: usize) -> Self {
+        self.handoff = Some(history_len);
+        self
     }
 
     /// Notes that the child's event `child_seq` is `seq` in the parent's stream, which its
@@ -204,9 +222,16 @@ impl Child {
     }
 
     fn forward(&self, event: Event) -> Forwarded {
-        let namespace = match event.namespace.is_root() {
-            true => self.namespace.clone(),
-            false => event.namespace.under(self.handle.id()),
+        let own = event.namespace.is_root();
+        let run_event = matches!(
+            event.kind,
+            EventKind::RunCreated { .. } | EventKind::RunStatus { .. }
+        );
+        let namespace = match (self.handoff.is_some(), own) {
+            // The agent the conversation went to speaks as the run; its run is nested.
+            (true, true) if !run_event => Namespace::ROOT,
+            (_, true) => self.namespace.clone(),
+            (_, false) => event.namespace.under(self.handle.id()),
         };
         Forwarded::Event(namespace, event.kind, event.seq)
     }

@@ -98,7 +98,8 @@ impl Wait {
         });
     }
 
-    /// Waits for the run of the sub-agent `call` started, which waits for the client.
+    /// Waits for the run of the sub-agent `call` started, which waits for the client (or of
+    /// the agent it handed the conversation to).
     pub(crate) fn child(&mut self, call: ToolCall) {
         self.items.push(Pending {
             call,

@@ -725,6 +725,7 @@ async fn a_waiting_tree_is_checkpointed_and_goes_on_where_its_child_waited() {
             next_seq: last_seq + 1,
             slots: None,
             telemetry: None,
+            agents: None,
         })
         .unwrap();
     assert_eq!(

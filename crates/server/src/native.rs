@@ -47,15 +47,30 @@ fn card(agent: &Agent) -> Value {
         "description": agent.description(),
         "brain": agent.describe(),
         "tools": agent.tools(),
+        "subagents": subagents(agent),
         "schema": agent.schema().as_ref(),
     })
+}
+
+/// The names of the agents `agent`'s model may call like tools, sorted: a client tells a
+/// sub-agent's call from a tool's by them (the web UI shows the run such a call started).
+fn subagents(agent: &Agent) -> Vec<&str> {
+    let mut names: Vec<&str> = agent.subagents().map(Agent::name).collect();
+    names.sort_unstable();
+    names
 }
 
 pub(crate) async fn list_agents(State(state): Shared, _: Caller) -> Response {
     let agents: Vec<Value> = state
         .agents
         .iter()
-        .map(|agent| json!({"name": agent.name(), "description": agent.description()}))
+        .map(|agent| {
+            json!({
+                "name": agent.name(),
+                "description": agent.description(),
+                "subagents": subagents(agent),
+            })
+        })
         .collect();
     Json(json!({"agents": agents})).into_response()
 }

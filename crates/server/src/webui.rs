@@ -52,6 +52,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../webui/render.js"),
     ),
     (
+        "subrun.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/subrun.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../webui/style.css"),

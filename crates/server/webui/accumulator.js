@@ -7,6 +7,11 @@
 // Like the Rust one it is strict: an event that does not fit the stream so far (a delta without
 // its start, a part out of order, a sequence number that goes back) throws an `Error` naming
 // it, and leaves the state as it was.
+//
+// A sub-agent's run streams inside its parent's: its events carry a `namespace`, the path of run
+// ids from the top run's child down. Each such run gets an accumulator of its own, a child of its
+// parent's (`children`), created at its `run_created`, as in the core crate; its changes come
+// back wrapped in a `nested` change that names the run.
 
 /**
  * @typedef {{type: string, [key: string]: any}} Part
@@ -15,8 +20,9 @@
  * @typedef {{code: string, message: string}} ErrorInfo
  * @typedef {{status: string, awaiting?: string}} RunStatus
  *
- * What an applied event changed, for the view:
- * @typedef {{kind: 'run', runId: string, sessionId?: string, agent?: string}
+ * What an applied event changed, for the view (`nested`: a change of the sub-agent's run at
+ * `path`, run ids from the top run's child down, whose accumulator is `run`):
+ * @typedef {{kind: 'run', runId: string, sessionId?: string, agent?: string, parentRunId?: string, parentToolCallId?: string}
  *   | {kind: 'status', status: RunStatus, error?: ErrorInfo}
  *   | {kind: 'message_start', message: Message}
  *   | {kind: 'part_start', message: Message, index: number}
@@ -25,8 +31,12 @@
  *   | {kind: 'message_complete', message: Message}
  *   | {kind: 'error', error: ErrorInfo}
  *   | {kind: 'input', input: {client_message_id: string, outcome: string, step?: number, reason?: string}}
+ *   | {kind: 'nested', path: string[], run: Accumulator, change: Change}
  *   | {kind: 'none'}} Change
  */
+
+/** The events this accumulator knows; others (a newer server's) are skipped wherever they are. */
+const KNOWN = new Set(['run_created', 'run_status', 'message_start', 'part_start', 'part_delta', 'part_complete', 'message_complete', 'input', 'error']);
 
 /** The statuses after which a run changes no more. */
 export const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected', 'incomplete']);
@@ -52,6 +62,20 @@ export class Accumulator {
     this.usage = undefined;
     /** @type {ErrorInfo[]} */
     this.errors = [];
+    /** @type {string | undefined} the agent whose run this is */
+    this.agent = undefined;
+    /** @type {string | undefined} a sub-agent's run: the parent's call it answers */
+    this.parentToolCallId = undefined;
+    /** @type {Map<string, Accumulator>} sub-agents' runs, by id, in the order they were created */
+    this.children = new Map();
+  }
+
+  /** The nested run at `path` (run ids from this run's child down); this run for `[]`. @param {string[]} path */
+  descendant(path) {
+    /** @type {Accumulator | undefined} */
+    let run = this;
+    for (const id of path) run = run?.children.get(id);
+    return run;
   }
 
   /**
@@ -60,15 +84,43 @@ export class Accumulator {
    * @returns {Change}
    */
   push(event) {
-    const { seq } = event;
     if (event.event === 'heartbeat') return { kind: 'none' };
+    this.checkOrder(event);
+    const path = event.namespace ?? [];
+    const change = path.length > 0 && KNOWN.has(event.event) ? this.nested(path, event) : this.apply(event);
+    this.lastSeq = event.seq;
+    return change;
+  }
+
+  /** Throws unless `event` may come next: its `seq` grows, and the run has not ended. @param {RunEvent} event */
+  checkOrder(event) {
+    const { seq } = event;
     if (!(seq > this.lastSeq)) throw new Error(`event ${seq} came after event ${this.lastSeq}: sequence numbers must grow`);
     if (this.status && TERMINAL.has(this.status.status)) {
       throw new Error(`event ${seq} (${event.event}) came after the run ended as ${this.status.status}`);
     }
-    const change = this.apply(event);
-    this.lastSeq = seq;
-    return change;
+  }
+
+  /**
+   * Applies a nested run's event to its accumulator, creating it at its `run_created`.
+   * @param {string[]} path @param {RunEvent} event @returns {Change}
+   */
+  nested(path, event) {
+    /** @type {Accumulator | undefined} */
+    let parent = this;
+    for (let depth = 0; parent && depth < path.length - 1; depth++) parent = parent.children.get(path[depth]);
+    if (!parent) throw new Error(`event ${event.seq} belongs to run ${path.join('/')}, whose parent was not created`);
+    const id = path[path.length - 1];
+    const known = parent.children.get(id);
+    if (known) known.checkOrder(event);
+    else if (event.event !== 'run_created' || event.run_id !== id) {
+      throw new Error(`event ${event.seq} (${event.event}) belongs to run ${id}, which was not created`);
+    }
+    const run = known ?? new Accumulator();
+    const change = run.apply(event);
+    run.lastSeq = event.seq;
+    if (!known) parent.children.set(id, run);
+    return { kind: 'nested', path, run, change };
   }
 
   /** @param {RunEvent} event @returns {Change} */
@@ -77,7 +129,9 @@ export class Accumulator {
       case 'run_created':
         if (this.runId) throw new Error(`run ${event.run_id} was already created`);
         this.runId = event.run_id;
-        return { kind: 'run', runId: event.run_id, sessionId: event.session_id, agent: event.agent };
+        this.agent = event.agent;
+        this.parentToolCallId = event.parent_tool_call_id;
+        return { kind: 'run', runId: event.run_id, sessionId: event.session_id, agent: event.agent, parentRunId: event.parent_run_id, parentToolCallId: event.parent_tool_call_id };
       case 'run_status': {
         /** @type {RunStatus} */
         const status = { status: event.status };

@@ -8,12 +8,15 @@
 // The open session is in the address (`#session=<id>`), so a reload comes back to it.
 // While a run works, what the user sends goes into the session's inbox (`inbox.js`): queued
 // for a run of its own, steered into the run, or interrupting it, as the control beside Send says.
+// Sub-agents' runs show inside the calls that started them (`subrun.js`); a session reopened
+// replays the logs of its runs whose agents call sub-agents, to show them again.
 
 import { Accumulator, TERMINAL, settled } from './accumulator.js';
 import { ApiError, request, storeKey, storedKey, stream } from './api.js';
 import { h } from './dom.js';
 import { Inbox } from './inbox.js';
 import { Conversation } from './render.js';
+import { showNested } from './subrun.js';
 
 /** @typedef {import('./accumulator.js').Message} Message */
 /** @typedef {import('./accumulator.js').RunStatus} RunStatus */
@@ -71,6 +74,10 @@ const state = {
   nextSessions: null,
   /** Whether the view keeps the newest content in sight: true until the reader scrolls up. */
   following: true,
+  /** @type {Map<string, string[]>} each agent's sub-agents, by name (`GET /v1/agents`) */
+  subagents: new Map(),
+  /** Stops the replays of the open session's runs (`showSubruns`) when another opens. */
+  replays: new AbortController(),
 };
 
 const conversation = new Conversation(ui.messages, { approve: answerApproval, resend, findCall });
@@ -169,6 +176,9 @@ function busy() {
 function apply(run, event) {
   const change = run.acc.push(event);
   switch (change.kind) {
+    case 'nested':
+      showNested(conversation, run.acc, change);
+      break;
     case 'run':
       if (change.sessionId && change.sessionId !== state.sessionId) {
         setSession(change.sessionId);
@@ -185,27 +195,15 @@ function apply(run, event) {
       const id = change.message.id ?? '';
       // Already on the page (from the session's history): its events change nothing.
       if (conversation.view(id)) run.skip.add(id);
-      else if (change.message.parts.length > 0) conversation.add(change.message);
-      else conversation.start(change.message);
+      else conversation.show(change);
       break;
     }
     case 'part_start':
     case 'part_delta':
-    case 'part_complete': {
-      const id = change.message.id ?? '';
-      if (run.skip.has(id)) break;
-      const view = conversation.view(id);
-      if (change.kind === 'part_start') view?.addPart(change.index, change.message.parts[change.index], true);
-      else if (change.kind === 'part_delta') view?.append(change.index, change.delta);
-      else view?.complete(change.index, change.message.parts[change.index]);
+    case 'part_complete':
+    case 'message_complete':
+      if (!run.skip.has(change.message.id ?? '')) conversation.show(change);
       break;
-    }
-    case 'message_complete': {
-      // The timeline comes with the completion's metadata.
-      const id = change.message.id ?? '';
-      if (!run.skip.has(id)) conversation.view(id)?.showTimeline(change.message);
-      break;
-    }
     case 'error':
       conversation.showError(change.error);
       break;
@@ -490,10 +488,44 @@ function setSession(id) {
   }
 }
 
+/**
+ * Shows again the sub-agents' runs of a reopened session's ended runs: the session keeps the top
+ * runs' conversation only, their sub-agents' runs are in the runs' logs. The logs of the runs
+ * (the newest 100) whose agents call sub-agents are replayed, oldest first, when the history
+ * holds such a call; only their nested events are shown (the rest is the history on the page).
+ * @param {string} sessionId @param {Message[]} messages @param {string | undefined} live the run `resume` follows
+ */
+async function showSubruns(sessionId, messages, live) {
+  const calls = (/** @type {Message} */ message) => state.subagents.get(message.metadata?.agent_name ?? '') ?? [];
+  if (!messages.some((message) => message.parts.some((part) => part.type === 'tool_call' && calls(message).includes(part.tool_name)))) return;
+  const signal = state.replays.signal;
+  try {
+    const { runs } = await request('GET', `/v1/runs?session_id=${encodeURIComponent(sessionId)}&limit=100`);
+    for (const run of /** @type {any[]} */ (runs).reverse()) {
+      if (signal.aborted) return;
+      if (run.id === live || !TERMINAL.has(run.status) || !state.subagents.get(run.agent)?.length) continue;
+      const acc = new Accumulator();
+      await stream('GET', `/v1/runs/${encodeURIComponent(run.id)}/events`, undefined, (event) => {
+        const change = acc.push(event);
+        if (change.kind === 'nested') showNested(conversation, acc, change);
+      }, signal);
+    }
+  } catch (error) {
+    if (!signal.aborted) showError(error);
+  }
+}
+
+/** Stops replaying the logs of the session that was open. */
+function stopReplays() {
+  state.replays.abort();
+  state.replays = new AbortController();
+}
+
 /** Opens a stored session: its history, then its run's events if it still goes on. @param {string} id */
 async function openSession(id) {
   state.run?.abort.abort();
   state.run = undefined;
+  stopReplays();
   conversation.clear();
   inbox.reset();
   clearError();
@@ -509,7 +541,9 @@ async function openSession(id) {
     refreshControls();
     // A session opens at its end, where it goes on.
     setFollowing(true);
-    if (last && !TERMINAL.has(last.status)) await resume(last.id);
+    const live = last && !TERMINAL.has(last.status) ? last.id : undefined;
+    void showSubruns(id, session.messages, live);
+    if (live) await resume(live);
   } catch (error) {
     showError(error);
     if (error instanceof ApiError && error.status === 404) setSession(undefined);
@@ -520,6 +554,7 @@ async function openSession(id) {
 function newChat() {
   state.run?.abort.abort();
   state.run = undefined;
+  stopReplays();
   conversation.clear();
   inbox.reset();
   clearError();
@@ -662,6 +697,7 @@ function sessionFromHash() {
 async function start() {
   try {
     const { agents } = await request('GET', '/v1/agents');
+    state.subagents = new Map(agents.map((/** @type {any} */ agent) => [agent.name, agent.subagents ?? []]));
     const chosen = ui.agent.value;
     ui.agent.replaceChildren(...agents.map((/** @type {any} */ agent) => h('option', { value: agent.name, title: agent.description ?? '', text: agent.name })));
     if (chosen) ui.agent.value = chosen;

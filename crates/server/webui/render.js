@@ -4,8 +4,9 @@
 // more than its open block; arguments to a text node).
 // Tool results, errors, approval requests and answers join the card of the call they belong to
 // (found by id, across messages), so a call reads as one thing that goes from "preparing" to
-// "running" to its result or error. Everything is built with DOM calls, never from HTML text:
-// what a model or tool says cannot become markup.
+// "running" to its result or error. A sub-agent's run is a transcript of its own inside the card
+// of the call that started it (`subrun.js`), its parts shown by the same views. Everything is
+// built with DOM calls, never from HTML text: what a model or tool says cannot become markup.
 
 import { TERMINAL } from './accumulator.js';
 import { copyButton, h } from './dom.js';
@@ -108,6 +109,7 @@ const TOOL_STATES = {
   approval: 'awaiting approval',
   waiting: 'waiting for the client',
   question: 'waiting for your answer',
+  nested: 'waiting for an answer below',
   done: 'done',
   error: 'error',
   denied: 'denied',
@@ -117,11 +119,12 @@ const TOOL_STATES = {
 /**
  * A tool call's card: name, status, arguments as they stream, then its result or error. A call
  * the page has not seen (only its approval request came) gets a card with what the request
- * says, filled in (`fill`) once the server tells the call.
+ * says, filled in (`fill`) once the server tells the call. A sub-agent's call holds the run it
+ * started (`attachRun`) between its arguments and its result.
  */
-class ToolView extends PartView {
-  /** @param {Part} part @param {boolean} streaming @param {Conversation} conversation */
-  constructor(part, streaming, conversation) {
+export class ToolView extends PartView {
+  /** @param {Part} part @param {boolean} streaming @param {Transcript} transcript the run the call is of */
+  constructor(part, streaming, transcript) {
     const status = h('span', { class: 'status', role: 'status' });
     const args = h('pre', { class: 'args' });
     const name = h('span', { class: 'name', text: part.tool_name ?? part.tool_call_id });
@@ -130,7 +133,7 @@ class ToolView extends PartView {
       h('details', { class: 'args-box', open: streaming }, [h('summary', { text: 'Arguments' }), args]),
     ]);
     super(el);
-    this.conversation = conversation;
+    this.transcript = transcript;
     this.nameEl = name;
     this.statusEl = status;
     this.argsEl = args;
@@ -153,6 +156,8 @@ class ToolView extends PartView {
     this.argsListEl = null;
     /** @type {any} the arguments, once complete */
     this.args = undefined;
+    /** @type {Transcript | null} the sub-agent's run this call started */
+    this.subrun = null;
     if (streaming) {
       this.argsNode.data = part.args_text ?? '';
       this.refresh();
@@ -221,8 +226,22 @@ class ToolView extends PartView {
   async answer(approved) {
     if (!this.approval || this.approved != null) return;
     for (const button of this.buttons ?? []) button.setAttribute('disabled', '');
-    const ok = await this.conversation.actions.approve(this.approval.approval_id, approved);
+    const ok = await this.transcript.actions.approve(this.approval.approval_id, approved);
     if (!ok) this.refresh();
+  }
+  /**
+   * The sub-agent's run this call started, shown in the card before its result (a run followed
+   * again from the start replaces the one shown).
+   * @param {Transcript} run @param {HTMLElement} el
+   */
+  attachRun(run, el) {
+    const card = /** @type {HTMLElement} */ (this.el);
+    this.subrun = run;
+    card.classList.add('agent-call');
+    const outcome = card.querySelector(':scope > .outcome');
+    if (outcome) outcome.before(el);
+    else card.append(el);
+    this.refresh();
   }
   /** The person's answer, as the run recorded it. @param {Part} part */
   attachAnswer(part) {
@@ -233,20 +252,26 @@ class ToolView extends PartView {
   refresh() {
     /** @type {keyof TOOL_STATES} */
     let state;
-    const run = this.conversation.runStatus;
+    const run = this.transcript.runStatus;
     const live = !!run && !TERMINAL.has(run.status);
     if (this.streaming) state = 'preparing';
     // A denied call's error only says it did not run: "denied" is the news.
     else if (this.approved === false) state = 'denied';
     else if (this.outcome) state = this.outcome === 'result' ? 'done' : 'error';
+    // A sub-agent's run that ended: its answer joins the card when the run that called it goes
+    // on (after a wait, with the next message), but the call is over.
+    else if (this.subrun?.runStatus && TERMINAL.has(this.subrun.runStatus.status)) state = this.subrun.runStatus.status === 'completed' ? 'done' : 'error';
     else if (this.approval && this.approved == null) state = live ? 'approval' : 'unfinished';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'function_output') state = 'waiting';
     else if (live && run?.status === 'awaiting' && run.awaiting === 'input' && this.questionText) state = 'question';
+    else if (live && this.subrun?.runStatus?.status === 'awaiting') state = 'nested';
     else state = live ? 'running' : 'unfinished';
     const el = /** @type {HTMLElement} */ (this.el);
     el.dataset.state = state;
     this.statusEl.textContent = TOOL_STATES[state];
-    const canAnswer = state === 'approval' && run?.awaiting === 'approval';
+    // Approvals are answered through the top run (the runtime hands the answer down), once it
+    // waits: a sub-agent's request shows at once, its buttons work when its whole tree waits.
+    const canAnswer = state === 'approval' && this.transcript.top.runStatus?.awaiting === 'approval';
     for (const button of this.buttons ?? []) button.toggleAttribute('disabled', !canAnswer);
   }
 }
@@ -360,18 +385,20 @@ function question(message) {
 /**
  * One message on the page, with its actions: Copy on an answer, Regenerate on the last one (the
  * stylesheet shows it there only), Edit on a question of the user's. Regenerate and Edit are
- * hidden while a run goes on (`body.live`).
+ * hidden while a run goes on (`body.live`). A sub-agent's messages have no actions, and no name
+ * line: their run's fold names the agent.
  */
 export class MessageView {
-  /** @param {Message} message @param {Conversation} conversation */
-  constructor(message, conversation) {
+  /** @param {Message} message @param {Transcript} transcript the run the message is of */
+  constructor(message, transcript) {
     this.message = message;
-    this.conversation = conversation;
+    this.transcript = transcript;
     this.parts = h('div', { class: 'parts' });
     const role = message.role;
     const who = role === 'user' ? 'You' : role === 'assistant' ? message.metadata?.agent_name ?? 'Assistant' : role;
+    const conversation = transcript instanceof Conversation ? transcript : null;
     this.el = h('article', { class: `message ${role}`, 'data-message-id': message.id ?? '', 'aria-label': `${who} says` }, [
-      role === 'user' ? null : h('div', { class: 'who', text: who }),
+      role === 'user' || !conversation ? null : h('div', { class: 'who', text: who }),
       this.parts,
     ]);
     /** @type {PartView[]} */
@@ -384,7 +411,9 @@ export class MessageView {
     this.timeline = null;
     /** @type {(HTMLElement | null)[]} */
     let actions = [];
-    if (role === 'assistant') {
+    if (!conversation) {
+      // A sub-agent's message: no actions.
+    } else if (role === 'assistant') {
       this.copy = copyButton('Copy the answer', () => this.texts.filter((text) => text != null).join('\n\n'));
       if (this.copy) this.copy.hidden = true;
       const regenerate = h('button', { type: 'button', class: 'regenerate when-idle', text: 'Regenerate', 'aria-label': 'Regenerate the answer', onclick: () => void conversation.regenerate(this) });
@@ -430,7 +459,7 @@ export class MessageView {
         return [{ type: 'text', text }];
       });
       form.inert = true;
-      const sent = await this.conversation.actions.resend(this.message.id ?? '', edited);
+      const sent = await this.transcript.actions.resend(this.message.id ?? '', edited);
       form.inert = false;
       if (sent) done();
     };
@@ -459,19 +488,19 @@ export class MessageView {
   }
   /** A part at its start (streaming) or whole. @param {number} index @param {Part} part @param {boolean} streaming */
   addPart(index, part, streaming) {
-    const conversation = this.conversation;
+    const transcript = this.transcript;
     /** @type {PartView} */
     let view;
     if (part.type === 'text' || part.type === 'reasoning' || part.type === 'refusal') {
       view = new TextView(part, streaming);
     } else if (part.type === 'tool_call') {
-      const tool = new ToolView(part, streaming, conversation);
-      conversation.tools.set(part.tool_call_id, tool);
+      const tool = new ToolView(part, streaming, transcript);
+      transcript.tools.set(part.tool_call_id, tool);
       view = tool;
-    } else if (part.type === 'approval_request' && !conversation.tools.has(part.tool_call_id)) {
-      view = conversation.approvalCard(part);
+    } else if (part.type === 'approval_request' && !transcript.tools.has(part.tool_call_id)) {
+      view = transcript.approvalCard(part);
     } else {
-      view = new PartView(conversation.attach(part) ? null : wholePart(part));
+      view = new PartView(transcript.attach(part) ? null : wholePart(part));
     }
     this.views[index] = view;
     if (view.el) this.parts.append(view.el);
@@ -491,9 +520,14 @@ export class MessageView {
   }
 }
 
-/** The messages on the page, and what ties their parts together. */
-export class Conversation {
-  /** @param {HTMLElement} root @param {Actions} actions */
+/**
+ * The messages of one run on the page, and what ties their parts together: the calls and
+ * approvals by id (ids are a run's own: a sub-agent's calls may reuse its parent's ids), and the
+ * run's status, which its calls' cards follow. The conversation is one; a sub-agent's run
+ * (`subrun.js`) is another, inside its call's card.
+ */
+export class Transcript {
+  /** @param {HTMLElement} root where its messages go @param {Actions} actions */
   constructor(root, actions) {
     this.root = root;
     this.actions = actions;
@@ -506,19 +540,16 @@ export class Conversation {
     /** @type {RunStatus | undefined} the status of the run that is shown live, if any */
     this.runStatus = undefined;
   }
-  clear() {
-    this.root.replaceChildren();
-    this.tools.clear();
-    this.approvals.clear();
-    this.views.clear();
-    this.runStatus = undefined;
+  /** The conversation this transcript is in: the run approvals are answered through. @returns {Transcript} */
+  get top() {
+    return this;
   }
   /** A whole message (history, or the input just sent). @param {Message} message */
   add(message) {
     if (message.id && this.views.has(message.id)) return this.views.get(message.id);
     const view = this.start(message);
     message.parts.forEach((part, index) => view.addPart(index, part, false));
-    view.showTimeline(message);
+    this.ended(view, message);
     return view;
   }
   /** A message that streams. @param {Message} message */
@@ -528,33 +559,55 @@ export class Conversation {
     this.root.append(view.el);
     return view;
   }
-  /** Forgets a message that was taken off the page. @param {string} id */
-  forget(id) {
-    this.views.delete(id);
+  /** A message is complete. @param {MessageView} _view @param {Message} _message */
+  ended(_view, _message) {}
+  /** @param {string} id */
+  view(id) {
+    return this.views.get(id);
   }
-  /** Takes message `id` and everything after it off the page. @param {string} id */
-  truncate(id) {
-    const view = this.views.get(id);
-    if (!view) return;
-    for (let node = /** @type {ChildNode | null} */ (view.el); node; ) {
-      const next = node.nextSibling;
-      node.remove();
-      node = next;
+  /**
+   * Shows what an event changed in one of this run's messages.
+   * @param {import('./accumulator.js').Change} change
+   */
+  show(change) {
+    switch (change.kind) {
+      case 'message_start':
+        if (change.message.parts.length > 0) this.add(change.message);
+        else this.start(change.message);
+        break;
+      case 'part_start':
+        this.view(change.message.id ?? '')?.addPart(change.index, change.message.parts[change.index], true);
+        break;
+      case 'part_delta':
+        this.view(change.message.id ?? '')?.append(change.index, change.delta);
+        break;
+      case 'part_complete':
+        this.view(change.message.id ?? '')?.complete(change.index, change.message.parts[change.index]);
+        break;
+      case 'message_complete': {
+        const view = this.view(change.message.id ?? '');
+        if (view) this.ended(view, change.message);
+        break;
+      }
+      default:
+        break;
     }
-    for (const map of [this.views, this.tools, this.approvals]) {
-      for (const [key, item] of map) if (!item.el?.isConnected) map.delete(key);
-    }
-    this.runStatus = undefined;
   }
-  /** Asks again for `answer`: its question (the user's last before it) is sent again. @param {MessageView} answer */
-  async regenerate(answer) {
-    for (let el = answer.el.previousElementSibling; el; el = el.previousElementSibling) {
-      const view = this.views.get(el.getAttribute('data-message-id') ?? '');
-      if (view?.message.role !== 'user' || !view.message.id) continue;
-      const parts = question(view.message);
-      if (parts.length > 0) return this.actions.resend(view.message.id, parts);
+  /**
+   * The card of call `toolCallId` in `messages` (this run's, as its accumulator holds them), or
+   * else the last card of that id here.
+   * @param {Message[]} messages @param {string | undefined} toolCallId
+   */
+  callView(messages, toolCallId) {
+    if (!toolCallId) return undefined;
+    for (let at = messages.length - 1; at >= 0; at--) {
+      const message = messages[at];
+      const index = message.parts.findIndex((part) => part.type === 'tool_call' && part.tool_call_id === toolCallId);
+      if (index < 0) continue;
+      const view = this.view(message.id ?? '')?.views[index];
+      if (view instanceof ToolView) return view;
     }
-    return false;
+    return this.tools.get(toolCallId);
   }
   /**
    * A card for an approval whose call is not on the page (a session reopened without it): what
@@ -566,14 +619,13 @@ export class Conversation {
     this.tools.set(part.tool_call_id, tool);
     this.approvals.set(part.approval_id, tool);
     tool.attachApproval(part);
-    void this.actions.findCall(part.tool_call_id).then((call) => {
-      if (call) tool.fill(call);
-    });
+    // The server is asked for calls of the top run only: a sub-agent's run streams whole.
+    if (this.top === this) {
+      void this.actions.findCall(part.tool_call_id).then((call) => {
+        if (call) tool.fill(call);
+      });
+    }
     return tool;
-  }
-  /** @param {string} id */
-  view(id) {
-    return this.views.get(id);
   }
   /**
    * Puts an outcome or approval part on its call's card; false when the call is not here.
@@ -598,6 +650,64 @@ export class Conversation {
     }
     return false;
   }
+  /** Every call's card follows the run's status (and, for its buttons, the top run's). */
+  refreshTools() {
+    for (const tool of this.tools.values()) tool.refresh();
+  }
+  /** An error of the run, shown where the run is. @param {ErrorInfo} error */
+  showError(error) {
+    this.root.append(h('div', { class: 'run-error', role: 'alert' }, [h('strong', { text: error.code }), ' ', error.message]));
+  }
+}
+
+/** The messages on the page: the session's conversation, and the runs of sub-agents within it. */
+export class Conversation extends Transcript {
+  /** @param {HTMLElement} root @param {Actions} actions */
+  constructor(root, actions) {
+    super(root, actions);
+    /** @type {Map<string, Transcript & {el: HTMLElement}>} sub-agents' runs on the page, by run id (`subrun.js`) */
+    this.subruns = new Map();
+  }
+  clear() {
+    this.root.replaceChildren();
+    this.tools.clear();
+    this.approvals.clear();
+    this.views.clear();
+    this.subruns.clear();
+    this.runStatus = undefined;
+  }
+  /** The run's timeline comes with its answer's completion. @param {MessageView} view @param {Message} message */
+  ended(view, message) {
+    view.showTimeline(message);
+  }
+  /** Forgets a message that was taken off the page. @param {string} id */
+  forget(id) {
+    this.views.delete(id);
+  }
+  /** Takes message `id` and everything after it off the page. @param {string} id */
+  truncate(id) {
+    const view = this.views.get(id);
+    if (!view) return;
+    for (let node = /** @type {ChildNode | null} */ (view.el); node; ) {
+      const next = node.nextSibling;
+      node.remove();
+      node = next;
+    }
+    for (const map of [this.views, this.tools, this.approvals, this.subruns]) {
+      for (const [key, item] of map) if (!item.el?.isConnected) map.delete(key);
+    }
+    this.runStatus = undefined;
+  }
+  /** Asks again for `answer`: its question (the user's last before it) is sent again. @param {MessageView} answer */
+  async regenerate(answer) {
+    for (let el = answer.el.previousElementSibling; el; el = el.previousElementSibling) {
+      const view = this.views.get(el.getAttribute('data-message-id') ?? '');
+      if (view?.message.role !== 'user' || !view.message.id) continue;
+      const parts = question(view.message);
+      if (parts.length > 0) return this.actions.resend(view.message.id, parts);
+    }
+    return false;
+  }
   /** The live run's status changed: calls and approvals follow it. @param {RunStatus | undefined} status */
   setRunStatus(status) {
     this.runStatus = status;
@@ -605,10 +715,8 @@ export class Conversation {
       // Parts the run left unfinished (it was stopped, or failed) stop looking alive.
       for (const el of this.root.querySelectorAll('.streaming')) el.classList.replace('streaming', 'cut');
     }
-    for (const tool of this.tools.values()) tool.refresh();
-  }
-  /** An error of the run, shown where the run is. @param {ErrorInfo} error */
-  showError(error) {
-    this.root.append(h('div', { class: 'run-error', role: 'alert' }, [h('strong', { text: error.code }), ' ', error.message]));
+    this.refreshTools();
+    // A sub-agent's approval can be answered once the top run waits.
+    for (const run of this.subruns.values()) run.refreshTools();
   }
 }

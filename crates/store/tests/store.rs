@@ -13,7 +13,7 @@ use agentwire_core::{
 };
 use agentwire_store::{
     EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
-    Started, Store, StoreError, Written,
+    Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
 };
 
 #[macro_use]
@@ -29,6 +29,7 @@ on_both_backends!(
     a_retried_batch_is_not_duplicated,
     the_run_row_follows_run_status_events,
     interrupted_runs_become_incomplete_and_replay_to_an_end,
+    many_interrupted_runs_end_each_once_with_their_output_and_deliveries,
     everything_is_there_after_reopening,
     concurrent_appends_to_different_runs,
     batches_of_many_runs_commit_together,
@@ -580,6 +581,125 @@ async fn interrupted_runs_become_incomplete_and_replay_to_an_end(db: Db) {
     assert_eq!(
         store.run(&elsewhere).await.unwrap().unwrap().status,
         RunStatus::InProgress
+    );
+    assert!(store.mark_interrupted("node_a").await.unwrap().is_empty());
+}
+
+/// A restart after a crash with many runs going ends them many to a transaction: each once,
+/// after its last seq, its completed part in its session's history in the order the runs were
+/// created (two runs share each session here), and one delivery of its `incomplete` queued.
+async fn many_interrupted_runs_end_each_once_with_their_output_and_deliveries(db: Db) {
+    const RUNS: usize = 300;
+    let store = Store::open(&db.url).await.unwrap();
+    store
+        .create_webhook(&WebhookRecord {
+            id: "wh_1".into(),
+            owner: None,
+            run_id: None,
+            url: "http://127.0.0.1:9/hook".to_owned(),
+            secret: "whsec_c2VjcmV0".to_owned(),
+            events: StatusSet::ALL,
+            format: WebhookFormat::Standard,
+            config_id: None,
+            token: None,
+            created_at: Timestamp(1),
+        })
+        .await
+        .unwrap();
+    let mut runs = Vec::with_capacity(RUNS);
+    for index in 0..RUNS {
+        // Every fifth run has no session; the others go two to a session.
+        let session = (index % 5 != 0).then(|| SessionId::from(format!("ses_{}", index / 2)));
+        if let Some(session) = &session
+            && store.session(session).await.unwrap().is_none()
+        {
+            store.create_session(session, None).await.unwrap();
+        }
+        // Ids in creation order, whatever the clock says.
+        let run = new_run(
+            &store,
+            &format!("run_{index:03}"),
+            session.as_ref(),
+            "node_a",
+        )
+        .await;
+        let message_id = MessageId::from(format!("msg_{index:03}"));
+        let events = [
+            status(1, RunStatus::InProgress, None),
+            Event::new(
+                2,
+                EventKind::MessageStart {
+                    message_id: message_id.clone(),
+                    role: Role::Assistant,
+                    metadata: Default::default(),
+                    created_at: None,
+                },
+            ),
+            Event::new(
+                3,
+                EventKind::PartComplete {
+                    message_id,
+                    index: 0,
+                    part: Part::text(format!("part of run {index:03}")),
+                },
+            ),
+        ];
+        store.append_events(&run, &events).await.unwrap();
+        runs.push((run, session));
+    }
+    // The in-progress statuses' deliveries are not what this test counts: claimed for ever.
+    let now = Timestamp(i64::MAX / 2);
+    let claimed = store
+        .claim_deliveries(now, Timestamp(i64::MAX), 10_000)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), RUNS);
+
+    let mut ended = store.mark_interrupted("node_a").await.unwrap();
+    ended.sort();
+    let all: Vec<RunId> = runs.iter().map(|(run, _)| run.clone()).collect();
+    assert_eq!(ended, all);
+    for (run, _) in &runs {
+        let events = store.events_after(run, 0, 100).await.unwrap();
+        assert_eq!(seqs(&events), [1, 2, 3, 4], "{run}");
+        assert!(matches!(
+            events[3].kind,
+            EventKind::RunStatus {
+                status: RunStatus::Incomplete,
+                ..
+            }
+        ));
+    }
+    for (index, (_, session)) in runs.iter().enumerate() {
+        let Some(session) = session else { continue };
+        let history: Vec<String> = store
+            .session_messages(session)
+            .await
+            .unwrap()
+            .iter()
+            .map(Message::content)
+            .collect();
+        let expected: Vec<String> = runs
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, other))| other.as_ref() == Some(session))
+            .map(|(other, _)| format!("part of run {other:03}"))
+            .collect();
+        assert_eq!(history, expected, "run {index:03}");
+    }
+    let later = Timestamp(i64::MAX / 2 + 1);
+    let deliveries = store.claim_deliveries(later, later, 10_000).await.unwrap();
+    let mut incomplete: Vec<RunId> = deliveries
+        .iter()
+        .filter(|delivery| delivery.status == RunStatus::Incomplete)
+        .map(|delivery| delivery.run_id.clone())
+        .collect();
+    incomplete.sort();
+    assert_eq!(incomplete, all);
+    assert_eq!(
+        deliveries.len(),
+        RUNS,
+        "only the incomplete statuses are new"
     );
     assert!(store.mark_interrupted("node_a").await.unwrap().is_empty());
 }

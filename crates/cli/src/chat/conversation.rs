@@ -9,7 +9,7 @@ use agentwire_core::{
     Awaiting, Event, InputMode, Message, Part, Role, RunId, RunStatus, SessionId,
 };
 
-use super::render::{Approval, approvals};
+use super::render::{Approval, approvals, approvals_of};
 
 /// Who the chat talks to.
 pub(crate) enum Conversation {
@@ -116,9 +116,7 @@ impl Conversation {
                     *session = Some(id.clone());
                 }
                 let pending = match run.status() {
-                    Some(RunStatus::Awaiting(Awaiting::Approval)) => {
-                        approvals(run.state().messages())
-                    }
+                    Some(RunStatus::Awaiting(Awaiting::Approval)) => approvals_of(run.state()),
                     _ => Vec::new(),
                 };
                 if matches!(run.status(), Some(RunStatus::Awaiting(_))) {
@@ -128,7 +126,7 @@ impl Conversation {
             }
             (Conversation::AiSdk(chat), Turn::AiSdk(stream)) => {
                 chat.record(*stream);
-                approvals(chat.messages())
+                approvals(chat.messages(), None)
             }
             _ => Vec::new(),
         }

@@ -2,18 +2,26 @@
 //! comes, reasoning dimmed, a tool call's arguments as they fill in and then, while it runs, a
 //! spinner on the last line, replaced by its result or error; steps are rules; approvals,
 //! files, data, artifacts, plans and sources are one line each; the run's end says how it
-//! ended. The chat loop writes what these functions return.
+//! ended. Sub-agents' runs show indented under their calls (`nested`). The chat loop writes
+//! what these functions return.
 
 use std::collections::HashMap;
 
-use agentwire_core::{Event, EventKind, Message, Outcome, Part, RunStatus, StreamedPart};
+use agentwire_core::part::{ToolError, ToolResult};
+use agentwire_core::{
+    Accumulator, Awaiting, Event, EventKind, Message, Outcome, Part, RunId, RunStatus, StreamedPart,
+};
 use crossterm::Command;
 use crossterm::style::{StyledContent, Stylize};
 use crossterm::terminal::{Clear, ClearType};
 
+mod nested;
+
 /// A tool call waiting for a person's yes or no.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Approval {
+    /// The sub-agent whose call it is; `None` for the top run's own.
+    pub(crate) agent: Option<String>,
     pub(crate) approval_id: String,
     pub(crate) tool_name: String,
     pub(crate) args: String,
@@ -50,6 +58,8 @@ pub(crate) struct Renderer {
     frame: usize,
     /// The user asked the answer to stop: of what still comes, only how the run ends shows.
     stopping: bool,
+    /// Sub-agents' runs under way, by run id.
+    nested: HashMap<RunId, nested::NestedRun>,
 }
 
 impl Renderer {
@@ -67,14 +77,17 @@ impl Renderer {
             spinner_shown: false,
             frame: 0,
             stopping: false,
+            nested: HashMap::new(),
         }
     }
 
     /// The output for one event.
     pub(crate) fn event(&mut self, event: &Event) -> String {
-        // Sub-agents' runs are not shown yet.
         if !event.is_own() {
-            return String::new();
+            return match self.stopping {
+                true => String::new(),
+                false => self.nested_event(event),
+            };
         }
         if self.stopping
             && !matches!(
@@ -190,6 +203,7 @@ impl Renderer {
                 }
                 if status.is_terminal() {
                     self.running.clear();
+                    self.nested.clear();
                 }
             }
             EventKind::Error(error) => {
@@ -283,8 +297,16 @@ impl Renderer {
             .as_deref()
             .map(|reason| format!(" ({reason})"))
             .unwrap_or_default();
+        let asker = approval
+            .agent
+            .as_deref()
+            .map(|agent| format!("{agent}: "))
+            .unwrap_or_default();
         out += &self.paint(
-            format!("? allow {} {}{reason}", approval.tool_name, approval.args),
+            format!(
+                "? {asker}allow {} {}{reason}",
+                approval.tool_name, approval.args
+            ),
             Paint::Warn,
         );
         out += " [y/n] ";
@@ -299,104 +321,16 @@ impl Renderer {
     }
 
     fn whole_part(&mut self, out: &mut String, part: &Part) {
-        let line = match part {
-            Part::Text(text) => self.paint(text.text.clone(), Paint::Plain),
-            Part::Reasoning(reasoning) => self.paint(reasoning.text.clone(), Paint::Dim),
-            Part::Refusal(refusal) => self.paint(refusal.text.clone(), Paint::Error),
-            Part::ToolCall(call) => {
-                self.call_started(call);
-                self.paint(
-                    format!("▸ {} {}", call.tool_name, call.args.to_json_text()),
-                    Paint::Tool,
-                )
+        match part {
+            Part::ToolCall(call) => self.call_started(call),
+            Part::ToolResult(ToolResult { tool_call_id, .. })
+            | Part::ToolError(ToolError { tool_call_id, .. }) => {
+                self.running.retain(|(id, _)| id != tool_call_id.as_str());
             }
-            Part::ToolResult(result) => {
-                let name = self.answered(result.tool_call_id.as_str(), result.tool_name.as_deref());
-                let value = shorten(&value_text(&result.result));
-                if result.is_error() {
-                    self.paint(format!("✗ {name} → {value}"), Paint::Error)
-                } else {
-                    self.paint(format!("✓ {name} → {value}"), Paint::Done)
-                }
-            }
-            Part::ToolError(error) => {
-                let name = self.answered(error.tool_call_id.as_str(), error.tool_name.as_deref());
-                let kind = match error.error_type {
-                    agentwire_core::ToolErrorKind::Validation => "invalid arguments",
-                    agentwire_core::ToolErrorKind::Execution => "failed",
-                };
-                self.paint(format!("✗ {name} {kind}: {}", error.message), Paint::Error)
-            }
-            Part::StepStart(step) => {
-                let name = step.step_name.as_deref().unwrap_or("step");
-                self.paint(format!("── {name} ──"), Paint::Dim)
-            }
-            Part::ApprovalRequest(request) => {
-                let reason = request.reason.as_deref().unwrap_or("needs approval");
-                self.paint(format!("? {reason}"), Paint::Warn)
-            }
-            Part::ApprovalResponse(response) => {
-                let (word, paint) = if response.approved {
-                    ("approved", Paint::Done)
-                } else {
-                    ("denied", Paint::Error)
-                };
-                let reason = response
-                    .reason
-                    .as_deref()
-                    .map(|reason| format!(": {reason}"))
-                    .unwrap_or_default();
-                self.paint(format!("{word}{reason}"), paint)
-            }
-            Part::File(file) => {
-                let name = file.filename.as_deref().unwrap_or("file");
-                let place = match &file.source {
-                    agentwire_core::part::FileSource::Url(url) if !url.starts_with("data:") => {
-                        format!(" {url}")
-                    }
-                    _ => String::new(),
-                };
-                self.paint(
-                    format!("📎 {name} ({}){place}", file.media_type),
-                    Paint::Tool,
-                )
-            }
-            Part::Data(data) => self.paint(
-                format!("◆ {}: {}", data.name, shorten(&data.data.to_string())),
-                Paint::Dim,
-            ),
-            Part::Artifact(artifact) => {
-                let version = artifact
-                    .version
-                    .map(|version| format!(" v{version}"))
-                    .unwrap_or_default();
-                let preview = artifact
-                    .preview
-                    .as_deref()
-                    .map(|preview| format!(": {}", shorten(preview)))
-                    .unwrap_or_default();
-                self.paint(
-                    format!("▣ {}{version}{preview}", artifact.title),
-                    Paint::Tool,
-                )
-            }
-            Part::PlanUpdate(plan) => {
-                let details = plan
-                    .details
-                    .as_ref()
-                    .map(|details| format!(": {}", shorten(&value_text(details))))
-                    .unwrap_or_default();
-                let action = serde_json::to_value(plan.action)
-                    .ok()
-                    .and_then(|value| value.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                self.paint(format!("☰ plan {action}{details}"), Paint::Tool)
-            }
-            Part::Source(source) => {
-                let title = source.title.as_deref().unwrap_or("source");
-                self.paint(format!("↗ {title} {}", source.url), Paint::Dim)
-            }
-        };
+            _ => {}
+        }
+        let (text, paint) = describe(part, &self.names);
+        let line = self.paint(text, paint);
         self.end_line(out);
         *out += &line;
         out.push('\n');
@@ -406,14 +340,6 @@ impl Renderer {
         let id = call.tool_call_id.to_string();
         self.names.insert(id.clone(), call.tool_name.clone());
         self.running.push((id, call.tool_name.clone()));
-    }
-
-    /// A call answered: no longer running; its name from the call when the answer lacks it.
-    fn answered(&mut self, call_id: &str, name: Option<&str>) -> String {
-        self.running.retain(|(id, _)| id != call_id);
-        name.or_else(|| self.names.get(call_id).map(String::as_str))
-            .unwrap_or("tool")
-            .to_owned()
     }
 
     /// Moves output to another part: a new line unless it continues the same part.
@@ -479,11 +405,148 @@ enum Paint {
     Error,
 }
 
-/// Approvals of a message list, owned, for the prompt.
-pub(crate) fn approvals(messages: &[Message]) -> Vec<Approval> {
+/// A whole part as one line of text (its tool's name from `names` when the part lacks it), and
+/// how it is painted.
+fn describe(part: &Part, names: &HashMap<String, String>) -> (String, Paint) {
+    match part {
+        Part::Text(text) => (text.text.clone(), Paint::Plain),
+        Part::Reasoning(reasoning) => (reasoning.text.clone(), Paint::Dim),
+        Part::Refusal(refusal) => (refusal.text.clone(), Paint::Error),
+        Part::ToolCall(call) => (
+            format!("▸ {} {}", call.tool_name, call.args.to_json_text()),
+            Paint::Tool,
+        ),
+        Part::ToolResult(result) => {
+            let name = tool_name(
+                names,
+                result.tool_call_id.as_str(),
+                result.tool_name.as_deref(),
+            );
+            let value = shorten(&value_text(&result.result));
+            if result.is_error() {
+                (format!("✗ {name} → {value}"), Paint::Error)
+            } else {
+                (format!("✓ {name} → {value}"), Paint::Done)
+            }
+        }
+        Part::ToolError(error) => {
+            let name = tool_name(
+                names,
+                error.tool_call_id.as_str(),
+                error.tool_name.as_deref(),
+            );
+            let kind = match error.error_type {
+                agentwire_core::ToolErrorKind::Validation => "invalid arguments",
+                agentwire_core::ToolErrorKind::Execution => "failed",
+            };
+            (format!("✗ {name} {kind}: {}", error.message), Paint::Error)
+        }
+        Part::StepStart(step) => {
+            let name = step.step_name.as_deref().unwrap_or("step");
+            (format!("── {name} ──"), Paint::Dim)
+        }
+        Part::ApprovalRequest(request) => {
+            let reason = request.reason.as_deref().unwrap_or("needs approval");
+            (format!("? {reason}"), Paint::Warn)
+        }
+        Part::ApprovalResponse(response) => {
+            let (word, paint) = if response.approved {
+                ("approved", Paint::Done)
+            } else {
+                ("denied", Paint::Error)
+            };
+            let reason = response
+                .reason
+                .as_deref()
+                .map(|reason| format!(": {reason}"))
+                .unwrap_or_default();
+            (format!("{word}{reason}"), paint)
+        }
+        Part::File(file) => {
+            let name = file.filename.as_deref().unwrap_or("file");
+            let place = match &file.source {
+                agentwire_core::part::FileSource::Url(url) if !url.starts_with("data:") => {
+                    format!(" {url}")
+                }
+                _ => String::new(),
+            };
+            (
+                format!("📎 {name} ({}){place}", file.media_type),
+                Paint::Tool,
+            )
+        }
+        Part::Data(data) => (
+            format!("◆ {}: {}", data.name, shorten(&data.data.to_string())),
+            Paint::Dim,
+        ),
+        Part::Artifact(artifact) => {
+            let version = artifact
+                .version
+                .map(|version| format!(" v{version}"))
+                .unwrap_or_default();
+            let preview = artifact
+                .preview
+                .as_deref()
+                .map(|preview| format!(": {}", shorten(preview)))
+                .unwrap_or_default();
+            (
+                format!("▣ {}{version}{preview}", artifact.title),
+                Paint::Tool,
+            )
+        }
+        Part::PlanUpdate(plan) => {
+            let details = plan
+                .details
+                .as_ref()
+                .map(|details| format!(": {}", shorten(&value_text(details))))
+                .unwrap_or_default();
+            let action = serde_json::to_value(plan.action)
+                .ok()
+                .and_then(|value| value.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            (format!("☰ plan {action}{details}"), Paint::Tool)
+        }
+        Part::Source(source) => {
+            let title = source.title.as_deref().unwrap_or("source");
+            (format!("↗ {title} {}", source.url), Paint::Dim)
+        }
+    }
+}
+
+/// A call's tool name: the answer's own, else the call's, else "tool".
+fn tool_name<'a>(
+    names: &'a HashMap<String, String>,
+    call_id: &str,
+    name: Option<&'a str>,
+) -> &'a str {
+    name.or_else(|| names.get(call_id).map(String::as_str))
+        .unwrap_or("tool")
+}
+
+/// Approvals a run and its sub-agents' runs wait for, for the prompt: the run's own, then, in
+/// the order they started, those of every nested run that waits for an approval (named by its
+/// agent). The answers all go to the run, which hands each down to the run that asked.
+pub(crate) fn approvals_of(run: &Accumulator) -> Vec<Approval> {
+    let mut pending = approvals(run.messages(), None);
+    nested_approvals(run, &mut pending);
+    pending
+}
+
+fn nested_approvals(run: &Accumulator, pending: &mut Vec<Approval>) {
+    for child in run.children() {
+        if child.status() == Some(RunStatus::Awaiting(Awaiting::Approval)) {
+            pending.extend(approvals(child.messages(), child.agent()));
+        }
+        nested_approvals(child, pending);
+    }
+}
+
+/// Approvals of a message list (of `agent`'s run when it is a sub-agent's), owned, for the prompt.
+pub(crate) fn approvals(messages: &[Message], agent: Option<&str>) -> Vec<Approval> {
     agentwire_client::pending_approvals(messages)
         .into_iter()
         .map(|(request, call)| Approval {
+            agent: agent.map(str::to_owned),
             approval_id: request.approval_id.to_string(),
             tool_name: call.map_or_else(|| "a tool".to_owned(), |call| call.tool_name.clone()),
             args: call

@@ -13,6 +13,11 @@ fn string() -> Value {
     json!({"type": "string"})
 }
 
+/// An agent's sub-agents: the names of the agents its model may call like tools, sorted.
+fn subagent_names() -> Value {
+    json!({"type": "array", "items": string(), "description": "The agents this agent's model may call like tools (sub-agents), by name, sorted."})
+}
+
 fn nullable(schema: Value) -> Value {
     json!({"oneOf": [schema, {"type": "null"}]})
 }
@@ -311,7 +316,7 @@ pub(super) fn all() -> Map<String, Value> {
             object(
                 &[(
                     "agents",
-                    json!({"type": "array", "items": object(&[("name", string()), ("description", string())], &[])}),
+                    json!({"type": "array", "items": object(&[("name", string()), ("description", string()), ("subagents", subagent_names())], &[])}),
                 )],
                 &[],
             ),
@@ -327,6 +332,7 @@ pub(super) fn all() -> Map<String, Value> {
                         "tools",
                         json!({"type": "array", "items": schema("ToolSpec")}),
                     ),
+                    ("subagents", subagent_names()),
                     (
                         "schema",
                         json!({"type": "object", "description": "The agent's communication schema (seed 004)."}),

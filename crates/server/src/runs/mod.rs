@@ -32,7 +32,9 @@ use agentwire_core::communication::{MessageKind, Party, SchemaMachine, StateName
 use agentwire_core::{
     Accumulator, ErrorInfo, Event, Message, MessageId, RunId, RunStatus, SessionId, Usage,
 };
-use agentwire_runtime::{Agent, InputError, RunHandle, RunLimits, RunSlots, RunStart, Telemetry};
+use agentwire_runtime::{
+    Agent, Agents, InputError, RunHandle, RunLimits, RunSlots, RunStart, Telemetry,
+};
 use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use futures::StreamExt;
 use serde::Serialize;
@@ -174,6 +176,8 @@ pub(crate) struct Runs {
     live: Mutex<HashMap<RunId, Arc<LiveRun>>>,
     /// The agents runs taken over from the store are rebuilt with.
     agents: Vec<Agent>,
+    /// The same agents by name: the ones runs may hand a conversation to.
+    roster: Agents,
     /// Held while a run is taken over from the store ([`Runs::adopt`]).
     adopting: tokio::sync::Mutex<()>,
     sessions: Sessions,
@@ -205,6 +209,7 @@ impl Runs {
         Self {
             committer: Committer::start(store.clone(), node.clone()),
             store,
+            roster: Agents::new(agents.iter().cloned()),
             agents,
             adopting: tokio::sync::Mutex::default(),
             node,
@@ -358,6 +363,7 @@ impl Runs {
             .with_history(history)
             .with_limits(self.limits)
             .with_schema_state(schema_state)
+            .with_agents(self.roster.clone())
             .with_stored_events();
         let start = match &self.slots {
             Some(slots) => start.with_slots(slots.clone()),
