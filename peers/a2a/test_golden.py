@@ -48,13 +48,31 @@ def test_the_client_rebuilds_the_scenario(server, name):
     assert (task.id, task.context_id) == ("run_1", "ses_1")
     assert a2a_pb2.TaskState.Name(task.status.state) == task_state(scenario["status"])
 
-    # The answer is the artifacts: one per message, its parts in order.
+    # The answer is the artifacts: one per message, its parts in order. A sub-agent's messages
+    # are artifacts of the same task, `<run>:<message>`, naming their run in their metadata.
+    def run_of(artifact):
+        ours = MessageToDict(artifact.metadata).get("agentwire", {})
+        return tuple(ours.get("namespace", ()))
+
+    own = [artifact for artifact in task.artifacts if not run_of(artifact)]
     messages = [message for message in scenario["messages"] if message["parts"]]
-    assert [artifact.artifact_id for artifact in task.artifacts] == [m["id"] for m in messages]
-    for artifact, message in zip(task.artifacts, messages):
+    assert [artifact.artifact_id for artifact in own] == [m["id"] for m in messages]
+    for artifact, message in zip(own, messages):
         assert fold(artifact) == expected_parts(message), artifact.artifact_id
         texts = [part["text"] for part in message["parts"] if part["type"] == "text"]
         assert get_artifact_text(artifact, delimiter="") == "".join(texts)
+    nested = {artifact.artifact_id: artifact for artifact in task.artifacts if run_of(artifact)}
+    expected_nested = {
+        f"{run['run_id']}:{message['id']}": (run, message)
+        for run in scenario.get("subagents", [])
+        for message in run["messages"]
+        if message["parts"]
+    }
+    assert sorted(nested) == sorted(expected_nested)
+    for artifact_id, (run, message) in expected_nested.items():
+        artifact = nested[artifact_id]
+        assert run_of(artifact) == tuple(run["namespace"]), artifact_id
+        assert fold(artifact) == expected_parts(message), artifact_id
 
     # A failure's reason is the status message, for A2A clients to show.
     error = scenario["status"].get("error")
@@ -66,6 +84,32 @@ def test_the_client_rebuilds_the_scenario(server, name):
     # agentwire's own run status rides along in the status metadata.
     status_update = [r.status_update for r in responses if r.HasField("status_update")][-1]
     assert MessageToDict(status_update.metadata)["agentwire"]["status"] == scenario["status"]["status"]
+
+
+def test_sub_agents_report_their_runs_in_status_updates_that_keep_the_tasks_state(server):
+    scenario = json.loads((GOLDEN / "scenarios" / "subagent_approval.json").read_text())
+    server.transcript = (GOLDEN / "a2a" / "subagent_approval.sse").read_bytes()
+    responses = send(server, user_message("Clean up the logs"))
+    updates = [r.status_update for r in responses if r.HasField("status_update")]
+    nested = [MessageToDict(u.metadata)["agentwire"] for u in updates if "namespace" in MessageToDict(u.metadata)["agentwire"]]
+    created = [(u["run_id"], u["agent"], u["parent_tool_call_id"]) for u in nested if u["event"] == "run_created"]
+    assert created == [(run["run_id"], run["agent"], run["parent_tool_call_id"]) for run in scenario["subagents"]]
+    waiting = [tuple(u["namespace"]) for u in nested if u.get("status") == "awaiting"]
+    assert waiting == [("run_b", "run_c", "run_d"), ("run_b", "run_c"), ("run_b",)], "innermost first"
+    # The task works until the run itself waits: a sub-agent's status never moves it.
+    states = [a2a_pb2.TaskState.Name(u.status.state) for u in updates]
+    assert states[-1] == "TASK_STATE_INPUT_REQUIRED"
+    assert set(states[:-1]) == {"TASK_STATE_WORKING"}
+    # The approval the client must answer is in the cleaner's artifact, with its own ids.
+    task = rebuild(responses)
+    cleaner = next(a for a in task.artifacts if a.artifact_id == "run_d:msg_1")
+    request = MessageToDict(cleaner.parts[-1])["data"]
+    assert request == {
+        "type": "approval_request",
+        "approval_id": "apr_1",
+        "tool_call_id": "call_del",
+        "reason": "delete_file changes the workspace",
+    }
 
 
 def test_streamed_text_arrives_in_chunks(server):

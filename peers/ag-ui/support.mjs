@@ -28,6 +28,8 @@ export const SCENARIOS = [
   'client_tool',
   'rich_parts',
   'failed',
+  'subagents',
+  'subagent_approval',
 ];
 
 export const transcript = (name) => readFileSync(path.join(goldenDir, 'ag-ui', `${name}.sse`), 'utf8');
@@ -77,33 +79,36 @@ export const agUiInput = (messages) =>
  * id, then `<id>.1`, `<id>.2`, …; each text part is an assistant message; tool calls join the
  * message of the text or call just before them, else a new assistant message; each tool result
  * or error is a tool message (errors carry their type in metadata); reasoning is a reasoning
- * message; steps and the other parts leave no message.
+ * message; steps and the other parts leave no message. A sub-agent's message (`run`, its run id)
+ * is the same with every id prefixed `<run>:` and every message carrying `subagentRunId`.
  */
-export function agUiMessages(message) {
+export function agUiMessages(message, run) {
+  const own = (id) => (run === undefined ? id : `${run}:${id}`);
+  const tagged = (m) => (run === undefined ? m : { ...m, subagentRunId: run });
   const out = [];
   let minted = 0;
-  const mint = () => (minted++ === 0 ? message.id : `${message.id}.${minted - 1}`);
+  const mint = () => own(minted++ === 0 ? message.id : `${message.id}.${minted - 1}`);
   let assistant = null;
   let last = 'other';
   for (const part of message.parts) {
     switch (part.type) {
       case 'text':
-        assistant = { id: mint(), role: 'assistant', content: part.text };
+        assistant = tagged({ id: mint(), role: 'assistant', content: part.text });
         out.push(assistant);
         last = 'text';
         break;
       case 'reasoning':
-        out.push({ id: mint(), role: 'reasoning', content: part.text });
+        out.push(tagged({ id: mint(), role: 'reasoning', content: part.text }));
         last = 'other';
         break;
       case 'tool_call': {
         if (!(assistant && (last === 'text' || last === 'tool_call'))) {
-          assistant = { id: mint(), role: 'assistant', toolCalls: [] };
+          assistant = tagged({ id: mint(), role: 'assistant', toolCalls: [] });
           out.push(assistant);
         }
         assistant.toolCalls ??= [];
         assistant.toolCalls.push({
-          id: part.tool_call_id,
+          id: own(part.tool_call_id),
           type: 'function',
           function: { name: part.tool_name, arguments: JSON.stringify(part.args) },
         });
@@ -111,22 +116,26 @@ export function agUiMessages(message) {
         break;
       }
       case 'tool_result':
-        out.push({
-          id: mint(),
-          toolCallId: part.tool_call_id,
-          role: 'tool',
-          content: typeof part.result === 'string' ? part.result : JSON.stringify(part.result),
-        });
+        out.push(
+          tagged({
+            id: mint(),
+            toolCallId: own(part.tool_call_id),
+            role: 'tool',
+            content: typeof part.result === 'string' ? part.result : JSON.stringify(part.result),
+          }),
+        );
         last = 'other';
         break;
       case 'tool_error':
-        out.push({
-          id: mint(),
-          toolCallId: part.tool_call_id,
-          role: 'tool',
-          content: part.message,
-          metadata: { agentwire: { errorType: part.error_type } },
-        });
+        out.push(
+          tagged({
+            id: mint(),
+            toolCallId: own(part.tool_call_id),
+            role: 'tool',
+            content: part.message,
+            metadata: { agentwire: { errorType: part.error_type } },
+          }),
+        );
         last = 'other';
         break;
       default:
@@ -137,10 +146,34 @@ export function agUiMessages(message) {
 }
 
 /**
+ * The client's messages grouped by the run they are of: `''` for the conversation's own (no
+ * `subagentRunId`), else the sub-agent's run id. The reducer places a tool message right after
+ * the message with its call, so runs interleave in the one list; within a run the order is the
+ * run's.
+ */
+export function byRun(messages) {
+  const groups = {};
+  for (const message of messages) (groups[message.subagentRunId ?? ''] ??= []).push(message);
+  return groups;
+}
+
+/** A scenario's expected messages, grouped as `byRun` groups the client's. */
+export function expectedByRun(canonical, input) {
+  const groups = { '': [...input, ...canonical.messages.flatMap((m) => agUiMessages(m))] };
+  for (const run of canonical.subagents ?? []) {
+    groups[run.run_id] = run.messages.flatMap((m) => agUiMessages(m, run.run_id));
+  }
+  return groups;
+}
+
+/**
  * Tool-call arguments are the raw text the model streamed, which JSON.stringify does not
  * reproduce byte for byte: compare them as JSON.
  */
 export function normalizeArgs(messages) {
+  if (!Array.isArray(messages)) {
+    return Object.fromEntries(Object.entries(messages).map(([run, group]) => [run, normalizeArgs(group)]));
+  }
   return messages.map((m) =>
     m.toolCalls
       ? {

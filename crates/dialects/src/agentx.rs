@@ -23,6 +23,14 @@
 //! learns that the run failed or waits for an approval. Heartbeats are SSE comments. The last
 //! frame written for an event has `id:` = its sequence number, so `Last-Event-ID` resumes.
 //!
+//! A sub-agent's run nested in the stream is not the conversation's, and a packet names only a
+//! message: its packets would join the run's messages (every agent's first message may be
+//! `msg_1`). So every event of a sub-agent's run travels as a native event too, with its name
+//! and its `namespace` (`event: part_delta`, `data: {"seq", "namespace": ["run_b"], …}`). A
+//! receiver that reads packets alone (an `EventSource`'s `onmessage`) sees the run's own
+//! conversation, with the sub-agent's answer as its call's result; the decoder reads the
+//! sub-agents' events back exactly.
+//!
 //! Packets go out in part order: a part that completes (or a delta that arrives) while a part
 //! before it still streams, as with parallel tool calls, waits until that part is complete.
 //!
@@ -153,10 +161,6 @@ pub struct AgentxEncoder {
 
 impl Encoder for AgentxEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
-        if !event.is_own() {
-            return;
-        }
         if let EventKind::Heartbeat {} = event.kind {
             write_comment(out, "heartbeat");
             return;
@@ -170,6 +174,19 @@ impl Encoder for AgentxEncoder {
 impl AgentxEncoder {
     fn write_frames(&mut self, event: &Event, out: &mut Vec<u8>) {
         match &event.kind {
+            // A sub-agent's run is not the conversation's: its packets would join the run's
+            // messages (a receiver knows messages by id alone), so every event of it rides
+            // beside them as a native event with its namespace.
+            _ if !event.is_own() => {
+                let mut json = Vec::new();
+                event.write_json(&mut json);
+                write_frame(
+                    out,
+                    None,
+                    Some(event.name()),
+                    &String::from_utf8_lossy(&json),
+                );
+            }
             EventKind::RunCreated { .. } | EventKind::RunStatus { .. } | EventKind::Error(_) => {
                 let json = serde_json::to_string(event).unwrap_or_default();
                 write_frame(out, None, Some(event.name()), &json);
@@ -304,21 +321,40 @@ impl AgentxDecoder {
                     created_at: None,
                 });
             }
+            Some(name) if Event::NAMES.contains(&name) && frame.data.contains("\"namespace\"") => {
+                let event: Event = serde_json::from_str(&frame.data).map_err(invalid)?;
+                if event.name() != name {
+                    return Ok(());
+                }
+                match (event.is_own(), name) {
+                    // A sub-agent's event, as it was.
+                    (false, _) => {
+                        self.packets.out().emit_in(event.namespace, event.kind);
+                    }
+                    (true, "run_created" | "run_status" | "error") => self.run_event(event),
+                    (true, _) => {}
+                }
+            }
             Some(name @ ("run_created" | "run_status" | "error")) => {
                 let event: Event = serde_json::from_str(&frame.data).map_err(invalid)?;
                 if event.name() != name {
                     return Ok(());
                 }
-                // A run that ends or waits ends its message; an error mid-message does not.
-                if let EventKind::RunStatus { status, .. } = &event.kind
-                    && *status != RunStatus::InProgress
-                {
-                    self.packets.complete_message();
-                }
-                self.packets.out().emit(event.kind);
+                self.run_event(event);
             }
             Some(_) => {}
         }
         Ok(())
+    }
+
+    /// A run event beside the packets.
+    fn run_event(&mut self, event: Event) {
+        // A run that ends or waits ends its message; an error mid-message does not.
+        if let EventKind::RunStatus { status, .. } = &event.kind
+            && *status != RunStatus::InProgress
+        {
+            self.packets.complete_message();
+        }
+        self.packets.out().emit(event.kind);
     }
 }

@@ -12,7 +12,7 @@ use agentwire_dialects::a2a::{
     A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentExtension, AgentSkill, agent_card,
     decode_request, decode_task_request,
 };
-use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use agentwire_testkit::{golden, scenarios, strategy};
 use common::{accumulate, decode, decode_whole, encode};
 use proptest::collection::vec;
@@ -39,6 +39,44 @@ fn final_status(events: &[Event]) -> (Option<RunStatus>, Option<ErrorInfo>) {
     (accumulator.status(), accumulator.errors().last().cloned())
 }
 
+/// Checks that every run nested in `expected` is in `decoded` under the same path, with the
+/// same agent, call, status, usage and messages (without those that have no part).
+#[track_caller]
+fn check_subagents(decoded: &Accumulator, expected: &Accumulator, what: &str) {
+    assert_eq!(
+        decoded.children().len(),
+        expected.children().len(),
+        "{what}"
+    );
+    for child in expected.children() {
+        let run_id = child.run_id().expect("an id").clone();
+        let found = decoded
+            .descendant(std::slice::from_ref(&run_id))
+            .unwrap_or_else(|| panic!("{what}: no sub-agent {run_id}"));
+        let what = format!("{what} > {run_id}");
+        assert_eq!(found.messages(), a2a_projection(child.messages()), "{what}");
+        assert_eq!(found.agent(), child.agent(), "{what}");
+        assert_eq!(
+            found.parent_tool_call_id(),
+            child.parent_tool_call_id(),
+            "{what}"
+        );
+        assert_eq!(found.status(), child.status(), "{what}");
+        assert_eq!(found.usage(), child.usage(), "{what}");
+        check_subagents(found, child, &what);
+    }
+}
+
+fn accumulated(events: &[Event]) -> Accumulator {
+    let mut accumulator = Accumulator::default();
+    for event in events {
+        accumulator
+            .push(event)
+            .unwrap_or_else(|err| panic!("{event:?}: {err}"));
+    }
+    accumulator
+}
+
 fn decode_str(wire: &str) -> Result<Vec<Event>, DecodeError> {
     decode_whole(&mut A2aDecoder::default(), wire.as_bytes())
 }
@@ -57,6 +95,11 @@ fn transcripts_are_golden_and_decode_to_the_scenario() {
             a2a_projection(&scenario.messages),
             "{}",
             scenario.name
+        );
+        check_subagents(
+            &accumulated(&decoded),
+            &accumulated(&scenario.events),
+            scenario.name,
         );
         let (status, error) = final_status(&decoded);
         assert_eq!(status, Some(scenario.status), "{}", scenario.name);
@@ -245,6 +288,30 @@ proptest! {
         }
         let expected = a2a_projection(std::slice::from_ref(&message));
         prop_assert_eq!(accumulator.messages(), expected.as_slice());
+    }
+
+    /// A run with sub-agents, their messages interleaved any way: each run reads back as its
+    /// own messages under its own path.
+    #[test]
+    fn a_tree_of_runs_round_trips(
+        messages in proptest::array::uniform4(strategy::message()),
+        mut choices in any::<Choices>(),
+        interleaving in vec(any::<Index>(), 0..300),
+        cuts in vec(any::<Index>(), 0..6),
+    ) {
+        let [a, b, c, d] = &messages;
+        let events = tree_events([a, b, c, d], &mut choices, &interleaving);
+        let wire = encode(&mut A2aEncoder::new(1, "t", "c"), &events);
+        let decoded = decode(&mut A2aDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let mut accumulator = Accumulator::default();
+        for event in &decoded {
+            accumulator.push(event).map_err(|err| TestCaseError::fail(format!("{event:?}: {err}")))?;
+        }
+        let expected = accumulated(&events);
+        let own = a2a_projection(expected.messages());
+        prop_assert_eq!(accumulator.messages(), own.as_slice());
+        check_subagents(&accumulator, &expected, "tree");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use agentwire_core::{
 use agentwire_dialects::ag_ui::{AgUiDecoder, AgUiEncoder, ResumeStatus, decode_request};
 use agentwire_dialects::{DecodeError, StreamDecoder};
 use agentwire_testkit::scenarios::{self, Scenario};
-use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use agentwire_testkit::{golden, strategy};
 use common::{accumulate, decode, decode_whole, encode};
 use proptest::collection::vec;
@@ -123,6 +123,49 @@ fn every_scenario_has_a_golden_transcript() {
     }
 }
 
+/// Checks that every run nested in `expected` is in `decoded` under the same path, with the
+/// same agent, call, status, usage and projected messages.
+#[track_caller]
+fn check_subagents(decoded: &Accumulator, expected: &Accumulator, what: &str) {
+    assert_eq!(
+        decoded.children().len(),
+        expected.children().len(),
+        "{what}: sub-agents"
+    );
+    for child in expected.children() {
+        let run_id = child.run_id().expect("a nested run has an id").clone();
+        let found = decoded
+            .descendant(std::slice::from_ref(&run_id))
+            .unwrap_or_else(|| panic!("{what}: no sub-agent {run_id}"));
+        let what = format!("{what} > {run_id}");
+        let expect: Vec<Message> = child
+            .messages()
+            .iter()
+            .filter_map(ag_ui_projection)
+            .collect();
+        assert_eq!(found.messages(), expect, "{what}");
+        assert_eq!(found.agent(), child.agent(), "{what}");
+        assert_eq!(
+            found.parent_tool_call_id(),
+            child.parent_tool_call_id(),
+            "{what}"
+        );
+        assert_eq!(found.status(), child.status(), "{what}");
+        assert_eq!(found.usage(), child.usage(), "{what}");
+        check_subagents(found, child, &what);
+    }
+}
+
+fn accumulated(events: &[Event]) -> Accumulator {
+    let mut accumulator = Accumulator::default();
+    for event in events {
+        accumulator
+            .push(event)
+            .unwrap_or_else(|err| panic!("{event:?}: {err}"));
+    }
+    accumulator
+}
+
 #[test]
 fn scenarios_decode_to_their_messages_and_status() {
     for scenario in scenarios::all() {
@@ -140,6 +183,7 @@ fn scenarios_decode_to_their_messages_and_status() {
             .filter_map(ag_ui_projection)
             .collect();
         assert_eq!(accumulator.messages(), expect, "{}", scenario.name);
+        check_subagents(&accumulator, &accumulated(&scenario.events), scenario.name);
         assert_eq!(
             accumulator.status(),
             Some(scenario.status),
@@ -363,6 +407,39 @@ proptest! {
         prop_assert_eq!(accumulator.usage(), Some(Usage::new(3, 4)));
         for frame in frames(&wire) {
             prop_assert!(frame["type"].is_string());
+        }
+    }
+
+    /// A run with sub-agents, every message streamed any way and the runs interleaved any way:
+    /// each run reads back as its own messages, under its own path.
+    #[test]
+    fn a_tree_of_runs_round_trips_modulo_the_losses(
+        messages in proptest::array::uniform4(strategy::message()),
+        mut choices in any::<Choices>(),
+        interleaving in vec(any::<Index>(), 0..300),
+        cuts in vec(any::<Index>(), 0..6),
+    ) {
+        prop_assume!(messages.iter().all(unique_call_ids));
+        let [a, b, c, d] = &messages;
+        let events = tree_events([a, b, c, d], &mut choices, &interleaving);
+        let wire = encode(&mut AgUiEncoder::default(), &events);
+        let decoded = decode(&mut AgUiDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(format!("{err}\n{}", String::from_utf8_lossy(&wire))))?;
+        let mut accumulator = Accumulator::default();
+        for event in &decoded {
+            accumulator.push(event).map_err(|err| TestCaseError::fail(format!("{event:?}: {err}")))?;
+        }
+        let expected = accumulated(&events);
+        let expect: Vec<Message> = expected.messages().iter().filter_map(ag_ui_projection).collect();
+        prop_assert_eq!(accumulator.messages(), &expect[..]);
+        check_subagents(&accumulator, &expected, "tree");
+        for frame in frames(&wire) {
+            let kind = frame["type"].as_str().unwrap_or_default();
+            if kind.starts_with("RUN_") || kind.starts_with("SUBAGENT_") {
+                continue;
+            }
+            // Every event of a nested run names it; the run's own name none.
+            prop_assert!(frame.get("subagentRunId").is_none_or(Value::is_string), "{frame}");
         }
     }
 
@@ -705,4 +782,437 @@ fn denials_and_bad_bodies() {
         let err = decode_request(bad).expect_err("invalid");
         assert!(matches!(err, DecodeError::InvalidRequest { .. }), "{err}");
     }
+}
+
+/// A compact view of frames: `TYPE id [subagentRunId]`.
+fn shape(frames: &[Value]) -> Vec<String> {
+    frames
+        .iter()
+        .map(|frame| {
+            let kind = frame["type"].as_str().expect("type");
+            let id = ["messageId", "toolCallId", "stepName", "subagentRunId"]
+                .iter()
+                .find_map(|key| frame[key].as_str())
+                .unwrap_or("");
+            match frame["subagentRunId"].as_str() {
+                Some(run) if !kind.starts_with("SUBAGENT_") => format!("{kind} {id} @{run}"),
+                _ => format!("{kind} {id}"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn sub_agents_are_subagents_whose_events_name_them_and_whose_ids_are_their_own() {
+    let frames = frames(&wire(&scenarios::subagents()));
+    let shape = shape(&frames);
+    let started: Vec<&Value> = frames
+        .iter()
+        .filter(|frame| frame["type"] == "SUBAGENT_STARTED")
+        .collect();
+    assert_eq!(
+        started,
+        [
+            &json!({"type": "SUBAGENT_STARTED", "subagentRunId": "run_b", "name": "researcher",
+                    "parentToolCallId": "call_1", "parentMessageId": "msg_1"}),
+            &json!({"type": "SUBAGENT_STARTED", "subagentRunId": "run_c", "name": "writer",
+                    "parentToolCallId": "call_2", "parentMessageId": "msg_1"}),
+            &json!({"type": "SUBAGENT_STARTED", "subagentRunId": "run_d", "name": "fact_checker",
+                    "parentSubagentRunId": "run_b", "parentToolCallId": "run_b:call_b1",
+                    "parentMessageId": "run_b:msg_1"}),
+        ]
+    );
+    // Every run's message is msg_1: a sub-agent's AG-UI messages carry its run id.
+    for expected in [
+        "TEXT_MESSAGE_START run_b:msg_1 @run_b",
+        "TEXT_MESSAGE_START run_c:msg_1 @run_c",
+        "TEXT_MESSAGE_START run_d:msg_1 @run_d",
+        "TOOL_CALL_START run_b:call_b1 @run_b",
+        "TOOL_CALL_RESULT run_b:msg_1.1 @run_b",
+        "TEXT_MESSAGE_START msg_1",
+    ] {
+        assert!(
+            shape.contains(&expected.to_owned()),
+            "{expected} in {shape:#?}"
+        );
+    }
+    let finished: Vec<&Value> = frames
+        .iter()
+        .filter(|frame| frame["type"] == "SUBAGENT_FINISHED")
+        .collect();
+    assert_eq!(
+        finished[0],
+        &json!({"type": "SUBAGENT_FINISHED", "subagentRunId": "run_d", "result": "Yes, it is Paris.",
+                "outcome": {"type": "success"},
+                "metadata": {"agentwire": {"usage": {"inputTokens": 12, "outputTokens": 6, "totalTokens": 18}}}})
+    );
+    // Each subagent ends before the result it gives its parent.
+    let at = |line: &str| shape.iter().position(|l| l == line).expect(line);
+    assert!(at("SUBAGENT_FINISHED run_c") < at("TOOL_CALL_RESULT msg_1.1"));
+    assert!(at("SUBAGENT_FINISHED run_b") < at("TOOL_CALL_RESULT msg_1.2"));
+    assert_eq!(
+        frames.last().expect("frames")["outcome"],
+        json!({"type": "success"})
+    );
+}
+
+#[test]
+fn a_wait_three_subagents_down_suspends_them_and_interrupts_the_run() {
+    let frames = frames(&wire(&scenarios::subagent_approval()));
+    let tail: Vec<String> = shape(&frames).split_off(frames.len() - 8);
+    assert_eq!(
+        tail,
+        [
+            "STEP_FINISHED step_1 @run_d",
+            "STEP_FINISHED step_1 @run_c",
+            "STEP_FINISHED step_1 @run_b",
+            "STEP_FINISHED step_1",
+            "SUBAGENT_FINISHED run_d",
+            "SUBAGENT_FINISHED run_c",
+            "SUBAGENT_FINISHED run_b",
+            "RUN_FINISHED ",
+        ]
+    );
+    let suspended = &frames[frames.len() - 4];
+    assert_eq!(
+        suspended["outcome"],
+        json!({"type": "suspended", "interruptIds": ["apr_1"]})
+    );
+    let interrupt = &frames.last().expect("frames")["outcome"]["interrupts"][0];
+    assert_eq!(interrupt["id"], "apr_1");
+    assert_eq!(interrupt["toolCallId"], "run_d:call_del");
+    assert_eq!(interrupt["subagentRunId"], "run_d");
+}
+
+#[test]
+fn the_continuation_reopens_the_subagents_it_streams_and_finishes_them() {
+    let input = decode_request(
+        br#"{"threadId":"ses_1","runId":"run_2","messages":[],"resume":[{"interruptId":"apr_1","status":"resolved","payload":{"approved":true}}]}"#,
+    )
+    .expect("valid");
+    assert_eq!(
+        input.messages[0].parts,
+        [Part::ApprovalResponse(ApprovalResponse {
+            approval_id: "apr_1".into(),
+            approved: true,
+            reason: None,
+        })],
+        "the answer names the sub-agent's approval as it is: the runtime hands it down"
+    );
+    let resumed = scenarios::subagent_approval_resumed();
+    let wire = encode(&mut AgUiEncoder::for_input(&input), &resumed);
+    golden::check(
+        common::golden("ag-ui", "subagent_approval.resumed.sse"),
+        &wire,
+    );
+    let frames = frames(&wire);
+    let shape = shape(&frames);
+    assert_eq!(
+        shape[..5],
+        [
+            "RUN_STARTED ",
+            "SUBAGENT_STARTED run_b",
+            "SUBAGENT_STARTED run_c",
+            "SUBAGENT_STARTED run_d",
+            "CUSTOM run_d @run_d",
+        ]
+    );
+    // Started before this stream, they are named by their run ids, parents first.
+    assert_eq!(
+        frames[3],
+        json!({"type": "SUBAGENT_STARTED", "subagentRunId": "run_d", "name": "run_d", "parentSubagentRunId": "run_c"})
+    );
+    assert!(shape.contains(&"TOOL_CALL_RESULT run_d:msg_2 @run_d".to_owned()));
+    assert_eq!(
+        frames.last().expect("frames")["outcome"],
+        json!({"type": "success"})
+    );
+    for frame in &frames {
+        assert!(!has_null(frame), "{frame}");
+    }
+
+    let events = decode_whole(&mut AgUiDecoder::default(), &wire).expect("decodes");
+    let accumulator = accumulated(&events);
+    assert_eq!(accumulator.status(), Some(RunStatus::Completed));
+    let cleaner = accumulator
+        .descendant(&["run_b", "run_c", "run_d"].map(agentwire_core::RunId::from))
+        .expect("the cleaner, three down");
+    assert_eq!(cleaner.status(), Some(RunStatus::Completed));
+    assert_eq!(cleaner.messages()[0].content(), "Deleted old.log.");
+    assert_eq!(accumulator.messages()[0].content(), "All clean.");
+}
+
+#[test]
+fn a_subagents_messages_are_left_out_of_the_history_and_the_clients_answers_kept() {
+    let body = json!({
+        "threadId": "t", "runId": "r2",
+        "messages": [
+            {"id": "u", "role": "user", "content": "Where am I?"},
+            {"id": "msg_1", "role": "assistant", "toolCalls": [
+                {"id": "call_1", "type": "function", "function": {"name": "scout", "arguments": "{\"input\":\"where?\"}"}}]},
+            {"id": "run_b:msg_1", "role": "assistant", "subagentRunId": "run_b", "content": "Let me look.", "toolCalls": [
+                {"id": "run_b:call_loc", "type": "function", "function": {"name": "get_location", "arguments": "{}"}}]},
+            {"id": "run_b:msg_1.1", "role": "reasoning", "subagentRunId": "run_b", "content": "Hmm."},
+            {"id": "t1", "role": "tool", "toolCallId": "run_b:call_loc", "content": "{\"city\":\"Lyon\"}"}
+        ]
+    });
+    let input = decode_request(body.to_string().as_bytes()).expect("valid");
+    let messages: Vec<Value> = input
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).expect("json"))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            json!({"id": "u", "role": "user", "parts": [{"type": "text", "text": "Where am I?"}]}),
+            json!({"id": "msg_1", "role": "assistant", "parts": [
+                {"type": "tool_call", "tool_call_id": "call_1", "tool_name": "scout", "args": {"input": "where?"}},
+                {"type": "tool_result", "tool_call_id": "call_loc", "tool_name": "get_location", "result": {"city": "Lyon"}}
+            ]}),
+        ]
+    );
+}
+
+/// Events of `(path, kind)`, numbered from 1.
+fn numbered(kinds: Vec<(&[&str], EventKind)>) -> Vec<Event> {
+    kinds
+        .into_iter()
+        .zip(1..)
+        .map(|((path, kind), seq)| Event {
+            seq,
+            namespace: agentwire_core::Namespace::new(
+                path.iter().map(|id| agentwire_core::RunId::from(*id)),
+            ),
+            kind,
+        })
+        .collect()
+}
+
+fn run_status(status: RunStatus, error: Option<agentwire_core::ErrorInfo>) -> EventKind {
+    EventKind::RunStatus {
+        status,
+        error,
+        usage: None,
+    }
+}
+
+fn whole(message: Message) -> EventKind {
+    EventKind::MessageComplete { message }
+}
+
+fn child_created(run: &str, agent: &str, call: &str) -> EventKind {
+    EventKind::RunCreated {
+        run_id: run.into(),
+        session_id: None,
+        agent: Some(agent.into()),
+        parent_run_id: Some("run_1".into()),
+        parent_tool_call_id: Some(call.into()),
+    }
+}
+
+#[test]
+fn a_childs_frontend_tool_is_pending_under_its_own_id_and_ends_the_run_as_success() {
+    let top_created = EventKind::RunCreated {
+        run_id: "run_1".into(),
+        session_id: Some("t".into()),
+        agent: None,
+        parent_run_id: None,
+        parent_tool_call_id: None,
+    };
+    let events = numbered(vec![
+        (&[], top_created),
+        (&[], run_status(RunStatus::InProgress, None)),
+        (
+            &[],
+            whole(
+                Message::new(
+                    Role::Assistant,
+                    vec![Part::tool_call(
+                        "call_1",
+                        "scout",
+                        json!({"input": "where?"}),
+                    )],
+                )
+                .with_id("msg_1"),
+            ),
+        ),
+        (&["run_b"], child_created("run_b", "scout", "call_1")),
+        (
+            &["run_b"],
+            whole(
+                Message::new(
+                    Role::Assistant,
+                    vec![Part::tool_call("call_loc", "get_location", json!({}))],
+                )
+                .with_id("msg_1"),
+            ),
+        ),
+        (
+            &["run_b"],
+            run_status(RunStatus::Awaiting(Awaiting::FunctionOutput), None),
+        ),
+        (
+            &[],
+            run_status(RunStatus::Awaiting(Awaiting::FunctionOutput), None),
+        ),
+    ]);
+    let frames = frames(&encode(&mut AgUiEncoder::default(), &events));
+    let last = frames.last().expect("frames");
+    assert_eq!(
+        last["outcome"],
+        json!({"type": "success", "pendingToolCallIds": ["run_b:call_loc"]}),
+        "the call that started the sub-agent is not the client's"
+    );
+    assert_eq!(
+        frames[frames.len() - 2],
+        json!({"type": "SUBAGENT_FINISHED", "subagentRunId": "run_b", "outcome": {"type": "suspended"},
+               "metadata": {"agentwire": {"awaiting": "function_output"}}})
+    );
+}
+
+#[test]
+fn sub_agents_that_fail_or_are_canceled_end_in_subagent_error() {
+    let top_created = EventKind::RunCreated {
+        run_id: "run_1".into(),
+        session_id: Some("t".into()),
+        agent: None,
+        parent_run_id: None,
+        parent_tool_call_id: None,
+    };
+    let failure = agentwire_core::ErrorInfo::new("provider_error", "the provider fell over");
+    let events = numbered(vec![
+        (&[], top_created),
+        (&[], run_status(RunStatus::InProgress, None)),
+        (&["run_b"], child_created("run_b", "researcher", "call_1")),
+        (&["run_c"], child_created("run_c", "writer", "call_2")),
+        (
+            &["run_b"],
+            run_status(RunStatus::Failed, Some(failure.clone())),
+        ),
+        (&["run_c"], run_status(RunStatus::Canceled, None)),
+        (&[], run_status(RunStatus::Canceled, None)),
+    ]);
+    let wire = encode(&mut AgUiEncoder::default(), &events);
+    let frames = frames(&wire);
+    assert_eq!(
+        frames[2..],
+        [
+            json!({"type": "SUBAGENT_STARTED", "subagentRunId": "run_c", "name": "writer", "parentToolCallId": "call_2"}),
+            json!({"type": "SUBAGENT_ERROR", "subagentRunId": "run_b", "message": "the provider fell over",
+                   "code": "provider_error", "metadata": {"agentwire": {"status": "failed"}}}),
+            json!({"type": "SUBAGENT_ERROR", "subagentRunId": "run_c", "message": "the sub-agent's run ended without an answer",
+                   "code": "canceled", "metadata": {"agentwire": {"status": "canceled"}}}),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "run_1", "outcome": {"type": "cancelled"}}),
+        ]
+    );
+    let accumulator =
+        accumulated(&decode_whole(&mut AgUiDecoder::default(), &wire).expect("decodes"));
+    let b = accumulator.descendant(&["run_b".into()]).expect("run_b");
+    assert_eq!(b.status(), Some(RunStatus::Failed));
+    assert_eq!(b.errors(), [failure]);
+    let c = accumulator.descendant(&["run_c".into()]).expect("run_c");
+    assert_eq!(c.status(), Some(RunStatus::Canceled));
+}
+
+#[test]
+fn plans_and_artifacts_are_activity_messages_updated_in_place() {
+    use agentwire_core::part::{Artifact, PlanAction, PlanUpdate};
+    let plan = |action, details: Value| {
+        Part::PlanUpdate(PlanUpdate {
+            plan_id: "plan_1".into(),
+            action,
+            details: Some(details),
+        })
+    };
+    let message = Message::new(
+        Role::Assistant,
+        vec![
+            plan(PlanAction::Created, json!({"steps": ["Read", "Write"]})),
+            Part::text("Reading first."),
+            plan(
+                PlanAction::Updated,
+                json!({"steps": ["Read", "Write"], "done": 1}),
+            ),
+            Part::Artifact(Artifact {
+                artifact_id: "art_1".into(),
+                title: "Notes".into(),
+                version: Some(1),
+                preview: None,
+            }),
+            plan(
+                PlanAction::Completed,
+                json!({"steps": ["Read", "Write"], "done": 2}),
+            ),
+        ],
+    )
+    .with_id("msg_1");
+    let mut events = vec![Event::new(
+        1,
+        EventKind::RunCreated {
+            run_id: "run_1".into(),
+            session_id: Some("ses_1".into()),
+            agent: None,
+            parent_run_id: None,
+            parent_tool_call_id: None,
+        },
+    )];
+    events.extend(events_for(&message, &mut Choices::new(Vec::new())));
+    events.push(Event::new(9, run_status(RunStatus::Completed, None)));
+    let wire = encode(&mut AgUiEncoder::default(), &events);
+    golden::check(common::golden("ag-ui", "activity.sse"), &wire);
+    let frames = frames(&wire);
+    let activities: Vec<&Value> = frames
+        .iter()
+        .filter(|frame| {
+            frame["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("ACTIVITY_"))
+        })
+        .collect();
+    let ours = json!({"agentwire": {"messageId": "msg_1"}});
+    assert_eq!(
+        activities,
+        [
+            &json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "plan:plan_1", "activityType": "agentwire.plan",
+                    "content": {"plan_id": "plan_1", "action": "created", "details": {"steps": ["Read", "Write"]}},
+                    "metadata": ours}),
+            &json!({"type": "ACTIVITY_DELTA", "messageId": "plan:plan_1", "activityType": "agentwire.plan",
+                    "patch": [{"op": "replace", "path": "/action", "value": "updated"},
+                              {"op": "replace", "path": "/details", "value": {"steps": ["Read", "Write"], "done": 1}}],
+                    "metadata": ours}),
+            &json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "artifact:art_1", "activityType": "agentwire.artifact",
+                    "content": {"artifact_id": "art_1", "title": "Notes", "version": 1},
+                    "metadata": ours}),
+            &json!({"type": "ACTIVITY_DELTA", "messageId": "plan:plan_1", "activityType": "agentwire.plan",
+                    "patch": [{"op": "replace", "path": "/action", "value": "completed"},
+                              {"op": "replace", "path": "/details", "value": {"steps": ["Read", "Write"], "done": 2}}],
+                    "metadata": ours}),
+        ]
+    );
+    assert!(!frames.iter().any(|frame| frame["type"] == "CUSTOM"));
+    let decoded = accumulate(&decode_whole(&mut AgUiDecoder::default(), &wire).expect("decodes"));
+    assert_eq!(decoded, [message]);
+}
+
+#[test]
+fn the_clients_resume_of_a_subagents_interrupt_decodes_to_its_approval_and_drops_its_messages() {
+    let input = client_request("request-subagent_approval.json");
+    assert_eq!(input.run_id.as_str(), "run_2");
+    let messages: Vec<Value> = input
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).expect("json"))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            json!({"id": "msg_user", "role": "user", "parts": [{"type": "text", "text": "Clean up the logs"}]}),
+            json!({"id": "msg_1", "role": "assistant", "parts": [
+                {"type": "text", "text": "I will ask the director."},
+                {"type": "tool_call", "tool_call_id": "call_1", "tool_name": "director", "args": {"input": "Clean up the logs."}}
+            ]}),
+            json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": "apr_1", "approved": true}]}),
+        ]
+    );
 }

@@ -7,7 +7,7 @@ mod common;
 use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::agentx::{AgentxDecoder, AgentxEncoder, decode_request};
-use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use agentwire_testkit::{golden, scenarios, strategy};
 use common::{accumulate, decode, decode_whole, encode};
 use proptest::collection::vec;
@@ -99,6 +99,17 @@ fn packets_without_an_id_form_one_message() {
     );
 }
 
+/// The events of sub-agents' runs, without their numbers: what AgentX carries of them exactly.
+fn nested(
+    events: &[agentwire_core::Event],
+) -> Vec<(agentwire_core::Namespace, agentwire_core::EventKind)> {
+    events
+        .iter()
+        .filter(|event| !event.is_own())
+        .map(|event| (event.namespace.clone(), event.kind.clone()))
+        .collect()
+}
+
 #[test]
 fn every_scenario_has_a_golden_transcript_that_decodes_to_its_messages() {
     for scenario in scenarios::all() {
@@ -108,6 +119,12 @@ fn every_scenario_has_a_golden_transcript_that_decodes_to_its_messages() {
             &wire,
         );
         let events = decode_whole(&mut AgentxDecoder::default(), &wire).expect("decodes");
+        assert_eq!(
+            nested(&events),
+            nested(&scenario.events),
+            "{}",
+            scenario.name
+        );
         assert_eq!(
             accumulate(&events),
             lossy(&scenario.messages),
@@ -227,5 +244,23 @@ proptest! {
         let expected = lossy(std::slice::from_ref(&message));
         // Messages without an id cannot be streamed; events_for gives every message one.
         prop_assert_eq!(accumulate(&decoded), expected);
+    }
+
+    /// Sub-agents' runs ride beside the packets, exactly; the run's own message is as ever.
+    #[test]
+    fn a_tree_of_runs_keeps_its_nested_events(
+        messages in proptest::array::uniform4(strategy::message()),
+        mut choices in any::<Choices>(),
+        interleaving in vec(any::<Index>(), 0..300),
+        cuts in vec(any::<Index>(), 0..8),
+    ) {
+        let [a, b, c, d] = &messages;
+        let events = tree_events([a, b, c, d], &mut choices, &interleaving);
+        let wire = encode(&mut AgentxEncoder::default(), &events);
+        let decoded = decode(&mut AgentxDecoder::default(), &wire, &cuts).expect("decodes");
+        prop_assert_eq!(nested(&decoded), nested(&events));
+        let mut own = a.clone();
+        own.id = Some("msg_1".into());
+        prop_assert_eq!(accumulate(&decoded), lossy(std::slice::from_ref(&own)));
     }
 }

@@ -8,14 +8,16 @@ mod common;
 use std::collections::HashMap;
 
 use agentwire_core::part::{ApprovalResponse, FileSource};
-use agentwire_core::{EventKind, Message, Part, Role, RunStatus, ToolErrorKind, Usage};
+use agentwire_core::{
+    Accumulator, EventKind, Message, Part, Role, RunStatus, ToolErrorKind, Usage,
+};
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::ai_sdk::{
     AiSdkDecoder, AiSdkEncoder, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS, Trigger, decode_request,
     to_ui_message,
 };
 use agentwire_testkit::scenarios::{self, Scenario};
-use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use agentwire_testkit::{golden, strategy};
 use common::{accumulate, decode, decode_whole, encode};
 use proptest::collection::vec;
@@ -223,12 +225,110 @@ fn transcripts_are_golden_and_decode_to_the_scenarios() {
     }
 }
 
+/// A run's progress as the module docs describe it: a `UIMessage` `{id: run id, role:
+/// "assistant", metadata: {runId, agentName, status}, parts}` of all its messages' parts, each
+/// call that started a sub-agent of its own and has no outcome holding that child's progress as
+/// a preliminary output.
+fn progress(run: &Accumulator) -> Value {
+    let mut parts: Vec<Value> = run
+        .messages()
+        .iter()
+        .flat_map(|message| {
+            to_ui_message(message)["parts"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect();
+    for child in run.children() {
+        let call = child
+            .parent_tool_call_id()
+            .expect("a sub-agent answers a call");
+        if let Some(part) = parts
+            .iter_mut()
+            .find(|part| part["toolCallId"] == call.as_str() && part["state"] == "input-available")
+        {
+            part["state"] = "output-available".into();
+            part["output"] = progress(child);
+            part["preliminary"] = true.into();
+        }
+    }
+    let run_id = run.run_id().expect("an id").as_str();
+    json!({"id": run_id, "role": "assistant", "parts": parts, "metadata": {
+        "runId": run_id,
+        "agentName": run.agent(),
+        "status": run.status().expect("a status").name(),
+    }})
+}
+
+/// The `UIMessage` the client holds after a scenario's stream, from the module docs: the run's
+/// message; a call whose sub-agent has not answered holds that sub-agent's progress as a
+/// preliminary output; what waiting sub-agents ask are tool parts of their own in a last step,
+/// ids prefixed with the asking run's, marked in `callProviderMetadata`.
+fn client_view(scenario: &Scenario) -> Value {
+    let mut ui = to_ui_message(&decoded_scenario_message(scenario));
+    let mut tree = Accumulator::default();
+    for event in &scenario.events {
+        tree.push(event).expect("scenarios accumulate");
+    }
+    let parts = ui["parts"].as_array_mut().expect("parts");
+    for child in tree.children() {
+        let call = child.parent_tool_call_id().expect("a call");
+        if let Some(part) = parts
+            .iter_mut()
+            .find(|part| part["toolCallId"] == call.as_str() && part["state"] == "input-available")
+        {
+            part["state"] = "output-available".into();
+            part["output"] = progress(child);
+            part["preliminary"] = true.into();
+        }
+    }
+    let mut asked = Vec::new();
+    for event in scenario.events.iter().filter(|event| !event.is_own()) {
+        let EventKind::RunStatus {
+            status: RunStatus::Awaiting(_),
+            ..
+        } = event.kind
+        else {
+            continue;
+        };
+        let run = tree.descendant(event.namespace.path()).expect("a run");
+        let run_id = run.run_id().expect("an id").as_str();
+        let run_parts: Vec<&Part> = run.messages().iter().flat_map(|m| &m.parts).collect();
+        for part in &run_parts {
+            let Part::ApprovalRequest(request) = part else {
+                continue;
+            };
+            let call = run_parts
+                .iter()
+                .find_map(|part| match part {
+                    Part::ToolCall(call) if call.tool_call_id == request.tool_call_id => Some(call),
+                    _ => None,
+                })
+                .expect("the call");
+            asked.push(json!({
+                "type": format!("tool-{}", call.tool_name),
+                "toolCallId": format!("{run_id}:{}", call.tool_call_id),
+                "state": "approval-requested",
+                "input": call.args,
+                "callProviderMetadata": {"agentwire": {"runId": run_id}},
+                "approval": {"id": format!("{run_id}:{}", request.approval_id), "requestReason": request.reason},
+            }));
+        }
+    }
+    if !asked.is_empty() {
+        parts.push(json!({"type": "step-start"}));
+        parts.extend(asked);
+    }
+    ui
+}
+
 #[test]
 fn the_client_messages_are_golden_and_read_back_as_requests() {
     for scenario in scenarios::all() {
         let decoded = decoded_scenario_message(&scenario);
         // What peers/ai-sdk expects the real client to rebuild from the transcript.
-        let ui = to_ui_message(&decoded);
+        let ui = client_view(&scenario);
         golden::check(
             golden_path(&format!("{}.ui.json", scenario.name)),
             &pretty(&ui),
@@ -523,6 +623,35 @@ proptest! {
         prop_assert_eq!(accumulator.messages(), [through_the_stream(&message)]);
     }
 
+    /// A run with sub-agents: the stream decoder reads back the run's own message, and what
+    /// the stream shows of its children (their progress, their requests) is not part of it.
+    #[test]
+    fn a_tree_of_runs_reads_back_as_the_runs_own_message(
+        messages in proptest::array::uniform4(strategy::message()),
+        mut choices in any::<Choices>(),
+        interleaving in vec(any::<Index>(), 0..300),
+        cuts in vec(any::<Index>(), 0..6),
+    ) {
+        let [a, b, c, d] = &messages;
+        let mut parent = a.clone();
+        // Some of the time the children's calls are the parent's, so their progress streams.
+        if choices.pick(2) == 0 {
+            parent.parts.push(Part::tool_call("call_1", "first", json!({"input": "go"})));
+            parent.parts.push(Part::tool_call("call_2", "second", json!({"input": "go"})));
+        }
+        let events = tree_events([&parent, b, c, d], &mut choices, &interleaving);
+        let wire = encode(&mut AiSdkEncoder::default(), &events);
+        let decoded = decode(&mut AiSdkDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let mut accumulator = agentwire_core::Accumulator::default();
+        for event in &decoded {
+            accumulator.push(event).map_err(|err| TestCaseError::fail(format!("{event:?}: {err}")))?;
+        }
+        let mut expected = parent.clone();
+        expected.id = Some("msg_1".into());
+        prop_assert_eq!(accumulator.messages(), [through_the_stream(&expected)]);
+    }
+
     #[test]
     fn any_message_reads_back_from_its_ui_message(message in strategy::message()) {
         let body = json!({"id": "c", "messages": [to_ui_message(&message)]});
@@ -762,4 +891,107 @@ fn malformed_requests_are_typed_errors() {
     let err = decode_request(br#"{"messages": [{"role": "user", "parts": [{"type": "text"}]}]}"#)
         .expect_err("malformed");
     assert!(err.to_string().contains("message 0: part 0"), "{err}");
+}
+
+/// The round trip of an approval three sub-agents down: the client answers the surfaced tool
+/// part, its request names the approval as the sub-agent has it, and the stream that continues
+/// after the answer finishes that part and the message.
+#[test]
+fn a_subagents_approval_round_trip_goes_through_its_surfaced_part() {
+    let scenario = scenarios::subagent_approval();
+    // After `addToolApprovalResponse({id: "run_d:apr_1", approved: true})`.
+    let mut answered = client_view(&scenario);
+    let surfaced = answered["parts"]
+        .as_array_mut()
+        .expect("parts")
+        .iter_mut()
+        .find(|part| part["toolCallId"] == "run_d:call_del")
+        .expect("the cleaner's call is a part of the message");
+    surfaced["state"] = "approval-responded".into();
+    surfaced["approval"]["approved"] = true.into();
+    let body = json!({
+        "id": "chat",
+        "messages": [to_ui_message(&scenario.input[0]), answered],
+        "trigger": "submit-message",
+        "messageId": "msg_1",
+    });
+    golden::check(
+        golden_path("subagent_approval.round2.request.json"),
+        &pretty(&body),
+    );
+
+    let request = decode_request(&pretty(&body)).expect("decodes");
+    let mut expected = through_a_request(&decoded_scenario_message(&scenario));
+    expected
+        .parts
+        .push(Part::ApprovalResponse(ApprovalResponse {
+            approval_id: "apr_1".into(),
+            approved: true,
+            reason: None,
+        }));
+    assert_eq!(
+        request.messages[1], expected,
+        "only the answer, as the cleaner has it"
+    );
+    assert_eq!(
+        request.subagent_calls,
+        [agentwire_dialects::ai_sdk::SubagentCall {
+            run_id: "run_d".into(),
+            tool_call_id: "call_del".into(),
+            approval_id: Some("apr_1".into()),
+        }]
+    );
+
+    let resumed = scenarios::subagent_approval_resumed();
+    let wire = encode(&mut AiSdkEncoder::for_request(&request), &resumed);
+    golden::check(golden_path("subagent_approval.round2.sse"), &wire);
+    let text = String::from_utf8(wire.clone()).expect("utf-8");
+    let chunks: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).expect("JSON"))
+        .collect();
+    // The message the client has goes on, first with the cleaner's result in its part.
+    assert_eq!(chunks[0], json!({"type": "start", "messageId": "msg_1"}));
+    assert_eq!(
+        chunks[1],
+        json!({"type": "tool-output-available", "toolCallId": "run_d:call_del", "output": {"deleted": "old.log"},
+               "providerMetadata": {"agentwire": {"runId": "run_d"}}})
+    );
+    assert_eq!(
+        chunks
+            .iter()
+            .filter(|chunk| chunk["type"] == "start")
+            .count(),
+        1,
+        "the run's own message continues it"
+    );
+    let decoded = accumulate(&decode_whole(&mut AiSdkDecoder::default(), &wire).expect("decodes"));
+    let top: Vec<&str> = decoded[0].parts.iter().map(Part::type_name).collect();
+    assert_eq!(top, ["tool_result", "step_start", "text"]);
+
+    // What the client holds at the end: the cleaner's part has its output, the director's call
+    // its answer, and the parent's text follows in a step of its own.
+    let mut end = body["messages"][1].clone();
+    for part in end["parts"].as_array_mut().expect("parts") {
+        if part["toolCallId"] == "run_d:call_del" {
+            part["state"] = "output-available".into();
+            part["output"] = json!({"deleted": "old.log"});
+            part["resultProviderMetadata"] = json!({"agentwire": {"runId": "run_d"}});
+        }
+        if part["toolCallId"] == "call_1" {
+            part["state"] = "output-available".into();
+            part["output"] = json!("The logs are clean.");
+            part.as_object_mut().expect("a part").remove("preliminary");
+        }
+    }
+    let parts = end["parts"].as_array_mut().expect("parts");
+    parts.push(json!({"type": "step-start"}));
+    parts.push(json!({"type": "text", "text": "All clean.", "state": "done"}));
+    end["metadata"]["usage"] = json!({"inputTokens": 60, "outputTokens": 24, "totalTokens": 84});
+    golden::check(
+        golden_path("subagent_approval.round2.end.json"),
+        &pretty(&end),
+    );
 }

@@ -10,7 +10,7 @@ use agentwire_dialects::native::{
     NativeNdjsonDecoder, NativeNdjsonEncoder, NativeSseDecoder, NativeSseEncoder, decode_request,
 };
 use agentwire_testkit::strategy;
-use agentwire_testkit::stream::{Choices, events_for};
+use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use common::{decode, encode};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -39,6 +39,31 @@ proptest! {
         let decoded = decode(&mut NativeNdjsonDecoder::default(), &wire, &cuts)
             .map_err(|err| TestCaseError::fail(err.to_string()))?;
         prop_assert_eq!(decoded, events);
+    }
+
+    /// Sub-agents' runs nested in the stream keep their namespaces, in both framings.
+    #[test]
+    fn a_tree_of_runs_round_trips(
+        messages in proptest::array::uniform4(strategy::message()),
+        mut choices in any::<Choices>(),
+        interleaving in vec(any::<Index>(), 0..300),
+        cuts in vec(any::<Index>(), 0..6),
+    ) {
+        let [a, b, c, d] = &messages;
+        let events = tree_events([a, b, c, d], &mut choices, &interleaving);
+        let wire = encode(&mut NativeSseEncoder, &events);
+        let decoded = decode(&mut NativeSseDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert_eq!(&decoded, &events);
+        let wire = encode(&mut NativeNdjsonEncoder, &events);
+        let decoded = decode(&mut NativeNdjsonDecoder::default(), &wire, &cuts)
+            .map_err(|err| TestCaseError::fail(err.to_string()))?;
+        prop_assert_eq!(&decoded, &events);
+        let mut accumulator = Accumulator::default();
+        for event in &decoded {
+            accumulator.push(event).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        }
+        prop_assert_eq!(accumulator.children().len(), 2);
     }
 
     #[test]

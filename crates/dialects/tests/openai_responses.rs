@@ -378,3 +378,48 @@ fn bad_requests_name_their_field() {
         Err(DecodeError::InvalidRequest { .. })
     ));
 }
+
+/// A sub-agent's messages have no item; what it asks for approval is the response's
+/// `mcp_approval_request`, under the approval's own id, so the client can answer it.
+#[test]
+fn a_subagents_approval_is_an_mcp_approval_request_and_its_messages_are_not_items() {
+    let scenario = scenarios::subagent_approval();
+    let events = frames(&encode(&mut encoder(&scenario), &scenario.events));
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "response.completed");
+    let items: Vec<&Value> = last["response"]["output"]
+        .as_array()
+        .expect("output")
+        .iter()
+        .collect();
+    let kinds: Vec<&str> = items
+        .iter()
+        .filter_map(|item| item["type"].as_str())
+        .collect();
+    // The run's text and its call of the director (a client's `function_call` here, as the
+    // encoder is not told the director is the agent's), then the cleaner's request.
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
+    assert_eq!(kinds[2], "mcp_approval_request");
+    let request = items[2];
+    assert_eq!(request["id"], "apr_1");
+    assert_eq!(request["name"], "delete_file");
+    assert_eq!(
+        serde_json::from_str::<Value>(request["arguments"].as_str().expect("text")).expect("JSON"),
+        json!({"path": "old.log"})
+    );
+    let subagents = frames(&encode(
+        &mut encoder(&scenarios::subagents()),
+        &scenarios::subagents().events,
+    ));
+    let texts: Vec<&str> = subagents
+        .iter()
+        .filter(|event| event["type"] == "response.output_text.delta")
+        .filter_map(|event| event["delta"].as_str())
+        .collect();
+    assert!(
+        !texts
+            .iter()
+            .any(|text| text.contains("writer!") || text.contains("it is Paris")),
+        "the children's text is not the response's: {texts:?}"
+    );
+}

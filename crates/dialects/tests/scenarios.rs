@@ -3,6 +3,7 @@
 
 mod common;
 
+use agentwire_core::{Accumulator, EventKind, Part, RunId, RunStatus};
 use agentwire_dialects::native::{NativeSseDecoder, NativeSseEncoder};
 use agentwire_testkit::{golden, scenarios};
 use common::{accumulate, decode_whole, encode};
@@ -23,6 +24,64 @@ fn every_scenario_accumulates_to_its_messages() {
             scenario.name
         );
     }
+}
+
+#[test]
+fn the_subagent_scenarios_nest_their_runs_and_the_approval_resumes() {
+    let mut accumulator = Accumulator::default();
+    let approval = scenarios::subagent_approval();
+    let resumed = scenarios::subagent_approval_resumed();
+    for event in approval.events.iter().chain(&resumed) {
+        accumulator
+            .push(event)
+            .unwrap_or_else(|err| panic!("{event:?}: {err}"));
+    }
+    assert_eq!(accumulator.status(), Some(RunStatus::Completed));
+    let cleaner = accumulator
+        .descendant(&["run_b", "run_c", "run_d"].map(RunId::from))
+        .expect("three down");
+    assert_eq!(cleaner.agent(), Some("cleaner"));
+    assert_eq!(
+        cleaner.messages().len(),
+        2,
+        "one more message per resumption"
+    );
+    assert_eq!(cleaner.status(), Some(RunStatus::Completed));
+
+    let subagents = scenarios::subagents();
+    let runs: Vec<(String, String)> = subagents
+        .subagents()
+        .iter()
+        .map(|run| (run["run_id"].to_string(), run["namespace"].to_string()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (r#""run_b""#.into(), r#"["run_b"]"#.into()),
+            (r#""run_d""#.into(), r#"["run_b","run_d"]"#.into()),
+            (r#""run_c""#.into(), r#"["run_c"]"#.into()),
+        ]
+    );
+    // Every child's events come before the result that answers its call.
+    let result_at = |call: &str| {
+        subagents
+            .events
+            .iter()
+            .position(|event| {
+                event.is_own()
+                    && matches!(&event.kind, EventKind::PartComplete { part: Part::ToolResult(result), .. } if result.tool_call_id == call)
+            })
+            .expect("a result")
+    };
+    let last_of = |run: &str| {
+        subagents
+            .events
+            .iter()
+            .rposition(|event| event.namespace.path().first().is_some_and(|id| id == run))
+            .expect("events")
+    };
+    assert!(last_of("run_b") < result_at("call_1"));
+    assert!(last_of("run_c") < result_at("call_2"));
 }
 
 #[test]

@@ -783,8 +783,12 @@ impl RunHandle {
         ))
     }
 
-    /// Whether the run, or a sub-agent's run under it, waits for this answer.
-    fn expects(&self, part: &Part) -> bool {
+    /// Whether the run, or a sub-agent's run under it, waits for this answer (an
+    /// `approval_response`, or a client tool's `tool_result` or `tool_error`): what
+    /// [`RunHandle::input`] would hand to a run that asked for it. A host picking the answers
+    /// out of a client's whole history asks this, since a sub-agent's requests are not in the
+    /// run's own output.
+    pub fn expects(&self, part: &Part) -> bool {
         let state = self.shared.lock();
         state.wait.as_ref().is_some_and(|wait| wait.expects(part))
             || state

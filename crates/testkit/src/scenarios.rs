@@ -9,10 +9,14 @@
 
 use agentwire_core::part::{ApprovalRequest, DataPart, FilePart, FileSource, Source, StepStart};
 use agentwire_core::{
-    Awaiting, Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder, MessageStart, Part,
-    RunStatus, ToolError, ToolErrorKind, ToolResult, Usage,
+    Accumulator, Awaiting, Emitter, ErrorInfo, Event, EventKind, Message, MessageBuilder,
+    MessageStart, Part, RunStatus, ToolError, ToolErrorKind, ToolResult, Usage,
 };
 use serde_json::{Value, json};
+
+mod nested;
+
+pub use nested::{subagent_approval, subagent_approval_resumed, subagents};
 
 /// One run: the user's input, the events the agent streamed, and the messages they make.
 #[derive(Clone, Debug)]
@@ -34,19 +38,39 @@ pub struct Scenario {
 impl Scenario {
     /// The scenario as JSON, for peers in other languages: `{name, about, input, messages,
     /// status}` with the status spelled as on the wire (`{"status": "awaiting", "awaiting":
-    /// "approval"}`), and the error of a failed run.
+    /// "approval"}`), and the error of a failed run. A scenario with sub-agents also has
+    /// `subagents`: every nested run in the order it was created (depth first), as `{run_id,
+    /// agent, parent_run_id, parent_tool_call_id, namespace, messages, status}`.
     pub fn to_json(&self) -> Value {
         let mut status = serde_json::to_value(self.status).unwrap_or(Value::Null);
         if let Some(error) = self.error() {
             status["error"] = json!(error);
         }
-        json!({
+        let mut json = json!({
             "name": self.name,
             "about": self.about,
             "input": self.input,
             "messages": self.messages,
             "status": status,
-        })
+        });
+        let subagents = self.subagents();
+        if !subagents.is_empty() {
+            json["subagents"] = Value::Array(subagents);
+        }
+        json
+    }
+
+    /// The sub-agents' runs nested in the scenario, as [`Scenario::to_json`] lists them.
+    pub fn subagents(&self) -> Vec<Value> {
+        let mut accumulator = Accumulator::default();
+        for event in &self.events {
+            // Scenarios are well formed; `every_scenario_accumulates` checks it.
+            let _ = accumulator.push(event);
+        }
+        let mut runs = Vec::new();
+        let mut path = Vec::new();
+        list_children(&accumulator, "run_1", &mut path, &mut runs);
+        runs
     }
 
     /// The error the run ended with, if it failed.
@@ -73,7 +97,32 @@ pub fn all() -> Vec<Scenario> {
         client_tool(),
         rich_parts(),
         failed(),
+        subagents(),
+        subagent_approval(),
     ]
+}
+
+/// Appends the runs under `run` (whose id is `run_id`, at `path`) to `runs`, depth first.
+fn list_children(run: &Accumulator, run_id: &str, path: &mut Vec<String>, runs: &mut Vec<Value>) {
+    for child in run.children() {
+        let Some(id) = child.run_id() else { continue };
+        path.push(id.to_string());
+        let mut status = serde_json::to_value(child.status()).unwrap_or(Value::Null);
+        if let Some(error) = child.errors().last() {
+            status["error"] = json!(error);
+        }
+        runs.push(json!({
+            "run_id": id,
+            "agent": child.agent(),
+            "parent_run_id": run_id,
+            "parent_tool_call_id": child.parent_tool_call_id(),
+            "namespace": path,
+            "messages": child.messages(),
+            "status": status,
+        }));
+        list_children(child, id.as_str(), path, runs);
+        path.pop();
+    }
 }
 
 /// The scenario called `name`.

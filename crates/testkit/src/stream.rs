@@ -161,3 +161,106 @@ fn stream_parallel_calls(
     }
     calls.len()
 }
+
+/// The stream of a run with sub-agents, each run's message streamed as [`events_for`] streams it
+/// and the runs interleaved as `interleaving` picks: run `run_a` writes `parent`; its children
+/// `run_b` (answering its call `call_1`) and `run_c` (`call_2`) write `first` and `second`; the
+/// grandchild `run_d` (under `run_b`, answering `call_9`) writes `grandchild`, and lives within
+/// its parent's run. Every run is created, works, and completes; a parent completes after its
+/// children. Every message takes the id `msg_1`: nesting, not ids, keeps them apart.
+pub fn tree_events(
+    [parent, first, second, grandchild]: [&Message; 4],
+    choices: &mut Choices,
+    interleaving: &[Index],
+) -> Vec<Event> {
+    use std::collections::VecDeque;
+
+    use agentwire_core::{EventKind, Namespace, RunId, RunStatus};
+
+    let run = |run_id: &str,
+               parent_run: Option<(&str, &str)>,
+               message: &Message,
+               choices: &mut Choices| {
+        let mut message = message.clone();
+        message.id = Some("msg_1".into());
+        let mut kinds = VecDeque::from([
+            EventKind::RunCreated {
+                run_id: run_id.into(),
+                session_id: Some("ses_1".into()),
+                agent: Some(format!("agent_{run_id}")),
+                parent_run_id: parent_run.map(|(run, _)| run.into()),
+                parent_tool_call_id: parent_run.map(|(_, call)| call.into()),
+            },
+            EventKind::RunStatus {
+                status: RunStatus::InProgress,
+                error: None,
+                usage: None,
+            },
+        ]);
+        kinds.extend(
+            events_for(&message, choices)
+                .into_iter()
+                .map(|event| event.kind),
+        );
+        kinds.push_back(EventKind::RunStatus {
+            status: RunStatus::Completed,
+            error: None,
+            usage: None,
+        });
+        kinds
+    };
+    let path = |ids: &[&str]| Namespace::new(ids.iter().map(|id| RunId::from(*id)));
+    let mut streams = [
+        (path(&[]), run("run_a", None, parent, choices)),
+        (
+            path(&["run_b"]),
+            run("run_b", Some(("run_a", "call_1")), first, choices),
+        ),
+        (
+            path(&["run_c"]),
+            run("run_c", Some(("run_a", "call_2")), second, choices),
+        ),
+    ];
+    let mut grand = run("run_d", Some(("run_b", "call_9")), grandchild, choices);
+    // A parent ends after the runs inside it: hold the terminal statuses back.
+    let parent_end = streams[0].1.pop_back();
+    let first_end = streams[1].1.pop_back();
+    let mut kinds = Vec::new();
+    let mut picks = interleaving.iter().cycle();
+    let mut first_started = false;
+    loop {
+        let mut live: Vec<usize> = (0..streams.len())
+            .filter(|&at| !streams[at].1.is_empty())
+            .collect();
+        if !grand.is_empty() && first_started {
+            live.push(streams.len());
+        }
+        if live.is_empty() {
+            break;
+        }
+        let pick = picks.next().map_or(0, |index| index.index(live.len()));
+        let chosen = live[pick];
+        if chosen == streams.len() {
+            if let Some(kind) = grand.pop_front() {
+                kinds.push((path(&["run_b", "run_d"]), kind));
+            }
+        } else {
+            first_started |= chosen == 1;
+            let (namespace, queue) = &mut streams[chosen];
+            if let Some(kind) = queue.pop_front() {
+                kinds.push((namespace.clone(), kind));
+            }
+        }
+    }
+    kinds.extend(first_end.map(|kind| (path(&["run_b"]), kind)));
+    kinds.extend(parent_end.map(|kind| (path(&[]), kind)));
+    kinds
+        .into_iter()
+        .zip(1..)
+        .map(|((namespace, kind), seq)| Event {
+            seq,
+            namespace,
+            kind,
+        })
+        .collect()
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildResumeArray } from '@ag-ui/client';
 import { agentFor, run, withServer } from '../agent.mjs';
-import { agUiInput, checkGoldenJson, frames, scenario, transcript, validateOfficial } from '../support.mjs';
+import { agUiInput, byRun, checkGoldenJson, frames, scenario, transcript, validateOfficial } from '../support.mjs';
 
 /** What the server answers the second run with: a short reply, so the client completes it. */
 const reply = [
@@ -77,6 +77,58 @@ test('an approval interrupt must be resumed, and the resume is sent', async () =
     assert.equal(validateOfficial({ type: 'RUN_STARTED', threadId: 't', runId: 'r', input: body }), null);
     assert.deepEqual(body.resume, [{ interruptId: 'apr_1', status: 'resolved', payload: { approved: true } }]);
     checkGoldenJson('request-approval.json', body);
+  });
+});
+
+test('an approval three sub-agents down is resumed at the top, and the continuation finishes every subagent', async () => {
+  const input = agUiInput(scenario('subagent_approval').input);
+  const resumed = transcript('subagent_approval.resumed');
+  for (const event of frames(resumed)) assert.equal(validateOfficial(event), null, JSON.stringify(event));
+  await withServer([transcript('subagent_approval'), resumed], async (url, requests) => {
+    const agent = agentFor(url, { initialMessages: input });
+    const first = await run(agent, { runId: 'run_1' });
+    assert.equal(first.error, null);
+    assert.deepEqual(first.warnings, []);
+    const [interrupt] = first.pendingInterrupts;
+    assert.deepEqual([interrupt.id, interrupt.subagentRunId], ['apr_1', 'run_d']);
+
+    const resume = buildResumeArray(agent.pendingInterrupts, {
+      apr_1: { status: 'resolved', payload: { approved: true } },
+    });
+    const second = await run(agent, { runId: 'run_2', resume });
+    assert.equal(second.error, null);
+    assert.deepEqual(second.warnings, [], 'the verifier took the reopened subagents');
+    assert.deepEqual(second.pendingInterrupts, []);
+    assert.equal(second.finished.outcome, 'success');
+    assert.deepEqual(
+      second.events.filter((e) => e.type === 'SUBAGENT_FINISHED').map((e) => [e.subagentRunId, e.result]),
+      [
+        ['run_d', 'Deleted old.log.'],
+        ['run_c', 'The cleaner deleted old.log.'],
+        ['run_b', 'The logs are clean.'],
+      ],
+    );
+
+    // The cleaner's result joins its call, in the cleaner's messages; the answer goes up as the
+    // director's result, and the conversation ends with the parent's text.
+    const groups = byRun(second.messages);
+    const cleaned = groups.run_d.find((m) => m.role === 'tool');
+    assert.equal(cleaned.toolCallId, 'run_d:call_del');
+    assert.deepEqual(JSON.parse(cleaned.content), { deleted: 'old.log' });
+    const own = groups[''];
+    assert.deepEqual(
+      own.slice(-2).map((m) => [m.role, m.toolCallId ?? null, m.content]),
+      [
+        ['tool', 'call_1', 'The logs are clean.'],
+        ['assistant', null, 'All clean.'],
+      ],
+    );
+
+    const body = JSON.parse(requests[1].body);
+    assert.equal(validateOfficial({ type: 'RUN_STARTED', threadId: 't', runId: 'r', input: body }), null);
+    assert.deepEqual(body.resume, [{ interruptId: 'apr_1', status: 'resolved', payload: { approved: true } }]);
+    assert.ok(body.messages.some((m) => m.subagentRunId === 'run_d'), 'the history holds the subagents\' messages');
+    checkGoldenJson('request-subagent_approval.json', body);
   });
 });
 

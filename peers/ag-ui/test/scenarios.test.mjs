@@ -5,11 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { runTranscript } from '../agent.mjs';
+import { agentFor, run, runTranscript, withServer } from '../agent.mjs';
 import {
   SCENARIOS,
   agUiInput,
   agUiMessages,
+  byRun,
+  expectedByRun,
   frames,
   hasNull,
   normalizeArgs,
@@ -38,8 +40,13 @@ for (const name of SCENARIOS) {
       const out = await runTranscript(sse, { initialMessages: input });
       assert.equal(out.error, null);
       assert.deepEqual(out.warnings, [], 'the client warned (stripped fields or dropped events)');
-      const expected = [...input, ...canonical.messages.flatMap(agUiMessages)];
-      assert.deepEqual(normalizeArgs(out.messages), normalizeArgs(expected));
+      const expected = [...input, ...canonical.messages.flatMap((m) => agUiMessages(m))];
+      if (canonical.subagents === undefined) {
+        assert.deepEqual(normalizeArgs(out.messages), normalizeArgs(expected));
+      } else {
+        // Each run's messages, in its own order, apart from the others'.
+        assert.deepEqual(normalizeArgs(byRun(out.messages)), normalizeArgs(expectedByRun(canonical, input)));
+      }
       assert.equal(out.events.length, frames(sse).length, 'every event reached the subscriber');
 
       const [request] = out.requests;
@@ -106,6 +113,83 @@ describe('what the client makes of each ending', () => {
     const kept = await runTranscript(sse.replaceAll('\n\n', '\n\n: keepalive\n\n'));
     assert.equal(kept.error, null);
     assert.deepEqual(kept.messages, plain.messages);
+  });
+
+  test('sub-agents are subagents: started under their parents, each ending with its answer', async () => {
+    const out = await runTranscript(transcript('subagents'));
+    const lifecycle = out.events
+      .filter((e) => e.type.startsWith('SUBAGENT_'))
+      .map((e) => [e.type, e.subagentRunId, e.parentSubagentRunId ?? e.result ?? null]);
+    assert.deepEqual(lifecycle, [
+      ['SUBAGENT_STARTED', 'run_b', null],
+      ['SUBAGENT_STARTED', 'run_c', null],
+      ['SUBAGENT_STARTED', 'run_d', 'run_b'],
+      ['SUBAGENT_FINISHED', 'run_d', 'Yes, it is Paris.'],
+      ['SUBAGENT_FINISHED', 'run_c', 'Hello from the writer!'],
+      ['SUBAGENT_FINISHED', 'run_b', 'Let me check with the fact checker.\nThe capital of France is Paris.'],
+    ]);
+    const runs = scenario('subagents').subagents;
+    for (const run of runs) {
+      const started = out.events.find((e) => e.type === 'SUBAGENT_STARTED' && e.subagentRunId === run.run_id);
+      assert.equal(started.name, run.agent);
+      const parentPrefix = run.parent_run_id === 'run_1' ? '' : `${run.parent_run_id}:`;
+      assert.equal(started.parentToolCallId, `${parentPrefix}${run.parent_tool_call_id}`);
+    }
+    assert.deepEqual(out.finished.pendingToolCallIds, []);
+  });
+
+  test('an approval three sub-agents down is an interrupt naming the cleaner', async () => {
+    const out = await runTranscript(transcript('subagent_approval'));
+    assert.equal(out.finished.outcome, 'interrupt');
+    assert.deepEqual(
+      out.pendingInterrupts.map((i) => [i.id, i.reason, i.toolCallId, i.subagentRunId]),
+      [['apr_1', 'tool_call', 'run_d:call_del', 'run_d']],
+    );
+    const suspended = out.events.filter((e) => e.type === 'SUBAGENT_FINISHED').map((e) => [e.subagentRunId, e.outcome]);
+    assert.deepEqual(suspended, [
+      ['run_d', { type: 'suspended', interruptIds: ['apr_1'] }],
+      ['run_c', { type: 'suspended' }],
+      ['run_b', { type: 'suspended' }],
+    ]);
+  });
+
+  test('plans and artifacts are activity messages, updated in place and never sent back', async () => {
+    const sse = transcript('activity');
+    for (const event of frames(sse)) {
+      assert.equal(validateClient(event), null, JSON.stringify(event));
+      assert.equal(validateOfficial(event), null, JSON.stringify(event));
+    }
+    await withServer([sse, sse], async (url, requests) => {
+      const agent = agentFor(url);
+      const out = await run(agent, { runId: 'run_1' });
+      assert.equal(out.error, null);
+      assert.deepEqual(out.warnings, []);
+      const ours = { agentwire: { messageId: 'msg_1' } };
+      assert.deepEqual(
+        out.messages.filter((m) => m.role === 'activity'),
+        [
+          {
+            id: 'plan:plan_1',
+            role: 'activity',
+            activityType: 'agentwire.plan',
+            content: { plan_id: 'plan_1', action: 'completed', details: { steps: ['Read', 'Write'], done: 2 } },
+            metadata: ours,
+          },
+          {
+            id: 'artifact:art_1',
+            role: 'activity',
+            activityType: 'agentwire.artifact',
+            content: { artifact_id: 'art_1', title: 'Notes', version: 1 },
+            metadata: ours,
+          },
+        ],
+      );
+      assert.deepEqual(out.custom, [], 'no CUSTOM events for them');
+      // Activity messages are the client's display state: the next request leaves them out.
+      await run(agent, { runId: 'run_2' });
+      const body = JSON.parse(requests[1].body);
+      assert.ok(!body.messages.some((m) => m.role === 'activity'));
+    });
   });
 
   test('usage arrives on RUN_FINISHED', async () => {

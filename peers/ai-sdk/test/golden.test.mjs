@@ -112,6 +112,46 @@ describe('approval round trip', () => {
   });
 });
 
+describe('an approval three sub-agents down, answered on its surfaced part', () => {
+  const args = ['--text', 'Clean up the logs', '--user-id', 'msg_user', '--approve', 'run_d:apr_1'];
+
+  test('the cleaner\'s call is a tool part of the message, in a last step of its own, which the app answers', async () => {
+    const { lastAssistantMessageIsCompleteWithApprovalResponses } = await import('ai');
+    const waiting = readJson(golden('subagent_approval.ui.json'));
+    const part = waiting.parts.find((p) => p.toolCallId === 'run_d:call_del');
+    assert.equal(part.state, 'approval-requested');
+    assert.deepEqual(part.callProviderMetadata, { agentwire: { runId: 'run_d' } });
+    const director = waiting.parts.find((p) => p.toolCallId === 'call_1');
+    assert.equal(director.preliminary, true, 'the director\'s progress is its call\'s preliminary output');
+    assert.equal(director.output.metadata.status, 'awaiting');
+    const cleaner = director.output.parts.find((p) => p.toolCallId === 'call_m').output.parts.find((p) => p.toolCallId === 'call_c').output;
+    assert.deepEqual(cleaner.metadata, { runId: 'run_d', agentName: 'cleaner', status: 'awaiting' });
+    assert.equal(lastAssistantMessageIsCompleteWithApprovalResponses({ messages: [waiting] }), false);
+    const answered = readJson(golden('subagent_approval.round2.request.json')).messages;
+    assert.equal(
+      lastAssistantMessageIsCompleteWithApprovalResponses({ messages: answered }),
+      true,
+      'useChat sends the answer by itself (sendAutomaticallyWhen)',
+    );
+  });
+
+  test('addToolApprovalResponse then sendMessage() posts the golden round-2 request', () => {
+    const dump = path.join(tmp, 'subagent-requests.json');
+    const out = decode([...args, '--dump-request', dump, golden('subagent_approval.sse')]);
+    assert.equal(out.error, null);
+    const requests = readJson(dump);
+    assert.equal(requests.length, 2);
+    assert.deepEqual(requests[1].body, readJson(golden('subagent_approval.round2.request.json')));
+  });
+
+  test('round 2 finishes the surfaced part and the director\'s call in the same message', () => {
+    const out = decode([...args, '--next', golden('subagent_approval.round2.sse'), golden('subagent_approval.sse')]);
+    assert.equal(out.error, null);
+    assert.equal(out.messages.length, 2);
+    assert.deepEqual(out.messages[1], readJson(golden('subagent_approval.round2.end.json')));
+  });
+});
+
 describe('damaged transcripts are refused by the client', () => {
   const frames = (name) => readFileSync(golden(`${name}.sse`), 'utf8').split('\n\n').filter(Boolean);
   const damaged = (name, damage) => `${damage(frames(name)).join('\n\n')}\n\n`;

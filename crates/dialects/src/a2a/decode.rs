@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use agentwire_core::part::{ReasoningPart, RefusalPart};
 use agentwire_core::{
     Awaiting, Emitter, ErrorInfo, Event, EventKind, InputOutcome, MessageBuilder, MessageStart,
-    Metadata, Part, Role, RunStatus, StreamedPart, Timestamp, Usage,
+    Metadata, Namespace, Part, Role, RunStatus, StreamedPart, Timestamp, Usage,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -34,6 +34,17 @@ pub struct A2aDecoder {
     used_ids: HashSet<String>,
     /// What an `INPUT_REQUIRED` without agentwire's metadata waits for, from the last message.
     awaiting: Option<Awaiting>,
+    /// The artifacts of sub-agents' runs being read, each into a message of its run.
+    nested: Vec<NestedMessage>,
+}
+
+/// An artifact of a sub-agent's run, read into a message of that run: its builder writes to an
+/// emitter of its own, whose events go on under the run's namespace.
+#[derive(Debug)]
+struct NestedMessage {
+    namespace: Namespace,
+    open: OpenMessage,
+    scratch: Emitter,
 }
 
 /// The artifact (or message) being read into one canonical message.
@@ -68,6 +79,7 @@ impl StreamDecoder for A2aDecoder {
         self.reader.finish()?;
         // A stream cut short still ends its message, so the messages accumulate.
         self.close_message();
+        self.close_nested(None);
         out.extend(self.out.drain());
         Ok(())
     }
@@ -93,6 +105,9 @@ struct ErrorFields {
 /// `metadata.agentwire` of an artifact: what A2A cannot say about the message.
 #[derive(Default, Deserialize)]
 struct ArtifactFields {
+    /// The sub-agent's run the artifact is a message of.
+    #[serde(default)]
+    namespace: Option<Namespace>,
     #[serde(default)]
     role: Option<Role>,
     #[serde(default)]
@@ -175,6 +190,24 @@ impl A2aDecoder {
     }
 
     fn status_update(&mut self, update: wire::StatusUpdate) -> Result<(), serde_json::Error> {
+        // A sub-agent's event: the native event, with its namespace.
+        if let Some(Value::Object(fields)) = ours(update.metadata.as_ref())
+            && fields
+                .get("namespace")
+                .and_then(Value::as_array)
+                .is_some_and(|path| !path.is_empty())
+        {
+            let mut fields = fields.clone();
+            fields.insert("seq".into(), Value::from(0));
+            let event = Event::deserialize(Value::Object(fields))?;
+            if let EventKind::RunStatus { status, .. } = &event.kind
+                && (status.is_terminal() || matches!(status, RunStatus::Awaiting(_)))
+            {
+                self.close_nested(Some(&event.namespace));
+            }
+            self.out.emit_in(event.namespace, event.kind);
+            return Ok(());
+        }
         match ours(update.metadata.as_ref()) {
             Some(fields) if fields.get("status").is_some() => {
                 let fields = RunStatusFields::deserialize(fields)?;
@@ -244,6 +277,7 @@ impl A2aDecoder {
     fn run_status(&mut self, status: RunStatus, error: Option<ErrorInfo>, usage: Option<Usage>) {
         if status.is_terminal() || matches!(status, RunStatus::Awaiting(_)) {
             self.close_message();
+            self.close_nested(None);
         }
         self.ended = status.is_terminal();
         self.out.emit(EventKind::RunStatus {
@@ -263,6 +297,18 @@ impl A2aDecoder {
             Some(fields) => ArtifactFields::deserialize(fields)?,
             None => ArtifactFields::default(),
         };
+        let nested = fields
+            .namespace
+            .as_ref()
+            .is_some_and(|namespace| !namespace.is_root())
+            || self
+                .nested
+                .iter()
+                .any(|nested| nested.open.artifact_id == artifact.artifact_id);
+        if nested {
+            self.nested_artifact(artifact, fields, last_chunk);
+            return Ok(());
+        }
         if self
             .open
             .as_ref()
@@ -288,6 +334,86 @@ impl A2aDecoder {
         Ok(())
     }
 
+    /// A chunk of a sub-agent's artifact: a message of its run, whose id is the artifact's
+    /// without the run's prefix.
+    fn nested_artifact(
+        &mut self,
+        artifact: wire::Artifact,
+        fields: ArtifactFields,
+        last_chunk: bool,
+    ) {
+        let at = match self
+            .nested
+            .iter()
+            .position(|nested| nested.open.artifact_id == artifact.artifact_id)
+        {
+            Some(at) => at,
+            None => {
+                let namespace = fields.namespace.clone().unwrap_or_default();
+                let prefix = format!(
+                    "{}:",
+                    namespace.run().map(|id| id.as_str()).unwrap_or_default()
+                );
+                let id = artifact
+                    .artifact_id
+                    .strip_prefix(&prefix)
+                    .unwrap_or(&artifact.artifact_id)
+                    .to_owned();
+                let start = MessageStart {
+                    created_at: fields.created_at,
+                    ..MessageStart::new(id, fields.role.unwrap_or(Role::Assistant))
+                };
+                let mut scratch = Emitter::default();
+                let builder = MessageBuilder::start(&mut scratch, start);
+                self.nested.push(NestedMessage {
+                    namespace,
+                    open: OpenMessage {
+                        artifact_id: artifact.artifact_id,
+                        builder,
+                        open_text: None,
+                    },
+                    scratch,
+                });
+                self.nested.len() - 1
+            }
+        };
+        let nested = &mut self.nested[at];
+        add_parts(&mut nested.open, &mut nested.scratch, artifact.parts);
+        if let Some(metadata) = fields.metadata {
+            *nested.open.builder.metadata_mut() = metadata;
+        }
+        if last_chunk {
+            let nested = self.nested.remove(at);
+            self.finish_nested(nested);
+        } else {
+            let namespace = nested.namespace.clone();
+            for event in nested.scratch.drain() {
+                self.out.emit_in(namespace.clone(), event.kind);
+            }
+        }
+    }
+
+    /// Ends the sub-agents' messages still being read: those of the run at `namespace`, or all.
+    fn close_nested(&mut self, namespace: Option<&Namespace>) {
+        let (closing, open): (Vec<NestedMessage>, Vec<NestedMessage>) =
+            std::mem::take(&mut self.nested)
+                .into_iter()
+                .partition(|nested| {
+                    namespace.is_none_or(|namespace| nested.namespace == *namespace)
+                });
+        self.nested = open;
+        for nested in closing {
+            self.finish_nested(nested);
+        }
+    }
+
+    fn finish_nested(&mut self, mut nested: NestedMessage) {
+        nested.open.builder.finish(&mut nested.scratch);
+        for event in nested.scratch.drain() {
+            self.out.emit_in(nested.namespace.clone(), event.kind);
+        }
+    }
+
     fn open_message(&mut self, artifact_id: String, start: MessageStart) {
         let builder = MessageBuilder::start(&mut self.out, start);
         self.open = Some(OpenMessage {
@@ -297,43 +423,10 @@ impl A2aDecoder {
         });
     }
 
-    /// Adds A2A parts to the open message: text continues the text part before it when it is
-    /// of the same kind and not marked as a new part.
+    /// Adds A2A parts to the open message.
     fn parts(&mut self, parts: Vec<A2aPart>) {
-        let Some(open) = &mut self.open else {
-            return;
-        };
-        for part in parts {
-            let new_part = part.starts_new_part();
-            let Some(chunk) = part.into_chunk() else {
-                continue; // content of a newer version
-            };
-            let builder = &mut open.builder;
-            match chunk {
-                Chunk::Streamed(kind, text) => {
-                    let continues = open.open_text.as_ref() == Some(&kind) && !new_part;
-                    if !continues {
-                        builder.close_text(&mut self.out);
-                    }
-                    if text.is_empty() {
-                        if !continues {
-                            builder.part(&mut self.out, empty_text(&kind));
-                            open.open_text = None;
-                        }
-                        continue;
-                    }
-                    match kind {
-                        StreamedPart::Reasoning => builder.reasoning_delta(&mut self.out, &text),
-                        StreamedPart::Refusal => builder.refusal_delta(&mut self.out, &text),
-                        _ => builder.text_delta(&mut self.out, &text),
-                    }
-                    open.open_text = Some(kind);
-                }
-                Chunk::Whole(part) => {
-                    builder.part(&mut self.out, part);
-                    open.open_text = None;
-                }
-            }
+        if let Some(open) = &mut self.open {
+            add_parts(open, &mut self.out, parts);
         }
     }
 
@@ -355,6 +448,43 @@ impl A2aDecoder {
         }
         self.used_ids.insert(unique.clone());
         unique
+    }
+}
+
+/// Adds A2A parts to a message: text continues the text part before it when it is of the same
+/// kind and not marked as a new part.
+fn add_parts(open: &mut OpenMessage, out: &mut Emitter, parts: Vec<A2aPart>) {
+    for part in parts {
+        let new_part = part.starts_new_part();
+        let Some(chunk) = part.into_chunk() else {
+            continue; // content of a newer version
+        };
+        let builder = &mut open.builder;
+        match chunk {
+            Chunk::Streamed(kind, text) => {
+                let continues = open.open_text.as_ref() == Some(&kind) && !new_part;
+                if !continues {
+                    builder.close_text(out);
+                }
+                if text.is_empty() {
+                    if !continues {
+                        builder.part(out, empty_text(&kind));
+                        open.open_text = None;
+                    }
+                    continue;
+                }
+                match kind {
+                    StreamedPart::Reasoning => builder.reasoning_delta(out, &text),
+                    StreamedPart::Refusal => builder.refusal_delta(out, &text),
+                    _ => builder.text_delta(out, &text),
+                }
+                open.open_text = Some(kind);
+            }
+            Chunk::Whole(part) => {
+                builder.part(out, part);
+                open.open_text = None;
+            }
+        }
     }
 }
 

@@ -4,8 +4,8 @@ use std::collections::VecDeque;
 
 use agentwire_core::part::FileSource;
 use agentwire_core::{
-    ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Outcome, Part, Role,
-    RunStatus, StreamedPart, Timestamp, Usage,
+    ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Namespace, Outcome,
+    Part, Role, RunStatus, StreamedPart, Timestamp, Usage,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -33,6 +33,9 @@ pub struct A2aEncoder {
     /// The runtime reported a message delivered: a user message that follows whole is that
     /// steer, sent as a user status message rather than as an artifact (the agent's output).
     steer_pending: bool,
+    /// The messages of sub-agents' runs nested in the stream, being written: artifacts of their
+    /// own, interleaved with the run's.
+    nested: Vec<OpenMessage>,
 }
 
 impl Default for A2aEncoder {
@@ -44,6 +47,7 @@ impl Default for A2aEncoder {
             message: None,
             task_sent: false,
             steer_pending: false,
+            nested: Vec::new(),
         }
     }
 }
@@ -110,10 +114,110 @@ impl A2aEncoder {
     }
 }
 
+impl A2aEncoder {
+    /// An event of a sub-agent's run nested in the stream: its messages are artifacts of the
+    /// task, `artifactId` `<run>:<message>`, whose first and last chunks name the run
+    /// (`metadata.agentwire.namespace`); anything else is a status update in the task's current
+    /// state carrying the native event in `metadata.agentwire`.
+    fn encode_nested(&mut self, event: &Event, out: &mut Vec<u8>) {
+        let env = &self.envelope;
+        let namespace = &event.namespace;
+        match &event.kind {
+            EventKind::MessageStart {
+                message_id,
+                role,
+                created_at,
+                ..
+            } => {
+                self.nested.push(OpenMessage::nested(
+                    message_id.clone(),
+                    *role,
+                    *created_at,
+                    event.namespace.clone(),
+                ));
+            }
+            EventKind::PartStart {
+                message_id,
+                index,
+                part,
+            } => {
+                if let Some(open) = nested_message(&mut self.nested, namespace, message_id) {
+                    open.part_start(*index, part);
+                }
+            }
+            EventKind::PartDelta {
+                message_id,
+                index,
+                delta,
+            } => {
+                if let Some(open) = nested_message(&mut self.nested, namespace, message_id) {
+                    open.part_delta(env, out, *index, delta);
+                }
+            }
+            EventKind::PartComplete {
+                message_id,
+                index,
+                part,
+            } => {
+                if let Some(open) = nested_message(&mut self.nested, namespace, message_id) {
+                    open.part_complete(env, out, *index, part);
+                }
+            }
+            EventKind::MessageComplete { message } => {
+                let at = self.nested.iter().position(|open| {
+                    Some(&open.id) == message.id.as_ref()
+                        && open.namespace.as_ref() == Some(&event.namespace)
+                });
+                let open = match at {
+                    Some(at) => self.nested.remove(at),
+                    None => {
+                        let id = message.id.clone().unwrap_or_else(|| "message".into());
+                        OpenMessage::nested(
+                            id,
+                            message.role,
+                            message.created_at,
+                            event.namespace.clone(),
+                        )
+                    }
+                };
+                open.complete(env, out, message);
+            }
+            EventKind::Heartbeat {} => {}
+            _ => {
+                // Items keep the order of the events: what the run holds back goes first.
+                for open in &mut self.nested {
+                    if open.namespace.as_ref() == Some(&event.namespace) {
+                        open.flush(env, out, false, None);
+                    }
+                }
+                let mut ours = serde_json::to_value(event).unwrap_or(Value::Null);
+                if let Some(fields) = ours.as_object_mut() {
+                    fields.remove("seq");
+                }
+                env.status_update(out, event.seq, self.state, None, &ours);
+            }
+        }
+    }
+
+    /// Writes the chunk every message holds back, before an item that must follow it.
+    fn flush_all(&mut self, out: &mut Vec<u8>) {
+        if let Some(message) = &mut self.message {
+            message.flush(&self.envelope, out, false, None);
+        }
+        for open in &mut self.nested {
+            open.flush(&self.envelope, out, false, None);
+        }
+    }
+}
+
 impl Encoder for A2aEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
         if !event.is_own() {
+            if !self.task_sent {
+                self.envelope.task(out, None);
+                self.task_sent = true;
+            }
+            self.encode_nested(event, out);
             return;
         }
         let made_up = !matches!(
@@ -146,8 +250,11 @@ impl Encoder for A2aEncoder {
                 error,
                 usage,
             } => {
-                // Items keep the order of the events: the held chunk goes first, not last.
-                if let Some(message) = &mut self.message {
+                // Items keep the order of the events: the held chunk goes first, not last. A
+                // sub-agent's messages are artifacts of their own, unless the run is over.
+                if status.is_terminal() || matches!(status, RunStatus::Awaiting(_)) {
+                    self.flush_all(out);
+                } else if let Some(message) = &mut self.message {
                     message.flush(env, out, false, None);
                 }
                 self.status(out, event.seq, *status, error.as_ref(), usage.as_ref());
@@ -237,7 +344,20 @@ impl Encoder for A2aEncoder {
         if let Some(mut open) = self.message.take() {
             open.flush(&self.envelope, out, false, None);
         }
+        for mut open in std::mem::take(&mut self.nested) {
+            open.flush(&self.envelope, out, false, None);
+        }
     }
+}
+
+fn nested_message<'m>(
+    nested: &'m mut [OpenMessage],
+    namespace: &Namespace,
+    message_id: &MessageId,
+) -> Option<&'m mut OpenMessage> {
+    nested
+        .iter_mut()
+        .find(|open| open.id == *message_id && open.namespace.as_ref() == Some(namespace))
 }
 
 fn open_message<'m>(
@@ -494,6 +614,10 @@ enum Slot {
 #[derive(Debug)]
 struct OpenMessage {
     id: MessageId,
+    /// The artifact's id: the message's, prefixed `<run>:` in a sub-agent's run.
+    artifact_id: String,
+    /// The sub-agent's run the message is of; `None` for the run's own.
+    namespace: Option<Namespace>,
     role: Role,
     created_at: Option<Timestamp>,
     next: u32,
@@ -508,6 +632,8 @@ struct OpenMessage {
 impl OpenMessage {
     fn new(id: MessageId, role: Role, created_at: Option<Timestamp>) -> Self {
         Self {
+            artifact_id: id.to_string(),
+            namespace: None,
             id,
             role,
             created_at,
@@ -518,6 +644,21 @@ impl OpenMessage {
             has_held: false,
             held_first: false,
             created: false,
+        }
+    }
+
+    /// A message of the sub-agent's run at `namespace`.
+    fn nested(
+        id: MessageId,
+        role: Role,
+        created_at: Option<Timestamp>,
+        namespace: Namespace,
+    ) -> Self {
+        let run = namespace.run().map(ToString::to_string).unwrap_or_default();
+        Self {
+            artifact_id: format!("{run}:{id}"),
+            namespace: Some(namespace),
+            ..Self::new(id, role, created_at)
         }
     }
 
@@ -716,16 +857,21 @@ impl OpenMessage {
         env.open(out, "artifactUpdate");
         out.extend_from_slice(&env.ids);
         out.extend_from_slice(b",\"artifact\":{\"artifactId\":");
-        json(out, &self.id);
+        json(out, &self.artifact_id);
         out.extend_from_slice(b",\"parts\":[");
         out.extend_from_slice(&self.held);
         out.push(b']');
         let role = (self.held_first && self.role != Role::Assistant).then_some(self.role);
         let created_at = self.created_at.filter(|_| self.held_first);
         let metadata = metadata.filter(|metadata| last && !metadata.is_empty());
-        if role.is_some() || created_at.is_some() || metadata.is_some() {
+        // The a2a-sdk's fold replaces the artifact's metadata keys with an appended chunk's: the
+        // run is named on the first chunk and again on the last.
+        let namespace = self.namespace.as_ref().filter(|_| self.held_first || last);
+        if role.is_some() || created_at.is_some() || metadata.is_some() || namespace.is_some() {
             #[derive(Serialize)]
             struct ArtifactFields<'a> {
+                #[serde(skip_serializing_if = "Option::is_none")]
+                namespace: Option<&'a Namespace>,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 role: Option<Role>,
                 #[serde(skip_serializing_if = "Option::is_none")]
@@ -737,6 +883,7 @@ impl OpenMessage {
             out.extend_from_slice(NAMESPACE.as_bytes());
             out.extend_from_slice(b"\":");
             let fields = ArtifactFields {
+                namespace,
                 role,
                 created_at,
                 metadata,

@@ -31,6 +31,18 @@
 //! | `file` | `{"url"}` or `{"raw"}` (base64), `mediaType`, `filename` |
 //! | `tool_call`, `tool_result`, `tool_error`, `data`, `step_start`, `artifact`, `plan_update`, `approval_request`, `approval_response`, `source` | DataPart holding the part's native JSON: `{"data": {"type": "tool_call", "tool_call_id", "tool_name", "args"}}`; a tool call is sent whole when complete |
 //! | `heartbeat` | an SSE comment |
+//! | a sub-agent's message (namespace `[…, run]`) | an artifact of the task like the run's own, `artifactId` `<run>:<message id>`, whose first and last chunks say whose it is: `metadata.agentwire.namespace` (the path of run ids) |
+//! | a sub-agent's other events (`run_created`, `run_status`, `error`, …) | `statusUpdate` in the task's current state (a sub-agent never moves it), `metadata.agentwire` = the native event without `seq` (`{"namespace", "event": "run_created", "run_id", "agent", "parent_run_id", "parent_tool_call_id", …}`) |
+//!
+//! **Sub-agents.** A sub-agent's run is part of the task: its messages are artifacts beside the
+//! run's, its lifecycle status updates that keep the task's state. Not child tasks: the a2a-sdk
+//! client keeps one task per stream (its `TaskManager` refuses an item of another task id), and
+//! an A2A client that follows the task should see one task that works until the run itself
+//! waits or ends. What a waiting sub-agent asks is in its artifact (an `approval_request`
+//! DataPart with its own ids); the client answers it on the task like the run's own requests,
+//! with the approval's id, and the runtime hands the answer down. The status updates of
+//! sub-agents' events replace `metadata.agentwire` in the a2a-sdk's task for a while (its fold
+//! merges status metadata into the task's); the run's own next status puts its own back.
 //!
 //! **Where the answer is.** The assistant's answer is the artifact, not a status message: the
 //! a2a-sdk client (its `TaskManager` applies `artifactUpdate`s) rebuilds the task with one
@@ -85,6 +97,9 @@
 //! - A `run_status` or `error` in the middle of a message sends the held chunk first, so that
 //!   message's end is not marked `lastChunk` and its final metadata is not sent.
 //! - The decoder's sequence numbers are its own, counted from 1.
+//! - A sub-agent's message is read back under its namespace from its artifact; the chunks
+//!   between the first and the last are found by the artifact id. The run's own status updates
+//!   do not end a sub-agent's message (only its own, or the run's end, do).
 //! - In the a2a-sdk client (not in this codec): data numbers become doubles
 //!   (`google.protobuf.Value`), so integers beyond 2^53 lose precision; appended text stays
 //!   separate parts; an appended chunk's `metadata` replaces the artifact's top-level keys, so

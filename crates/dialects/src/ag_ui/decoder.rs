@@ -4,18 +4,20 @@ use std::collections::HashMap;
 
 use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{
-    ApprovalRequest, DataPart, ReasoningPart, RefusalPart, StepStart, TextPart,
+    ApprovalRequest, Artifact, DataPart, PlanUpdate, ReasoningPart, RefusalPart, StepStart,
+    TextPart,
 };
 use agentwire_core::{
-    Awaiting, ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Part, Role,
-    RunId, RunStatus, StreamedPart, ToolArgs, ToolCall, ToolError, ToolErrorKind, ToolResult,
+    Awaiting, ErrorInfo, Event, EventKind, InputOutcome, Message, MessageId, Metadata, Namespace,
+    Part, Role, RunId, RunStatus, StreamedPart, ToolArgs, ToolCall, ToolError, ToolErrorKind,
+    ToolResult, Usage,
 };
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::wire::{
-    CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, NAMESPACE, Outcome, TokenUsage, WireEvent, result_of,
-    sum_usage,
+    ACTIVITY_ARTIFACT, ACTIVITY_PLAN, CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, NAMESPACE, Outcome,
+    PatchOp, SUBAGENT_RUN_ID, SubagentOutcome, TokenUsage, WireEvent, result_of, sum_usage,
 };
 use crate::StreamDecoder;
 use crate::error::DecodeError;
@@ -29,26 +31,51 @@ type In = WireEvent<String>;
 /// A run's AG-UI messages (text, reasoning, tool calls and their results) become one assistant
 /// message, whose id is that of the first AG-UI message of the run; it completes when the run
 /// does (`RUN_FINISHED` or `RUN_ERROR`), and any event after that is an error: a stream carries
-/// one run. `*_CHUNK` events are expanded as the client expands them. The mapping and what is
-/// lost are in the [module docs](super).
+/// one run. A subagent (`SUBAGENT_STARTED`, and every event carrying its `subagentRunId`) is a
+/// sub-agent's run nested under its namespace, its AG-UI messages one message of its own,
+/// complete when `SUBAGENT_FINISHED` or `SUBAGENT_ERROR` ends it. `*_CHUNK` events are expanded
+/// as the client expands them. The mapping and what is lost are in the [module docs](super).
 #[derive(Debug, Default)]
 pub struct AgUiDecoder {
     reader: SseReader,
     frames: Vec<SseFrame>,
     n_frames: u64,
     seq: u64,
-    run_id: Option<RunId>,
-    message: Option<MessageBuild>,
-    /// The run's tool calls: id → (name, answered). A call left unanswered makes the run wait
-    /// for the client, as the client itself concludes.
-    calls: HashMap<String, (String, bool)>,
-    /// Approval requests already in the message (from `CUSTOM`), so an interrupt does not repeat
+    thread_id: Option<String>,
+    /// The run's own messages and calls.
+    own: RunDecode,
+    /// The subagents, in the order they started.
+    subagents: Vec<SubagentDecode>,
+    /// Approval requests already in a message (from `CUSTOM`), so an interrupt does not repeat
     /// them.
     approvals: Vec<ApprovalId>,
-    /// The part a `*_CHUNK` event opened, which the next event of another kind closes.
-    chunk: Option<Chunk>,
+    /// Activity messages by AG-UI message id: their content as the client holds it.
+    activities: HashMap<String, Map<String, Value>>,
+    /// The part a `*_CHUNK` event opened (and the subagent it is of), which the next event of
+    /// another kind closes.
+    chunk: Option<(Chunk, Option<String>)>,
     /// The run has ended (`RUN_FINISHED` or `RUN_ERROR`): a stream carries one run, so any
     /// further event is out of place.
+    ended: bool,
+}
+
+/// One run being read: the run's own or a subagent's.
+#[derive(Debug, Default)]
+struct RunDecode {
+    namespace: Namespace,
+    run_id: Option<RunId>,
+    /// `<subagentRunId>:`, which a subagent's AG-UI ids may start with (agentwire's do).
+    prefix: Option<String>,
+    message: Option<MessageBuild>,
+    /// The run's tool calls by AG-UI id: (name, answered). A call left unanswered makes the run
+    /// wait for the client, as the client itself concludes.
+    calls: HashMap<String, (String, bool)>,
+}
+
+#[derive(Debug)]
+struct SubagentDecode {
+    id: String,
+    run: RunDecode,
     ended: bool,
 }
 
@@ -61,7 +88,7 @@ struct MessageBuild {
     texts: HashMap<String, OpenText>,
     /// Streaming reasoning, by AG-UI message id.
     reasonings: HashMap<String, OpenText>,
-    /// Streaming tool calls, by tool call id.
+    /// Streaming tool calls, by AG-UI tool call id.
     calls: HashMap<String, OpenCall>,
 }
 
@@ -86,6 +113,12 @@ enum Chunk {
     ToolCall(String),
 }
 
+/// Where a run's events go: numbered on from the stream's last.
+struct Sink<'a> {
+    seq: &'a mut u64,
+    out: &'a mut Vec<Event>,
+}
+
 /// What our `metadata.agentwire` may say.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -97,6 +130,11 @@ struct Ours {
     is_error: Option<bool>,
     error_type: Option<ToolErrorKind>,
     tool_name: Option<String>,
+    /// How a subagent's run ended (`SUBAGENT_ERROR`), or what it waits for (`SUBAGENT_FINISHED`
+    /// suspended).
+    status: Option<String>,
+    awaiting: Option<Awaiting>,
+    usage: Option<TokenUsage>,
 }
 
 /// The value of a `CUSTOM` `agentwire.part` event.
@@ -107,18 +145,34 @@ struct CustomPart {
     part: Part,
 }
 
+/// An event's attribution: the subagent run it belongs to.
+#[derive(Deserialize)]
+struct Attribution {
+    #[serde(default, rename = "subagentRunId")]
+    subagent_run_id: Option<String>,
+}
+
 impl StreamDecoder for AgUiDecoder {
     fn decode(&mut self, bytes: &[u8], out: &mut Vec<Event>) -> Result<(), DecodeError> {
         self.reader.feed(bytes, &mut self.frames)?;
         let mut frames = std::mem::take(&mut self.frames);
         let result = frames.drain(..).try_for_each(|frame| {
             self.n_frames += 1;
-            let event: In =
-                serde_json::from_str(&frame.data).map_err(|source| DecodeError::InvalidFrame {
-                    frame: self.n_frames,
-                    source,
-                })?;
-            self.event(event, out)
+            let invalid = |source| DecodeError::InvalidFrame {
+                frame: self.n_frames,
+                source,
+            };
+            let event: In = serde_json::from_str(&frame.data).map_err(invalid)?;
+            // Only a frame that names a subagent is read twice.
+            let tag = match frame.data.contains(SUBAGENT_RUN_ID) {
+                true => {
+                    let attribution: Attribution =
+                        serde_json::from_str(&frame.data).map_err(invalid)?;
+                    attribution.subagent_run_id
+                }
+                false => None,
+            };
+            self.event(event, tag, out)
         });
         self.frames = frames;
         result
@@ -130,11 +184,6 @@ impl StreamDecoder for AgUiDecoder {
 }
 
 impl AgUiDecoder {
-    fn emit(&mut self, out: &mut Vec<Event>, kind: EventKind) {
-        self.seq += 1;
-        out.push(Event::new(self.seq, kind));
-    }
-
     fn invalid(&self, why: String) -> DecodeError {
         DecodeError::InvalidFrame {
             frame: self.n_frames,
@@ -142,7 +191,16 @@ impl AgUiDecoder {
         }
     }
 
-    fn event(&mut self, event: In, out: &mut Vec<Event>) -> Result<(), DecodeError> {
+    fn sink<'a>(seq: &'a mut u64, out: &'a mut Vec<Event>) -> Sink<'a> {
+        Sink { seq, out }
+    }
+
+    fn event(
+        &mut self,
+        event: In,
+        tag: Option<String>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
         if self.ended && !matches!(event, In::Other) {
             return Err(self.invalid("an event after the run ended".into()));
         }
@@ -155,19 +213,104 @@ impl AgUiDecoder {
         if !is_chunk && !matches!(event, In::Other) {
             self.close_chunk(out)?;
         }
-        self.apply(event, out)
+        self.apply(event, tag, out)
+    }
+
+    /// The run an event tagged `tag` belongs to, and the sink its events go to: the run's own
+    /// for no tag, else that subagent's, started now (from its id alone) if it never was.
+    fn run(
+        &mut self,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<&mut RunDecode, DecodeError> {
+        let Some(tag) = tag else {
+            return Ok(&mut self.own);
+        };
+        let at = match self.subagents.iter().position(|s| s.id == tag) {
+            Some(at) => at,
+            None => {
+                self.start_subagent(tag.to_owned(), None, None, None, out);
+                self.subagents.len() - 1
+            }
+        };
+        if self.subagents[at].ended {
+            return Err(self.invalid(format!("an event of subagent {tag} after it ended")));
+        }
+        Ok(&mut self.subagents[at].run)
+    }
+
+    /// Emits a subagent's `run_created` and `run_status in_progress`, under its parent.
+    fn start_subagent(
+        &mut self,
+        id: String,
+        name: Option<String>,
+        parent: Option<&str>,
+        parent_tool_call_id: Option<String>,
+        out: &mut Vec<Event>,
+    ) {
+        let parent_run = parent.and_then(|parent| self.subagents.iter().find(|s| s.id == parent));
+        let (parent_namespace, parent_run_id, parent_call) = match parent_run {
+            Some(parent) => (
+                parent.run.namespace.clone(),
+                parent.run.run_id.clone(),
+                parent_tool_call_id.map(|call| parent.run.local(&call)),
+            ),
+            None => (
+                Namespace::ROOT,
+                self.own.run_id.clone(),
+                parent_tool_call_id,
+            ),
+        };
+        let run_id = RunId::from(id.as_str());
+        let namespace = Namespace::new(
+            parent_namespace
+                .path()
+                .iter()
+                .cloned()
+                .chain(std::iter::once(run_id.clone())),
+        );
+        let mut sink = Self::sink(&mut self.seq, out);
+        sink.emit(
+            &namespace,
+            EventKind::RunCreated {
+                run_id: run_id.clone(),
+                session_id: self.thread_id.clone().map(Into::into),
+                agent: name,
+                parent_run_id,
+                parent_tool_call_id: parent_call.map(Into::into),
+            },
+        );
+        sink.emit(&namespace, status(RunStatus::InProgress, None, None));
+        self.subagents.push(SubagentDecode {
+            id: id.clone(),
+            run: RunDecode {
+                namespace,
+                run_id: Some(run_id),
+                prefix: Some(format!("{id}:")),
+                ..RunDecode::default()
+            },
+            ended: false,
+        });
     }
 
     /// Applies one event; a chunk's expansion comes back here without closing the chunk.
-    fn apply(&mut self, event: In, out: &mut Vec<Event>) -> Result<(), DecodeError> {
+    fn apply(
+        &mut self,
+        event: In,
+        tag: Option<String>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let tag = tag.as_deref();
         match event {
             In::RunStarted {
                 thread_id, run_id, ..
             } => {
                 let run_id = RunId::from(run_id);
-                self.run_id = Some(run_id.clone());
-                self.emit(
-                    out,
+                self.own.run_id = Some(run_id.clone());
+                self.thread_id = Some(thread_id.clone());
+                let mut sink = Self::sink(&mut self.seq, out);
+                sink.emit(
+                    &Namespace::ROOT,
                     EventKind::RunCreated {
                         run_id,
                         session_id: Some(thread_id.into()),
@@ -176,10 +319,10 @@ impl AgUiDecoder {
                         parent_tool_call_id: None,
                     },
                 );
-                self.emit(out, status(RunStatus::InProgress, None, None));
+                sink.emit(&Namespace::ROOT, status(RunStatus::InProgress, None, None));
             }
             In::RunFinished { outcome, usage, .. } => {
-                let status = self.finished_status(outcome, out);
+                let status = self.finished_status(outcome, out)?;
                 self.end_run(status, None, usage.as_deref(), out);
             }
             In::RunError {
@@ -189,6 +332,73 @@ impl AgUiDecoder {
             } => {
                 let error = ErrorInfo::new(code.unwrap_or_else(|| "run_error".into()), message);
                 self.end_run(RunStatus::Failed, Some(error), usage.as_deref(), out);
+            }
+            In::SubagentStarted {
+                subagent_run_id,
+                name,
+                parent_subagent_run_id,
+                parent_tool_call_id,
+                ..
+            } => {
+                if self.subagents.iter().any(|s| s.id == subagent_run_id) {
+                    return Err(self.invalid(format!("subagent {subagent_run_id} started twice")));
+                }
+                self.start_subagent(
+                    subagent_run_id,
+                    Some(name),
+                    parent_subagent_run_id.as_deref(),
+                    parent_tool_call_id,
+                    out,
+                );
+            }
+            In::SubagentFinished {
+                subagent_run_id,
+                result: _,
+                outcome,
+                metadata,
+            } => {
+                let ours = ours(metadata.as_ref());
+                let at = self.open_subagent(&subagent_run_id)?;
+                let status = match outcome {
+                    Some(SubagentOutcome::Suspended { .. }) => {
+                        let waits = ours
+                            .awaiting
+                            .unwrap_or_else(|| self.subagents[at].run.waits_for());
+                        RunStatus::Awaiting(waits)
+                    }
+                    Some(SubagentOutcome::Success) | None => RunStatus::Completed,
+                };
+                self.end_subagent(
+                    at,
+                    status,
+                    None,
+                    ours.usage.map(|usage| sum_usage(&[usage])),
+                    out,
+                );
+            }
+            In::SubagentError {
+                subagent_run_id,
+                message,
+                code,
+                metadata,
+            } => {
+                let ours = ours(metadata.as_ref());
+                let at = self.open_subagent(&subagent_run_id)?;
+                let status = match ours.status.as_deref() {
+                    Some("canceled") => RunStatus::Canceled,
+                    Some("incomplete") => RunStatus::Incomplete,
+                    Some("rejected") => RunStatus::Rejected,
+                    _ => RunStatus::Failed,
+                };
+                let error =
+                    ErrorInfo::new(code.unwrap_or_else(|| "subagent_error".into()), message);
+                self.end_subagent(
+                    at,
+                    status,
+                    Some(error),
+                    ours.usage.map(|usage| sum_usage(&[usage])),
+                    out,
+                );
             }
             In::StepStarted {
                 step_name,
@@ -201,7 +411,12 @@ impl AgUiDecoder {
                     step_id: step_id.into(),
                     step_name,
                 });
-                self.whole_part(ours.message_id, part, out);
+                self.whole_part(
+                    tag,
+                    ours.message_id.as_ref().map(MessageId::as_str),
+                    part,
+                    out,
+                )?;
             }
             In::TextMessageStart {
                 message_id,
@@ -219,93 +434,106 @@ impl AgUiDecoder {
                 } else {
                     StreamedPart::Text
                 };
-                if self
+                let run = self.run(tag, out)?;
+                if run
                     .message
                     .as_ref()
                     .is_some_and(|m| m.texts.contains_key(&message_id))
                 {
                     return Err(self.invalid(format!("text message {message_id} started twice")));
                 }
-                let index = self.start_part(Some(&message_id), role, kind, out);
+                let (run, mut sink) = self.split(tag, out);
+                let index = run.start_part(Some(&message_id), role, kind, &mut sink);
                 let open = OpenText {
                     index,
                     text: String::new(),
                     refusal,
                 };
-                self.building().texts.insert(message_id, open);
+                run.building().texts.insert(message_id, open);
             }
             In::TextMessageContent { message_id, delta } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.texts.get_mut(&message_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.texts.get_mut(&message_id))
+                else {
                     return Err(self.not_open("text message", &message_id));
                 };
                 open.text.push_str(&delta);
                 let index = open.index;
-                self.delta(index, delta, out);
+                let (run, mut sink) = self.split(tag, out);
+                run.delta(index, delta, &mut sink);
             }
             In::TextMessageEnd { message_id } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.texts.remove(&message_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.texts.remove(&message_id))
+                else {
                     return Err(self.not_open("text message", &message_id));
                 };
-                self.complete_part(open.index, text_part(open), out);
+                let (run, mut sink) = self.split(tag, out);
+                run.complete_part(open.index, text_part(open), &mut sink);
             }
             In::ReasoningMessageStart { message_id, .. } => {
-                if self
+                let run = self.run(tag, out)?;
+                if run
                     .message
                     .as_ref()
                     .is_some_and(|m| m.reasonings.contains_key(&message_id))
                 {
                     return Err(self.invalid(format!("reasoning {message_id} started twice")));
                 }
-                let index = self.start_part(
+                let (run, mut sink) = self.split(tag, out);
+                let index = run.start_part(
                     Some(&message_id),
                     Role::Assistant,
                     StreamedPart::Reasoning,
-                    out,
+                    &mut sink,
                 );
                 let open = OpenText {
                     index,
                     text: String::new(),
                     refusal: false,
                 };
-                self.building().reasonings.insert(message_id, open);
+                run.building().reasonings.insert(message_id, open);
             }
             In::ReasoningMessageContent { message_id, delta } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.reasonings.get_mut(&message_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.reasonings.get_mut(&message_id))
+                else {
                     return Err(self.not_open("reasoning message", &message_id));
                 };
                 open.text.push_str(&delta);
                 let index = open.index;
-                self.delta(index, delta, out);
+                let (run, mut sink) = self.split(tag, out);
+                run.delta(index, delta, &mut sink);
             }
             In::ReasoningMessageEnd { message_id } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.reasonings.remove(&message_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.reasonings.remove(&message_id))
+                else {
                     return Err(self.not_open("reasoning message", &message_id));
                 };
                 let part = Part::Reasoning(ReasoningPart { text: open.text });
-                self.complete_part(open.index, part, out);
+                let (run, mut sink) = self.split(tag, out);
+                run.complete_part(open.index, part, &mut sink);
             }
             In::ToolCallStart {
                 tool_call_id,
                 tool_call_name,
                 parent_message_id,
             } => {
-                if self
+                let run = self.run(tag, out)?;
+                if run
                     .message
                     .as_ref()
                     .is_some_and(|m| m.calls.contains_key(&tool_call_id))
@@ -313,45 +541,53 @@ impl AgUiDecoder {
                     return Err(self.invalid(format!("tool call {tool_call_id} started twice")));
                 }
                 let kind = StreamedPart::ToolCall {
-                    tool_call_id: tool_call_id.as_str().into(),
+                    tool_call_id: run.local(&tool_call_id).into(),
                     tool_name: tool_call_name.clone(),
                 };
-                let owner = parent_message_id.as_deref().unwrap_or(&tool_call_id);
-                let index = self.start_part(Some(owner), Role::Assistant, kind, out);
-                self.calls
+                let owner = parent_message_id
+                    .as_deref()
+                    .unwrap_or(&tool_call_id)
+                    .to_owned();
+                let (run, mut sink) = self.split(tag, out);
+                let index = run.start_part(Some(&owner), Role::Assistant, kind, &mut sink);
+                run.calls
                     .insert(tool_call_id.clone(), (tool_call_name.clone(), false));
                 let open = OpenCall {
                     index,
                     name: tool_call_name,
                     args: String::new(),
                 };
-                self.building().calls.insert(tool_call_id, open);
+                run.building().calls.insert(tool_call_id, open);
             }
             In::ToolCallArgs {
                 tool_call_id,
                 delta,
             } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.calls.get_mut(&tool_call_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.calls.get_mut(&tool_call_id))
+                else {
                     return Err(self.not_open("tool call", &tool_call_id));
                 };
                 open.args.push_str(&delta);
                 let index = open.index;
-                self.delta(index, delta, out);
+                let (run, mut sink) = self.split(tag, out);
+                run.delta(index, delta, &mut sink);
             }
             In::ToolCallEnd { tool_call_id } => {
-                let open = self
+                let run = self.run(tag, out)?;
+                let Some(open) = run
                     .message
                     .as_mut()
-                    .and_then(|m| m.calls.remove(&tool_call_id));
-                let Some(open) = open else {
+                    .and_then(|m| m.calls.remove(&tool_call_id))
+                else {
                     return Err(self.not_open("tool call", &tool_call_id));
                 };
-                let part = call_part(tool_call_id, open);
-                self.complete_part(part.0, part.1, out);
+                let (index, part) = run.call_part(&tool_call_id, open);
+                let (run, mut sink) = self.split(tag, out);
+                run.complete_part(index, part, &mut sink);
             }
             In::ToolCallResult {
                 message_id,
@@ -360,12 +596,13 @@ impl AgUiDecoder {
                 metadata,
             } => {
                 let ours = ours(metadata.as_ref());
-                let call = self.calls.get_mut(&tool_call_id);
-                let called = call.map(|(name, answered)| {
+                let run = self.run(tag, out)?;
+                let called = run.calls.get_mut(&tool_call_id).map(|(name, answered)| {
                     *answered = true;
                     name.clone()
                 });
                 let tool_name = ours.tool_name.or(called);
+                let tool_call_id = run.local(&tool_call_id);
                 let part = match ours.error_type {
                     Some(error_type) => Part::ToolError(ToolError {
                         tool_call_id: tool_call_id.into(),
@@ -383,18 +620,40 @@ impl AgUiDecoder {
                         is_error: ours.is_error,
                     }),
                 };
-                self.whole_part(Some(message_id.into()), part, out);
+                self.whole_part(tag, Some(&message_id), part, out)?;
             }
             In::ActivitySnapshot {
+                message_id,
                 activity_type,
                 content,
-                ..
+                replace,
+                metadata,
             } => {
-                let part = Part::Data(DataPart {
-                    name: activity_type,
-                    data: content,
-                });
-                self.whole_part(None, part, out);
+                let content = match content {
+                    Value::Object(content) => content,
+                    other => Map::from_iter([("value".to_owned(), other)]),
+                };
+                if replace == Some(false) && self.activities.contains_key(&message_id) {
+                    return Ok(());
+                }
+                let part = activity_part(&activity_type, &content);
+                self.activities.insert(message_id, content);
+                let message_id = ours(metadata.as_ref()).message_id;
+                self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
+            }
+            In::ActivityDelta {
+                message_id,
+                activity_type,
+                patch,
+                metadata,
+            } => {
+                let Some(content) = self.activities.get_mut(&message_id) else {
+                    return Ok(());
+                };
+                apply_patch(content, patch);
+                let part = activity_part(&activity_type, content);
+                let message_id = ours(metadata.as_ref()).message_id;
+                self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
             }
             In::Custom { name, value } if name == CUSTOM_PART => {
                 let custom: CustomPart =
@@ -405,7 +664,8 @@ impl AgUiDecoder {
                 if let Part::ApprovalRequest(request) = &custom.part {
                     self.approvals.push(request.approval_id.clone());
                 }
-                self.whole_part(custom.message_id, custom.part, out);
+                let message_id = custom.message_id.as_ref().map(MessageId::as_str);
+                self.whole_part(tag, message_id, custom.part, out)?;
             }
             In::Custom { name, value } if name == CUSTOM_INPUT => {
                 let outcome: InputOutcome =
@@ -413,7 +673,8 @@ impl AgUiDecoder {
                         frame: self.n_frames,
                         source,
                     })?;
-                self.emit(out, EventKind::Input(outcome));
+                let namespace = self.run(tag, out)?.namespace.clone();
+                Self::sink(&mut self.seq, out).emit(&namespace, EventKind::Input(outcome));
             }
             In::Custom { name, value } if name == CUSTOM_ERROR => {
                 let error: ErrorInfo =
@@ -421,7 +682,8 @@ impl AgUiDecoder {
                         frame: self.n_frames,
                         source,
                     })?;
-                self.emit(out, EventKind::Error(error));
+                let namespace = self.run(tag, out)?.namespace.clone();
+                Self::sink(&mut self.seq, out).emit(&namespace, EventKind::Error(error));
             }
             In::TextMessageChunk {
                 message_id,
@@ -429,8 +691,8 @@ impl AgUiDecoder {
                 delta,
             } => {
                 let open = match (&self.chunk, &message_id) {
-                    (Some(Chunk::Text(id)), None) => Some(id.clone()),
-                    (Some(Chunk::Text(id)), Some(given)) if id == given => Some(id.clone()),
+                    (Some((Chunk::Text(id), _)), None) => Some(id.clone()),
+                    (Some((Chunk::Text(id), _)), Some(given)) if id == given => Some(id.clone()),
                     _ => None,
                 };
                 let id = match open {
@@ -446,25 +708,25 @@ impl AgUiDecoder {
                             role,
                             metadata: None,
                         };
-                        self.apply(start, out)?;
-                        self.chunk = Some(Chunk::Text(id.clone()));
+                        self.apply(start, tag.map(str::to_owned), out)?;
+                        self.chunk = Some((Chunk::Text(id.clone()), tag.map(str::to_owned)));
                         id
                     }
                 };
                 if let Some(delta) = delta {
-                    self.apply(
-                        In::TextMessageContent {
-                            message_id: id,
-                            delta,
-                        },
-                        out,
-                    )?;
+                    let content = In::TextMessageContent {
+                        message_id: id,
+                        delta,
+                    };
+                    self.apply(content, self.chunk_tag(), out)?;
                 }
             }
             In::ReasoningMessageChunk { message_id, delta } => {
                 let open = match (&self.chunk, &message_id) {
-                    (Some(Chunk::Reasoning(id)), None) => Some(id.clone()),
-                    (Some(Chunk::Reasoning(id)), Some(given)) if id == given => Some(id.clone()),
+                    (Some((Chunk::Reasoning(id), _)), None) => Some(id.clone()),
+                    (Some((Chunk::Reasoning(id), _)), Some(given)) if id == given => {
+                        Some(id.clone())
+                    }
                     _ => None,
                 };
                 let id = match open {
@@ -480,19 +742,17 @@ impl AgUiDecoder {
                             message_id: id.clone(),
                             role: "reasoning".into(),
                         };
-                        self.apply(start, out)?;
-                        self.chunk = Some(Chunk::Reasoning(id.clone()));
+                        self.apply(start, tag.map(str::to_owned), out)?;
+                        self.chunk = Some((Chunk::Reasoning(id.clone()), tag.map(str::to_owned)));
                         id
                     }
                 };
                 if let Some(delta) = delta {
-                    self.apply(
-                        In::ReasoningMessageContent {
-                            message_id: id,
-                            delta,
-                        },
-                        out,
-                    )?;
+                    let content = In::ReasoningMessageContent {
+                        message_id: id,
+                        delta,
+                    };
+                    self.apply(content, self.chunk_tag(), out)?;
                 }
             }
             In::ToolCallChunk {
@@ -502,8 +762,10 @@ impl AgUiDecoder {
                 delta,
             } => {
                 let open = match (&self.chunk, &tool_call_id) {
-                    (Some(Chunk::ToolCall(id)), None) => Some(id.clone()),
-                    (Some(Chunk::ToolCall(id)), Some(given)) if id == given => Some(id.clone()),
+                    (Some((Chunk::ToolCall(id), _)), None) => Some(id.clone()),
+                    (Some((Chunk::ToolCall(id), _)), Some(given)) if id == given => {
+                        Some(id.clone())
+                    }
                     _ => None,
                 };
                 let id = match open {
@@ -521,19 +783,17 @@ impl AgUiDecoder {
                             tool_call_name: name,
                             parent_message_id,
                         };
-                        self.apply(start, out)?;
-                        self.chunk = Some(Chunk::ToolCall(id.clone()));
+                        self.apply(start, tag.map(str::to_owned), out)?;
+                        self.chunk = Some((Chunk::ToolCall(id.clone()), tag.map(str::to_owned)));
                         id
                     }
                 };
                 if let Some(delta) = delta {
-                    self.apply(
-                        In::ToolCallArgs {
-                            tool_call_id: id,
-                            delta,
-                        },
-                        out,
-                    )?;
+                    let args = In::ToolCallArgs {
+                        tool_call_id: id,
+                        delta,
+                    };
+                    self.apply(args, self.chunk_tag(), out)?;
                 }
             }
             // Spans, step ends, state, snapshots, raw and unknown events carry nothing the
@@ -547,16 +807,50 @@ impl AgUiDecoder {
         Ok(())
     }
 
+    fn chunk_tag(&self) -> Option<String> {
+        self.chunk.as_ref().and_then(|(_, tag)| tag.clone())
+    }
+
+    /// The run `tag` names, which [`Self::run`] has just found or started, and the sink its
+    /// events go to.
+    fn split<'a>(
+        &'a mut self,
+        tag: Option<&str>,
+        out: &'a mut Vec<Event>,
+    ) -> (&'a mut RunDecode, Sink<'a>) {
+        let Self {
+            seq,
+            own,
+            subagents,
+            ..
+        } = self;
+        let run = match tag.and_then(|tag| subagents.iter().position(|s| s.id == tag)) {
+            Some(at) => &mut subagents[at].run,
+            None => own,
+        };
+        (run, Sink { seq, out })
+    }
+
+    /// The subagent `id`, which must be going on.
+    fn open_subagent(&self, id: &str) -> Result<usize, DecodeError> {
+        match self.subagents.iter().position(|s| s.id == id) {
+            Some(at) if !self.subagents[at].ended => Ok(at),
+            _ => Err(self.invalid(format!("subagent {id} is not going on"))),
+        }
+    }
+
     /// Ends the part a chunk opened, as the client does when another kind of event arrives.
     fn close_chunk(&mut self, out: &mut Vec<Event>) -> Result<(), DecodeError> {
         match self.chunk.take() {
             None => Ok(()),
-            Some(Chunk::Text(message_id)) => self.apply(In::TextMessageEnd { message_id }, out),
-            Some(Chunk::Reasoning(message_id)) => {
-                self.apply(In::ReasoningMessageEnd { message_id }, out)
+            Some((Chunk::Text(message_id), tag)) => {
+                self.apply(In::TextMessageEnd { message_id }, tag, out)
             }
-            Some(Chunk::ToolCall(tool_call_id)) => {
-                self.apply(In::ToolCallEnd { tool_call_id }, out)
+            Some((Chunk::Reasoning(message_id), tag)) => {
+                self.apply(In::ReasoningMessageEnd { message_id }, tag, out)
+            }
+            Some((Chunk::ToolCall(tool_call_id), tag)) => {
+                self.apply(In::ToolCallEnd { tool_call_id }, tag, out)
             }
         }
     }
@@ -565,19 +859,141 @@ impl AgUiDecoder {
         self.invalid(format!("{what} {id} is not open"))
     }
 
-    /// The message being built, started (`message_start`) if there is none: its id is `id`, or
-    /// the run's id with `.message` when the first event names no message.
-    fn ensure_message(&mut self, id: Option<&str>, role: Role, out: &mut Vec<Event>) {
+    fn whole_part(
+        &mut self,
+        tag: Option<&str>,
+        message_id: Option<&str>,
+        part: Part,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        self.run(tag, out)?;
+        let (run, mut sink) = self.split(tag, out);
+        run.whole_part(message_id, part, &mut sink);
+        Ok(())
+    }
+
+    /// The status a `RUN_FINISHED` reports, adding the approval requests its interrupts carry
+    /// to the run that asked (a subagent's, when the interrupt names one still going).
+    fn finished_status(
+        &mut self,
+        outcome: Option<Outcome<String>>,
+        out: &mut Vec<Event>,
+    ) -> Result<RunStatus, DecodeError> {
+        Ok(match outcome {
+            Some(Outcome::Interrupt { interrupts }) => {
+                let mut approval = false;
+                for interrupt in interrupts {
+                    approval |= interrupt.reason == "tool_call" || interrupt.tool_call_id.is_some();
+                    let Some(tool_call_id) = interrupt.tool_call_id else {
+                        continue;
+                    };
+                    if self.approvals.iter().any(|id| id.as_str() == interrupt.id) {
+                        continue;
+                    }
+                    let tag = interrupt.subagent_run_id.as_deref();
+                    if tag.is_some_and(|tag| self.open_subagent(tag).is_err()) {
+                        continue;
+                    }
+                    let tool_call_id = self.run(tag, out)?.local(&tool_call_id);
+                    let part = Part::ApprovalRequest(ApprovalRequest {
+                        approval_id: interrupt.id.into(),
+                        tool_call_id: tool_call_id.into(),
+                        reason: interrupt.message,
+                    });
+                    self.whole_part(tag, None, part, out)?;
+                }
+                if approval {
+                    RunStatus::Awaiting(Awaiting::Approval)
+                } else {
+                    RunStatus::Awaiting(Awaiting::Input)
+                }
+            }
+            Some(Outcome::Cancelled) => RunStatus::Canceled,
+            Some(Outcome::Success {
+                pending_tool_call_ids: Some(ids),
+            }) if !ids.is_empty() => RunStatus::Awaiting(Awaiting::FunctionOutput),
+            Some(Outcome::Success { .. }) | None => {
+                if self.own.calls.values().any(|(_, answered)| !answered) {
+                    RunStatus::Awaiting(Awaiting::FunctionOutput)
+                } else {
+                    RunStatus::Completed
+                }
+            }
+        })
+    }
+
+    /// Ends the subagent at `at`: completes its message, reports its status.
+    fn end_subagent(
+        &mut self,
+        at: usize,
+        status: RunStatus,
+        error: Option<ErrorInfo>,
+        usage: Option<Usage>,
+        out: &mut Vec<Event>,
+    ) {
+        let mut sink = Self::sink(&mut self.seq, out);
+        let subagent = &mut self.subagents[at];
+        subagent.ended = true;
+        subagent.run.end(status, error, usage, &mut sink);
+    }
+
+    /// Ends the run: every subagent still going (what it waits for, else incomplete), then the
+    /// run's own message and status.
+    fn end_run(
+        &mut self,
+        status: RunStatus,
+        error: Option<ErrorInfo>,
+        usage: Option<&[TokenUsage]>,
+        out: &mut Vec<Event>,
+    ) {
+        self.ended = true;
+        for at in (0..self.subagents.len()).rev() {
+            if !self.subagents[at].ended {
+                let waits = self.subagents[at].run.waiting();
+                let status = waits.map_or(RunStatus::Incomplete, RunStatus::Awaiting);
+                self.end_subagent(at, status, None, None, out);
+            }
+        }
+        self.approvals.clear();
+        let mut sink = Self::sink(&mut self.seq, out);
+        self.own.end(status, error, usage.map(sum_usage), &mut sink);
+    }
+}
+
+impl Sink<'_> {
+    fn emit(&mut self, namespace: &Namespace, kind: EventKind) {
+        *self.seq += 1;
+        self.out.push(Event {
+            seq: *self.seq,
+            namespace: namespace.clone(),
+            kind,
+        });
+    }
+}
+
+impl RunDecode {
+    /// An AG-UI id of this run's as the run knows it: without its subagent prefix.
+    fn local(&self, id: &str) -> String {
+        match &self.prefix {
+            Some(prefix) => id.strip_prefix(prefix.as_str()).unwrap_or(id).to_owned(),
+            None => id.to_owned(),
+        }
+    }
+
+    /// The message being built, started (`message_start`) if there is none: its id is `id`
+    /// (without the subagent prefix), or the run's id with `.message` when the first event
+    /// names no message.
+    fn ensure_message(&mut self, id: Option<&str>, role: Role, sink: &mut Sink<'_>) {
         if self.message.is_some() {
             return;
         }
         let id: MessageId = match (id, &self.run_id) {
-            (Some(id), _) => id.into(),
+            (Some(id), _) => self.local(id).into(),
             (None, Some(run_id)) => format!("{run_id}.message").into(),
             (None, None) => "message".into(),
         };
-        self.emit(
-            out,
+        sink.emit(
+            &self.namespace,
             EventKind::MessageStart {
                 message_id: id.clone(),
                 role,
@@ -612,15 +1028,15 @@ impl AgUiDecoder {
         message_id: Option<&str>,
         role: Role,
         part: StreamedPart,
-        out: &mut Vec<Event>,
+        sink: &mut Sink<'_>,
     ) -> u32 {
-        self.ensure_message(message_id, role, out);
+        self.ensure_message(message_id, role, sink);
         let message = self.building();
         let index = u32::try_from(message.parts.len()).unwrap_or(u32::MAX);
         message.parts.push(None);
         let message_id = message.id.clone();
-        self.emit(
-            out,
+        sink.emit(
+            &self.namespace,
             EventKind::PartStart {
                 message_id,
                 index,
@@ -630,13 +1046,13 @@ impl AgUiDecoder {
         index
     }
 
-    fn delta(&mut self, index: u32, delta: String, out: &mut Vec<Event>) {
+    fn delta(&mut self, index: u32, delta: String, sink: &mut Sink<'_>) {
         if delta.is_empty() {
             return;
         }
         let message_id = self.building().id.clone();
-        self.emit(
-            out,
+        sink.emit(
+            &self.namespace,
             EventKind::PartDelta {
                 message_id,
                 index,
@@ -645,14 +1061,14 @@ impl AgUiDecoder {
         );
     }
 
-    fn complete_part(&mut self, index: u32, part: Part, out: &mut Vec<Event>) {
+    fn complete_part(&mut self, index: u32, part: Part, sink: &mut Sink<'_>) {
         let message = self.building();
         if let Some(slot) = message.parts.get_mut(index as usize) {
             *slot = Some(part.clone());
         }
         let message_id = message.id.clone();
-        self.emit(
-            out,
+        sink.emit(
+            &self.namespace,
             EventKind::PartComplete {
                 message_id,
                 index,
@@ -661,71 +1077,59 @@ impl AgUiDecoder {
         );
     }
 
-    fn whole_part(&mut self, message_id: Option<MessageId>, part: Part, out: &mut Vec<Event>) {
-        self.ensure_message(
-            message_id.as_ref().map(MessageId::as_str),
-            Role::Assistant,
-            out,
-        );
+    fn whole_part(&mut self, message_id: Option<&str>, part: Part, sink: &mut Sink<'_>) {
+        self.ensure_message(message_id, Role::Assistant, sink);
         let message = self.building();
         let index = u32::try_from(message.parts.len()).unwrap_or(u32::MAX);
         message.parts.push(None);
-        self.complete_part(index, part, out);
+        self.complete_part(index, part, sink);
     }
 
-    /// The status a `RUN_FINISHED` reports, adding the approval requests its interrupts carry.
-    fn finished_status(
-        &mut self,
-        outcome: Option<Outcome<String>>,
-        out: &mut Vec<Event>,
-    ) -> RunStatus {
-        match outcome {
-            Some(Outcome::Interrupt { interrupts }) => {
-                let mut approval = false;
-                for interrupt in interrupts {
-                    approval |= interrupt.reason == "tool_call" || interrupt.tool_call_id.is_some();
-                    let Some(tool_call_id) = interrupt.tool_call_id else {
-                        continue;
-                    };
-                    if self.approvals.iter().any(|id| id.as_str() == interrupt.id) {
-                        continue;
-                    }
-                    let part = Part::ApprovalRequest(ApprovalRequest {
-                        approval_id: interrupt.id.into(),
-                        tool_call_id: tool_call_id.into(),
-                        reason: interrupt.message,
-                    });
-                    self.whole_part(None, part, out);
+    fn call_part(&self, tool_call_id: &str, call: OpenCall) -> (u32, Part) {
+        let part = Part::ToolCall(ToolCall {
+            tool_call_id: self.local(tool_call_id).into(),
+            tool_name: call.name,
+            args: ToolArgs::from_json_text(&call.args),
+        });
+        (call.index, part)
+    }
+
+    /// What the run waits for, judging by what it left unanswered: an approval, else a call's
+    /// output; `None` when nothing is left.
+    fn waiting(&self) -> Option<Awaiting> {
+        let parts = self.message.iter().flat_map(|m| m.parts.iter().flatten());
+        let mut requested = Vec::new();
+        for part in parts {
+            match part {
+                Part::ApprovalRequest(request) => requested.push(&request.approval_id),
+                Part::ApprovalResponse(response) => {
+                    requested.retain(|id| **id != response.approval_id);
                 }
-                if approval {
-                    RunStatus::Awaiting(Awaiting::Approval)
-                } else {
-                    RunStatus::Awaiting(Awaiting::Input)
-                }
-            }
-            Some(Outcome::Cancelled) => RunStatus::Canceled,
-            Some(Outcome::Success {
-                pending_tool_call_ids: Some(ids),
-            }) if !ids.is_empty() => RunStatus::Awaiting(Awaiting::FunctionOutput),
-            Some(Outcome::Success { .. }) | None => {
-                if self.calls.values().any(|(_, answered)| !answered) {
-                    RunStatus::Awaiting(Awaiting::FunctionOutput)
-                } else {
-                    RunStatus::Completed
-                }
+                _ => {}
             }
         }
+        if !requested.is_empty() {
+            return Some(Awaiting::Approval);
+        }
+        self.calls
+            .values()
+            .any(|(_, answered)| !answered)
+            .then_some(Awaiting::FunctionOutput)
+    }
+
+    /// What a suspended run waits for, when its end does not say.
+    fn waits_for(&self) -> Awaiting {
+        self.waiting().unwrap_or(Awaiting::Input)
     }
 
     /// Completes the message (ending any part still open) and reports the run's status.
-    fn end_run(
+    fn end(
         &mut self,
         status: RunStatus,
         error: Option<ErrorInfo>,
-        usage: Option<&[TokenUsage]>,
-        out: &mut Vec<Event>,
+        usage: Option<Usage>,
+        sink: &mut Sink<'_>,
     ) {
-        self.ended = true;
         if let Some(message) = &mut self.message {
             let mut open: Vec<(u32, Part)> = Vec::new();
             open.extend(message.texts.drain().map(|(_, t)| (t.index, text_part(t))));
@@ -735,10 +1139,13 @@ impl AgUiDecoder {
                     .drain()
                     .map(|(_, t)| (t.index, Part::Reasoning(ReasoningPart { text: t.text }))),
             );
-            open.extend(message.calls.drain().map(|(id, call)| call_part(id, call)));
+            let calls: Vec<(String, OpenCall)> = message.calls.drain().collect();
+            for (id, call) in calls {
+                open.push(self.call_part(&id, call));
+            }
             open.sort_by_key(|(index, _)| *index);
             for (index, part) in open {
-                self.complete_part(index, part, out);
+                self.complete_part(index, part, sink);
             }
         }
         if let Some(message) = self.message.take() {
@@ -749,19 +1156,14 @@ impl AgUiDecoder {
                 metadata: Metadata::default(),
                 created_at: None,
             };
-            self.emit(out, EventKind::MessageComplete { message });
+            sink.emit(&self.namespace, EventKind::MessageComplete { message });
         }
         self.calls.clear();
-        self.approvals.clear();
-        self.emit(out, status_of(status, error, usage));
+        sink.emit(&self.namespace, status_of(status, error, usage));
     }
 }
 
-fn status(
-    status: RunStatus,
-    error: Option<ErrorInfo>,
-    usage: Option<agentwire_core::Usage>,
-) -> EventKind {
+fn status(status: RunStatus, error: Option<ErrorInfo>, usage: Option<Usage>) -> EventKind {
     EventKind::RunStatus {
         status,
         error,
@@ -769,8 +1171,8 @@ fn status(
     }
 }
 
-fn status_of(run: RunStatus, error: Option<ErrorInfo>, usage: Option<&[TokenUsage]>) -> EventKind {
-    status(run, error, usage.map(sum_usage))
+fn status_of(run: RunStatus, error: Option<ErrorInfo>, usage: Option<Usage>) -> EventKind {
+    status(run, error, usage)
 }
 
 /// What `metadata.agentwire` says, if anything; what does not parse is ignored.
@@ -789,11 +1191,47 @@ fn text_part(open: OpenText) -> Part {
     }
 }
 
-fn call_part(tool_call_id: String, call: OpenCall) -> (u32, Part) {
-    let part = Part::ToolCall(ToolCall {
-        tool_call_id: tool_call_id.into(),
-        tool_name: call.name,
-        args: ToolArgs::from_json_text(&call.args),
-    });
-    (call.index, part)
+/// The part an activity message stands for: a plan update or an artifact for ours, else a
+/// `data` part named after its `activityType`.
+fn activity_part(activity_type: &str, content: &Map<String, Value>) -> Part {
+    let content = Value::Object(content.clone());
+    let ours = match activity_type {
+        ACTIVITY_PLAN => serde_json::from_value::<PlanUpdate>(content.clone())
+            .ok()
+            .map(Part::PlanUpdate),
+        ACTIVITY_ARTIFACT => serde_json::from_value::<Artifact>(content.clone())
+            .ok()
+            .map(Part::Artifact),
+        _ => None,
+    };
+    ours.unwrap_or_else(|| {
+        Part::Data(DataPart {
+            name: activity_type.to_owned(),
+            data: content,
+        })
+    })
+}
+
+/// Applies the operations of an `ACTIVITY_DELTA` that touch a top-level key (`add`, `replace`,
+/// `remove`); deeper paths and other operations are beyond what agentwire's activities need,
+/// and are skipped.
+fn apply_patch(content: &mut Map<String, Value>, patch: Vec<PatchOp<String>>) {
+    for op in patch {
+        let Some(key) = op.path.strip_prefix('/') else {
+            continue;
+        };
+        if key.contains('/') {
+            continue;
+        }
+        let key = key.replace("~1", "/").replace("~0", "~");
+        match op.op.as_str() {
+            "add" | "replace" => {
+                content.insert(key, op.value.unwrap_or(Value::Null));
+            }
+            "remove" => {
+                content.remove(&key);
+            }
+            _ => {}
+        }
+    }
 }

@@ -1,16 +1,21 @@
 //! [`AgUiEncoder`]: canonical events → AG-UI 1.0 SSE frames.
+//!
+//! The run's own events and each sub-agent's run nested in the stream keep a [`RunState`] of
+//! their own (what message is open, which step, which calls); [`run`](super::run) writes one
+//! run's events, this module the AG-UI run around them and the sub-agents' lifecycles.
 
-use agentwire_core::part::{ApprovalRequest, StepStart};
+use agentwire_core::part::ApprovalRequest;
 use agentwire_core::{
-    Awaiting, ErrorInfo, Event, EventKind, MessageId, Part, Role, RunStatus, StreamedPart,
+    Awaiting, ErrorInfo, Event, EventKind, MessageId, Namespace, Part, RunId, RunStatus,
     ToolCallId, Usage,
 };
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::request::RunAgentInput;
+use super::run::{Activity, Ctx, RunState, prefixed, write};
 use super::wire::{
-    CUSTOM_ERROR, CUSTOM_INPUT, CUSTOM_PART, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION,
-    TokenUsage, WireEvent, content_of,
+    CUSTOM_ERROR, CUSTOM_INPUT, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION, SubagentOutcome,
+    TokenUsage, WireEvent,
 };
 use crate::Encoder;
 
@@ -30,53 +35,45 @@ pub struct AgUiEncoder {
     run_id: String,
     parent_run_id: Option<String>,
     run_open: bool,
-    message: Option<MessageState>,
-    /// `stepName` of the step open in the current message.
-    open_step: Option<String>,
-    /// The run's tool calls, in order: what `pendingToolCallIds` is made of.
-    calls: Vec<CallState>,
-    /// Approval requests not yet answered: the interrupts of an awaiting run.
-    approvals: Vec<ApprovalRequest>,
+    /// The run's own messages, steps and calls.
+    own: RunState,
+    /// The sub-agents' runs nested in the stream, in the order they appeared.
+    subagents: Vec<Subagent>,
     /// Calls whose result the client sent in its history (its frontend tools' outputs): it
     /// holds those tool messages already, so their results are not sent back.
     client_results: Vec<ToolCallId>,
     /// The ids of the messages the client sent: a steer among them is not sent back (the
     /// client holds that user message already; its reducer would add it twice).
     client_messages: Vec<MessageId>,
+    /// Plans and artifacts shown as activity messages, with the content the client holds.
+    activities: Vec<Activity>,
 }
 
+/// A sub-agent's run nested in the stream: an AG-UI subagent, `SUBAGENT_STARTED` …
+/// `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`, whose events carry its run id as `subagentRunId`.
 #[derive(Debug)]
-struct MessageState {
-    id: MessageId,
-    role: Role,
-    /// AG-UI messages made for this message so far; the first takes the message's own id.
-    minted: u32,
-    /// The AG-UI assistant message that tool calls attach to (`parentMessageId`).
-    assistant: Option<String>,
-    /// What the last part was: tool calls join the message of a text or call just before them.
-    last: Last,
-    /// Streaming parts, by index.
-    open: Vec<(u32, Open)>,
+struct Subagent {
+    run_id: RunId,
+    namespace: Namespace,
+    agent: Option<String>,
+    parent_tool_call_id: Option<ToolCallId>,
+    live: Live,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Last {
-    TextOrCall,
-    Other,
-}
-
-#[derive(Debug)]
-enum Open {
-    Text(String),
-    Reasoning(String),
-    ToolCall(ToolCallId),
-}
-
-#[derive(Debug)]
-struct CallState {
-    id: ToolCallId,
-    name: String,
-    answered: bool,
+/// What a sub-agent's run is in the middle of.
+#[derive(Debug, Default)]
+struct Live {
+    state: RunState,
+    /// `SUBAGENT_STARTED` was sent in the current AG-UI run and nothing closed it yet.
+    open: bool,
+    /// The run ended: its terminal status was written.
+    ended: bool,
+    /// What it waits for, when it waits for the client.
+    awaiting: Option<Awaiting>,
+    /// The text of its last complete message: its answer, the call's result.
+    answer: String,
+    /// The tokens it used so far, as its last status said.
+    usage: Option<Usage>,
 }
 
 impl AgUiEncoder {
@@ -132,15 +129,33 @@ impl AgUiEncoder {
                 protocol_version: Some(PROTOCOL_VERSION),
                 parent_run_id: self.parent_run_id.as_deref(),
             },
+            None,
         );
     }
 
-    fn message(&mut self, message_id: &MessageId, role: Role) -> &mut MessageState {
-        if self.message.as_ref().is_none_or(|m| m.id != *message_id) {
-            self.message = None;
-        }
-        self.message
-            .get_or_insert_with(|| MessageState::new(message_id.clone(), role))
+    /// The context the run's own events are written in.
+    fn own<'a>(&'a mut self, out: &'a mut Vec<u8>) -> (&'a mut RunState, Ctx<'a>) {
+        let ctx = Ctx {
+            tag: None,
+            client_results: &self.client_results,
+            client_messages: &self.client_messages,
+            activities: &mut self.activities,
+            out,
+        };
+        (&mut self.own, ctx)
+    }
+
+    /// The context the sub-agent at `at` writes in.
+    fn nested<'a>(&'a mut self, at: usize, out: &'a mut Vec<u8>) -> (&'a mut Live, Ctx<'a>) {
+        let Subagent { run_id, live, .. } = &mut self.subagents[at];
+        let ctx = Ctx {
+            tag: Some(run_id.as_str()),
+            client_results: &self.client_results,
+            client_messages: &self.client_messages,
+            activities: &mut self.activities,
+            out,
+        };
+        (live, ctx)
     }
 
     fn status(
@@ -157,10 +172,21 @@ impl AgUiEncoder {
         ) {
             return;
         }
-        self.close_all(out);
+        let outcome = self.outcome(status);
+        {
+            let (own, mut ctx) = self.own(out);
+            own.close_all(&mut ctx);
+        }
+        // AG-UI refuses to finish a run while a subagent is open: those still going are
+        // suspended (they wait, as the run does) or, if they somehow do not, end in an error.
+        for at in (0..self.subagents.len()).rev() {
+            if self.subagents[at].live.open {
+                self.close_subagent(at, None, out);
+            }
+        }
         let usage = usage.map(|usage| vec![TokenUsage::from(*usage)]);
-        let outcome = match status {
-            RunStatus::Failed | RunStatus::Rejected | RunStatus::Incomplete => {
+        match outcome {
+            None => {
                 let (code, message) = match error {
                     Some(error) => (error.code.as_str(), error.message.as_str()),
                     None => (status.name(), "the run ended without finishing"),
@@ -172,388 +198,371 @@ impl AgUiEncoder {
                         code: Some(code),
                         usage,
                     },
+                    None,
                 );
-                self.end_run();
-                return;
             }
+            Some(outcome) => {
+                let outcome = outcome.borrowed();
+                write(
+                    out,
+                    &Out::RunFinished {
+                        thread_id: &self.thread_id,
+                        run_id: &self.run_id,
+                        outcome: Some(outcome),
+                        usage,
+                    },
+                    None,
+                );
+            }
+        }
+        self.end_run();
+    }
+
+    /// The outcome a `RUN_FINISHED` for `status` reports; `None` for a `RUN_ERROR`. What the run
+    /// waits for may be its sub-agents' (an approval three runs down): every run of the tree
+    /// counts, each nested request naming its run.
+    fn outcome(&self, status: RunStatus) -> Option<Outcome<String>> {
+        let runs = || {
+            std::iter::once((None, &self.own, &self.subagents[..])).chain(
+                self.subagents
+                    .iter()
+                    .filter(|subagent| !subagent.live.ended)
+                    .map(|subagent| {
+                        (
+                            Some(&subagent.run_id),
+                            &subagent.live.state,
+                            &self.subagents[..],
+                        )
+                    }),
+            )
+        };
+        Some(match status {
+            RunStatus::Failed | RunStatus::Rejected | RunStatus::Incomplete => return None,
             RunStatus::Canceled => Outcome::Cancelled,
             RunStatus::Awaiting(Awaiting::FunctionOutput) => {
-                let pending: Vec<&str> = self
-                    .calls
-                    .iter()
-                    .filter(|call| !call.answered)
-                    .map(|call| call.id.as_str())
-                    .collect();
+                let mut pending = Vec::new();
+                for (run, state, subagents) in runs() {
+                    let started_subagents: Vec<&ToolCallId> = subagents
+                        .iter()
+                        .filter(|child| child.parent_is(run))
+                        .filter_map(|child| child.parent_tool_call_id.as_ref())
+                        .collect();
+                    pending.extend(
+                        state
+                            .calls
+                            .iter()
+                            .filter(|call| !call.answered && !started_subagents.contains(&&call.id))
+                            .filter(|call| {
+                                !state
+                                    .approvals
+                                    .iter()
+                                    .any(|request| request.tool_call_id == call.id)
+                            })
+                            .map(|call| prefixed(run.map(RunId::as_str), call.id.as_str())),
+                    );
+                }
                 Outcome::Success {
                     pending_tool_call_ids: (!pending.is_empty()).then_some(pending),
                 }
             }
-            RunStatus::Awaiting(Awaiting::Approval) if !self.approvals.is_empty() => {
-                Outcome::Interrupt {
-                    interrupts: self.approvals.iter().map(interrupt).collect(),
+            RunStatus::Awaiting(Awaiting::Approval) => {
+                let interrupts: Vec<Interrupt<String>> = runs()
+                    .flat_map(|(run, state, _)| {
+                        state
+                            .approvals
+                            .iter()
+                            .map(move |request| interrupt(run.map(RunId::as_str), request))
+                    })
+                    .collect();
+                if interrupts.is_empty() {
+                    Outcome::Success {
+                        pending_tool_call_ids: None,
+                    }
+                } else {
+                    Outcome::Interrupt { interrupts }
                 }
             }
             // A question to the user (`ask_user`) is an interrupt of its own: the client's
             // next user message answers it.
-            RunStatus::Awaiting(Awaiting::Input)
-                if self
-                    .calls
-                    .iter()
-                    .any(|call| !call.answered && call.name == ASK_USER) =>
-            {
-                Outcome::Interrupt {
-                    interrupts: self
-                        .calls
-                        .iter()
-                        .filter(|call| !call.answered && call.name == ASK_USER)
-                        .map(|call| Interrupt {
-                            id: call.id.as_str(),
-                            reason: "input_required",
-                            message: None,
-                            tool_call_id: None,
-                            response_schema: Some(json!({"type": "string"})),
-                        })
-                        .collect(),
+            RunStatus::Awaiting(Awaiting::Input) => {
+                let interrupts: Vec<Interrupt<String>> = runs()
+                    .flat_map(|(run, state, _)| {
+                        state
+                            .calls
+                            .iter()
+                            .filter(|call| !call.answered && call.name == ASK_USER)
+                            .map(move |call| Interrupt {
+                                id: prefixed(run.map(RunId::as_str), call.id.as_str()),
+                                reason: "input_required".into(),
+                                message: None,
+                                tool_call_id: None,
+                                response_schema: Some(json!({"type": "string"})),
+                                subagent_run_id: run.map(ToString::to_string),
+                            })
+                    })
+                    .collect();
+                if interrupts.is_empty() {
+                    Outcome::Success {
+                        pending_tool_call_ids: None,
+                    }
+                } else {
+                    Outcome::Interrupt { interrupts }
                 }
             }
-            RunStatus::Completed | RunStatus::Awaiting(_) => Outcome::Success {
+            RunStatus::Completed => Outcome::Success {
                 pending_tool_call_ids: None,
             },
-            RunStatus::Created | RunStatus::Queued | RunStatus::InProgress => return,
-        };
-        write(
-            out,
-            &Out::RunFinished {
-                thread_id: &self.thread_id,
-                run_id: &self.run_id,
-                outcome: Some(outcome),
-                usage,
-            },
-        );
-        self.end_run();
+            RunStatus::Created | RunStatus::Queued | RunStatus::InProgress => return None,
+        })
     }
 
     fn end_run(&mut self) {
         self.run_open = false;
-        self.calls.clear();
-        self.approvals.clear();
-    }
-
-    /// Ends every open part and the open step: AG-UI refuses to finish a run with either open.
-    fn close_all(&mut self, out: &mut Vec<u8>) {
-        if let Some(message) = &mut self.message {
-            for (_, open) in message.open.drain(..) {
-                end(&open, out);
-            }
-        }
-        self.close_step(out);
-    }
-
-    fn close_step(&mut self, out: &mut Vec<u8>) {
-        if let Some(step_name) = self.open_step.take() {
-            write(
-                out,
-                &Out::StepFinished {
-                    step_name: &step_name,
-                },
-            );
+        self.own.end_run();
+        for subagent in &mut self.subagents {
+            subagent.live.open = false;
+            subagent.live.state.end_run();
         }
     }
 
-    fn part_start(
+    /// The sub-agent whose run `namespace` names, open in the current AG-UI run: found, or made
+    /// from what the event says (a `run_created`), or from the path alone when its start came
+    /// before this stream (a continuation after an answer). Its parents are opened first, since
+    /// AG-UI wants a subagent's parent started before it. `None` once it has ended.
+    fn subagent(
         &mut self,
-        message_id: &MessageId,
-        index: u32,
-        part: &StreamedPart,
+        namespace: &Namespace,
+        kind: &EventKind,
         out: &mut Vec<u8>,
-    ) {
-        let open = match part {
-            StreamedPart::Text | StreamedPart::Refusal => {
-                let message = self.message(message_id, Role::Assistant);
-                let id = message.mint();
-                let metadata = matches!(part, StreamedPart::Refusal)
-                    .then(|| json!({ NAMESPACE: { "refusal": true } }));
-                write(
-                    out,
-                    &Out::TextMessageStart {
-                        message_id: &id,
-                        role: Some(text_role(message.role)),
-                        metadata,
-                    },
-                );
-                message.assistant = Some(id.clone());
-                message.last = Last::TextOrCall;
-                Open::Text(id)
-            }
-            StreamedPart::Reasoning => {
-                let message = self.message(message_id, Role::Assistant);
-                let id = message.mint();
-                write(out, &Out::ReasoningStart { message_id: &id });
-                write(
-                    out,
-                    &Out::ReasoningMessageStart {
-                        message_id: &id,
-                        role: "reasoning",
-                    },
-                );
-                message.last = Last::Other;
-                Open::Reasoning(id)
-            }
-            StreamedPart::ToolCall {
-                tool_call_id,
-                tool_name,
-            } => {
-                let message = self.message(message_id, Role::Assistant);
-                let parent = match (&message.assistant, message.last) {
-                    (Some(parent), Last::TextOrCall) => parent.clone(),
-                    _ => {
-                        let id = message.mint();
-                        message.assistant = Some(id.clone());
-                        id
-                    }
+    ) -> Option<usize> {
+        let run_id = namespace.run()?;
+        let at = match self.subagents.iter().position(|s| s.run_id == *run_id) {
+            Some(at) => at,
+            None => {
+                let (agent, parent_tool_call_id) = match kind {
+                    EventKind::RunCreated {
+                        agent,
+                        parent_tool_call_id,
+                        ..
+                    } => (agent.clone(), parent_tool_call_id.clone()),
+                    _ => (None, None),
                 };
-                message.last = Last::TextOrCall;
-                write(
-                    out,
-                    &Out::ToolCallStart {
-                        tool_call_id: tool_call_id.as_str(),
-                        tool_call_name: tool_name,
-                        parent_message_id: Some(&parent),
-                    },
-                );
-                self.calls.push(CallState {
-                    id: tool_call_id.clone(),
-                    name: tool_name.clone(),
-                    answered: false,
+                self.subagents.push(Subagent {
+                    run_id: run_id.clone(),
+                    namespace: namespace.clone(),
+                    agent,
+                    parent_tool_call_id,
+                    live: Live::default(),
                 });
-                Open::ToolCall(tool_call_id.clone())
+                self.subagents.len() - 1
             }
         };
-        if let Some(message) = &mut self.message {
-            message.open.push((index, open));
+        if self.subagents[at].live.ended {
+            return None;
         }
-    }
-
-    fn part_delta(&mut self, index: u32, delta: &str, out: &mut Vec<u8>) {
-        let Some(message) = &self.message else {
-            return;
-        };
-        let Some((_, open)) = message.open.iter().find(|(at, _)| *at == index) else {
-            return;
-        };
-        let event = match open {
-            Open::Text(id) => Out::TextMessageContent {
-                message_id: id,
-                delta,
-            },
-            Open::Reasoning(id) => Out::ReasoningMessageContent {
-                message_id: id,
-                delta,
-            },
-            Open::ToolCall(id) => Out::ToolCallArgs {
-                tool_call_id: id.as_str(),
-                delta,
-            },
-        };
-        write(out, &event);
-    }
-
-    fn part_complete(
-        &mut self,
-        message_id: &MessageId,
-        index: u32,
-        part: &Part,
-        out: &mut Vec<u8>,
-    ) {
-        let message = self.message(message_id, Role::Assistant);
-        if let Some(at) = message.open.iter().position(|(open, _)| *open == index) {
-            let (_, open) = message.open.remove(at);
-            end(&open, out);
-            return;
-        }
-        self.whole_part(message_id, index, part, out);
-    }
-
-    /// A part that arrives whole: streamed kinds are written as start, content and end at once.
-    fn whole_part(&mut self, message_id: &MessageId, index: u32, part: &Part, out: &mut Vec<u8>) {
-        let (streamed, text) = match part {
-            Part::Text(text) => (StreamedPart::Text, text.text.clone()),
-            Part::Refusal(refusal) => (StreamedPart::Refusal, refusal.text.clone()),
-            Part::Reasoning(reasoning) => (StreamedPart::Reasoning, reasoning.text.clone()),
-            Part::ToolCall(call) => (
-                StreamedPart::ToolCall {
-                    tool_call_id: call.tool_call_id.clone(),
-                    tool_name: call.tool_name.clone(),
-                },
-                call.args.to_json_text(),
-            ),
-            Part::ToolResult(result) => {
-                let mut extra = serde_json::Map::new();
-                if let Some(is_error) = result.is_error {
-                    extra.insert("isError".into(), Value::Bool(is_error));
-                }
-                let content = content_of(&result.result);
-                let name = result.tool_name.as_deref();
-                return self.tool_message(
-                    message_id,
-                    &result.tool_call_id,
-                    name,
-                    &content,
-                    extra,
-                    out,
-                );
+        if !self.subagents[at].live.open {
+            self.start_run(out);
+            // Its parent first: the path without its last id.
+            let path = namespace.path();
+            if path.len() > 1 {
+                let parent = Namespace::new(path[..path.len() - 1].iter().cloned());
+                let _ = self.subagent(&parent, &EventKind::Heartbeat {}, out);
             }
-            Part::ToolError(error) => {
-                let mut extra = serde_json::Map::new();
-                extra.insert("errorType".into(), json!(error.error_type));
-                let name = error.tool_name.as_deref();
-                return self.tool_message(
-                    message_id,
-                    &error.tool_call_id,
-                    name,
-                    &error.message,
-                    extra,
-                    out,
-                );
-            }
-            Part::StepStart(step) => return self.step(message_id, step, out),
-            other => return self.custom_part(message_id, other, out),
-        };
-        self.part_start(message_id, index, &streamed, out);
-        if !text.is_empty() {
-            self.part_delta(index, &text, out);
+            self.open_subagent(at, out);
         }
-        if let Some(message) = &mut self.message
-            && let Some(at) = message.open.iter().position(|(open, _)| *open == index)
-        {
-            let (_, open) = message.open.remove(at);
-            end(&open, out);
-        }
+        Some(at)
     }
 
-    /// A tool result or error: a `TOOL_CALL_RESULT`, whose `metadata` (kept on the tool message
-    /// by the client) says what AG-UI cannot: an error, and a tool name the call does not give.
-    fn tool_message(
-        &mut self,
-        message_id: &MessageId,
-        tool_call_id: &ToolCallId,
-        tool_name: Option<&str>,
-        content: &str,
-        mut extra: serde_json::Map<String, Value>,
-        out: &mut Vec<u8>,
-    ) {
-        let call = self.calls.iter_mut().find(|call| call.id == *tool_call_id);
-        let derived = call.map(|call| {
-            call.answered = true;
-            call.name.as_str()
+    /// `SUBAGENT_STARTED` for the sub-agent at `at`.
+    fn open_subagent(&mut self, at: usize, out: &mut Vec<u8>) {
+        let subagent = &self.subagents[at];
+        let path = subagent.namespace.path();
+        let parent_run = (path.len() > 1).then(|| &path[path.len() - 2]);
+        let parent_state = match parent_run {
+            None => Some(&self.own),
+            Some(parent) => self
+                .subagents
+                .iter()
+                .find(|s| s.run_id == *parent)
+                .map(|s| &s.live.state),
+        };
+        let parent_call = subagent.parent_tool_call_id.as_ref();
+        let parent_message = parent_call.and_then(|call| {
+            parent_state?
+                .calls
+                .iter()
+                .find(|known| known.id == *call)
+                .map(|known| known.message.as_str())
         });
-        if self.client_results.contains(tool_call_id) {
-            self.message(message_id, Role::Assistant).last = Last::Other;
-            return;
-        }
-        if let Some(name) = tool_name
-            && derived != Some(name)
-        {
-            extra.insert("toolName".into(), Value::String(name.to_owned()));
-        }
-        let metadata = (!extra.is_empty()).then(|| json!({ NAMESPACE: extra }));
-        let message = self.message(message_id, Role::Assistant);
-        let id = message.mint();
-        message.last = Last::Other;
+        let parent_call =
+            parent_call.map(|call| prefixed(parent_run.map(RunId::as_str), call.as_str()));
         write(
             out,
-            &Out::ToolCallResult {
-                message_id: &id,
-                tool_call_id: tool_call_id.as_str(),
-                content: Value::String(content.to_owned()),
-                metadata,
+            &Out::SubagentStarted {
+                subagent_run_id: subagent.run_id.as_str(),
+                name: subagent
+                    .agent
+                    .as_deref()
+                    .unwrap_or(subagent.run_id.as_str()),
+                parent_subagent_run_id: parent_run.map(RunId::as_str),
+                parent_tool_call_id: parent_call.as_deref(),
+                parent_message_id: parent_message,
             },
+            None,
         );
+        self.subagents[at].live.open = true;
     }
 
-    fn step(&mut self, message_id: &MessageId, step: &StepStart, out: &mut Vec<u8>) {
-        self.close_step(out);
-        let message = self.message(message_id, Role::Assistant);
-        message.last = Last::Other;
-        let step_name = step.step_name.as_deref().unwrap_or(step.step_id.as_str());
-        let metadata = json!({ NAMESPACE: { "messageId": message_id, "stepId": step.step_id } });
-        write(
-            out,
-            &Out::StepStarted {
-                step_name,
-                metadata: Some(metadata),
-            },
-        );
-        self.open_step = Some(step_name.to_owned());
-    }
-
-    /// A part AG-UI has no event for: a `CUSTOM` event named `agentwire.part`.
-    fn custom_part(&mut self, message_id: &MessageId, part: &Part, out: &mut Vec<u8>) {
-        match part {
-            Part::ApprovalRequest(request) => self.approvals.push(request.clone()),
-            Part::ApprovalResponse(response) => self
-                .approvals
-                .retain(|request| request.approval_id != response.approval_id),
-            _ => {}
+    /// Closes the sub-agent at `at` and those under it: ends what it has open, then
+    /// `SUBAGENT_FINISHED` (completed, or suspended while it waits) or `SUBAGENT_ERROR`.
+    /// `ended` is how its run ended, when it did; `None` closes it at the end of the AG-UI run.
+    fn close_subagent(
+        &mut self,
+        at: usize,
+        ended: Option<(RunStatus, Option<&ErrorInfo>, Option<&Usage>)>,
+        out: &mut Vec<u8>,
+    ) {
+        // Its own sub-agents first, innermost last opened first.
+        let run_id = self.subagents[at].run_id.clone();
+        for inner in (0..self.subagents.len()).rev() {
+            let under = {
+                let path = self.subagents[inner].namespace.path();
+                inner != at && self.subagents[inner].live.open && path.contains(&run_id)
+            };
+            if under {
+                self.close_subagent(inner, None, out);
+            }
         }
-        self.message(message_id, Role::Assistant).last = Last::Other;
-        write(
-            out,
-            &Out::Custom {
-                name: CUSTOM_PART,
-                value: json!({ "messageId": message_id, "part": part }),
+        let (subagent, mut ctx) = self.nested(at, out);
+        subagent.state.close_all(&mut ctx);
+        let mut ours = Map::new();
+        let subagent_run_id = ctx.tag.unwrap_or_default();
+        let event = match ended {
+            Some((RunStatus::Completed, _, usage)) => {
+                if let Some(usage) = usage {
+                    ours.insert("usage".into(), json!(TokenUsage::from(*usage)));
+                }
+                Out::SubagentFinished {
+                    subagent_run_id,
+                    result: Some(Value::String(subagent.answer.clone())),
+                    outcome: Some(SubagentOutcome::Success),
+                    metadata: (!ours.is_empty()).then(|| json!({ NAMESPACE: ours })),
+                }
+            }
+            Some((status, error, usage)) => {
+                ours.insert("status".into(), json!(status.name()));
+                if let Some(usage) = usage {
+                    ours.insert("usage".into(), json!(TokenUsage::from(*usage)));
+                }
+                let (code, message) = match error {
+                    Some(error) => (error.code.as_str(), error.message.as_str()),
+                    None => (status.name(), "the sub-agent's run ended without an answer"),
+                };
+                // The strings borrow from `error`, which outlives the write below.
+                write(
+                    ctx.out,
+                    &Out::SubagentError {
+                        subagent_run_id,
+                        message,
+                        code: Some(code),
+                        metadata: Some(json!({ NAMESPACE: ours })),
+                    },
+                    None,
+                );
+                subagent.open = false;
+                subagent.ended = true;
+                return;
+            }
+            None => match subagent.awaiting {
+                Some(awaiting) => {
+                    ours.insert("awaiting".into(), json!(awaiting));
+                    if let Some(usage) = &subagent.usage {
+                        ours.insert("usage".into(), json!(TokenUsage::from(*usage)));
+                    }
+                    let interrupt_ids: Vec<&str> = subagent
+                        .state
+                        .approvals
+                        .iter()
+                        .map(|request| request.approval_id.as_str())
+                        .collect();
+                    Out::SubagentFinished {
+                        subagent_run_id,
+                        result: None,
+                        outcome: Some(SubagentOutcome::Suspended {
+                            interrupt_ids: (!interrupt_ids.is_empty()).then_some(interrupt_ids),
+                        }),
+                        metadata: Some(json!({ NAMESPACE: ours })),
+                    }
+                }
+                None => {
+                    ours.insert("status".into(), json!(RunStatus::Incomplete.name()));
+                    Out::SubagentError {
+                        subagent_run_id,
+                        message: "the run ended before the sub-agent did",
+                        code: Some("incomplete"),
+                        metadata: Some(json!({ NAMESPACE: ours })),
+                    }
+                }
             },
-        );
+        };
+        write(ctx.out, &event, None);
+        subagent.open = false;
+        subagent.ended |= ended.is_some();
     }
 
-    /// A message that arrives whole, without `message_start`: its parts, each whole.
-    fn whole_message(&mut self, message: &agentwire_core::Message, out: &mut Vec<u8>) {
-        let Some(message_id) = &message.id else {
+    /// An event of a sub-agent's run nested in the stream.
+    fn encode_nested(&mut self, event: &Event, out: &mut Vec<u8>) {
+        let Some(at) = self.subagent(&event.namespace, &event.kind, out) else {
             return;
         };
-        if self.message.as_ref().is_some_and(|m| m.id == *message_id) {
-            return;
-        }
-        if message.role == Role::User && self.client_messages.contains(message_id) {
-            return;
-        }
-        self.message(message_id, message.role);
-        for (index, part) in message.parts.iter().enumerate() {
-            let index = u32::try_from(index).unwrap_or(u32::MAX);
-            self.whole_part(message_id, index, part, out);
+        match &event.kind {
+            EventKind::RunStatus {
+                status,
+                error,
+                usage,
+            } => match status {
+                RunStatus::Awaiting(awaiting) => {
+                    let live = &mut self.subagents[at].live;
+                    live.awaiting = Some(*awaiting);
+                    live.usage = usage.or(live.usage);
+                }
+                status if status.is_terminal() => {
+                    self.close_subagent(at, Some((*status, error.as_ref(), usage.as_ref())), out);
+                }
+                _ => self.subagents[at].live.awaiting = None,
+            },
+            EventKind::MessageComplete { message } => {
+                let (subagent, mut ctx) = self.nested(at, out);
+                subagent.state.message_complete(message, &mut ctx);
+                if message.role != agentwire_core::Role::User {
+                    subagent.answer = message.content();
+                }
+            }
+            kind => {
+                let (subagent, mut ctx) = self.nested(at, out);
+                subagent.state.encode(kind, &mut ctx);
+            }
         }
     }
 }
 
-impl MessageState {
-    fn new(id: MessageId, role: Role) -> Self {
-        Self {
-            id,
-            role,
-            minted: 0,
-            assistant: None,
-            last: Last::Other,
-            open: Vec::new(),
-        }
-    }
-
-    /// The id of the next AG-UI message made for this message: its own id first, then
-    /// `<id>.1`, `<id>.2`, …
-    fn mint(&mut self) -> String {
-        let n = self.minted;
-        self.minted += 1;
-        if n == 0 {
-            self.id.to_string()
-        } else {
-            format!("{}.{n}", self.id)
+impl Subagent {
+    /// Whether this run's parent is `run` (`None`: the run's own).
+    fn parent_is(&self, run: Option<&RunId>) -> bool {
+        let path = self.namespace.path();
+        match run {
+            None => path.len() == 1,
+            Some(run) => path.len() > 1 && path[path.len() - 2] == *run,
         }
     }
 }
 
 impl Encoder for AgUiEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
         if !event.is_own() {
+            if !matches!(event.kind, EventKind::Heartbeat {}) {
+                self.encode_nested(event, out);
+            }
             return;
         }
         match &event.kind {
@@ -574,41 +583,6 @@ impl Encoder for AgUiEncoder {
                 error,
                 usage,
             } => self.status(*status, error.as_ref(), usage.as_ref(), out),
-            EventKind::MessageStart {
-                message_id, role, ..
-            } => {
-                self.start_run(out);
-                self.message = None;
-                self.message(message_id, *role);
-            }
-            EventKind::PartStart {
-                message_id,
-                index,
-                part,
-            } => {
-                self.start_run(out);
-                self.part_start(message_id, *index, part, out);
-            }
-            EventKind::PartDelta { index, delta, .. } => self.part_delta(*index, delta, out),
-            EventKind::PartComplete {
-                message_id,
-                index,
-                part,
-            } => {
-                self.start_run(out);
-                self.part_complete(message_id, *index, part, out);
-            }
-            EventKind::MessageComplete { message } => {
-                self.start_run(out);
-                self.whole_message(message, out);
-                if let Some(state) = &mut self.message {
-                    for (_, open) in state.open.drain(..) {
-                        end(&open, out);
-                    }
-                }
-                self.close_step(out);
-                self.message = None;
-            }
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
             // The shared state is not written in this dialect yet.
             EventKind::StateSnapshot { .. } | EventKind::StateDelta { .. } => {}
@@ -622,6 +596,7 @@ impl Encoder for AgUiEncoder {
                         name: CUSTOM_INPUT,
                         value: json!(outcome),
                     },
+                    None,
                 );
             }
             EventKind::Error(error) => {
@@ -632,61 +607,69 @@ impl Encoder for AgUiEncoder {
                         name: CUSTOM_ERROR,
                         value: json!({ "code": error.code, "message": error.message }),
                     },
+                    None,
                 );
+            }
+            EventKind::MessageComplete { message } => {
+                self.start_run(out);
+                let (own, mut ctx) = self.own(out);
+                own.message_complete(message, &mut ctx);
+            }
+            kind => {
+                self.start_run(out);
+                let (own, mut ctx) = self.own(out);
+                own.encode(kind, &mut ctx);
             }
         }
     }
 }
 
-/// The events that end a streaming part.
-fn end(open: &Open, out: &mut Vec<u8>) {
-    match open {
-        Open::Text(id) => write(out, &Out::TextMessageEnd { message_id: id }),
-        Open::Reasoning(id) => {
-            write(out, &Out::ReasoningMessageEnd { message_id: id });
-            write(out, &Out::ReasoningEnd { message_id: id });
-        }
-        Open::ToolCall(id) => write(
-            out,
-            &Out::ToolCallEnd {
-                tool_call_id: id.as_str(),
-            },
-        ),
-    }
-}
-
-/// An approval request as an interrupt the client answers with a resume entry
-/// `{interruptId, status, payload: {approved, reason?}}`.
 /// agentwire's built-in question to the user, whose unanswered call is awaiting input.
 const ASK_USER: &str = "ask_user";
 
-fn interrupt(request: &ApprovalRequest) -> Interrupt<&str> {
+/// An approval request of the run `run` (`None`: the run's own) as an interrupt the client
+/// answers with a resume entry `{interruptId, status, payload: {approved, reason?}}`. The id is
+/// the approval's own, whichever run asked: the runtime hands the answer down by it.
+fn interrupt(run: Option<&str>, request: &ApprovalRequest) -> Interrupt<String> {
     Interrupt {
-        id: request.approval_id.as_str(),
-        reason: "tool_call",
-        message: request.reason.as_deref(),
-        tool_call_id: Some(request.tool_call_id.as_str()),
+        id: request.approval_id.to_string(),
+        reason: "tool_call".into(),
+        message: request.reason.clone(),
+        tool_call_id: Some(prefixed(run, request.tool_call_id.as_str())),
         response_schema: Some(json!({
             "type": "object",
             "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
             "required": ["approved"],
         })),
+        subagent_run_id: run.map(str::to_owned),
     }
 }
 
-/// `TEXT_MESSAGE_START.role`: AG-UI text messages are assistant, user, system or developer.
-fn text_role(role: Role) -> &'static str {
-    match role {
-        Role::User => "user",
-        Role::System => "system",
-        Role::Assistant | Role::Tool | Role::Data => "assistant",
+impl Outcome<String> {
+    /// The same outcome borrowing its strings, as the wire event takes it.
+    fn borrowed(&self) -> Outcome<&str> {
+        match self {
+            Outcome::Success {
+                pending_tool_call_ids,
+            } => Outcome::Success {
+                pending_tool_call_ids: pending_tool_call_ids
+                    .as_ref()
+                    .map(|ids| ids.iter().map(String::as_str).collect()),
+            },
+            Outcome::Interrupt { interrupts } => Outcome::Interrupt {
+                interrupts: interrupts
+                    .iter()
+                    .map(|interrupt| Interrupt {
+                        id: interrupt.id.as_str(),
+                        reason: interrupt.reason.as_str(),
+                        message: interrupt.message.as_deref(),
+                        tool_call_id: interrupt.tool_call_id.as_deref(),
+                        response_schema: interrupt.response_schema.clone(),
+                        subagent_run_id: interrupt.subagent_run_id.as_deref(),
+                    })
+                    .collect(),
+            },
+            Outcome::Cancelled => Outcome::Cancelled,
+        }
     }
-}
-
-/// Appends one frame: `data: {json}\n\n`.
-fn write(out: &mut Vec<u8>, event: &Out<'_>) {
-    out.extend_from_slice(b"data: ");
-    // Serializing cannot fail: keys are strings and numbers finite.
-    let _ = serde_json::to_writer(&mut *out, event);
-    out.extend_from_slice(b"\n\n");
 }

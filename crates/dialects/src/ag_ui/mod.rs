@@ -26,10 +26,18 @@
 //! | `tool_result` | `TOOL_CALL_RESULT {messageId, toolCallId, content}`: `content` is the result's JSON text, or the string itself when it is not JSON text; nothing for a result the request's history already holds (a frontend tool's output: the client has that tool message) |
 //! | `tool_error` | `TOOL_CALL_RESULT` with the error message as `content` and `metadata: {"agentwire": {"errorType": "VALIDATION" \| "EXECUTION"}}`, which the client keeps on the tool message |
 //! | `step_start` | `STEP_STARTED {stepName, metadata: {"agentwire": {messageId, stepId}}}`; `STEP_FINISHED` before the next step, at the end of the message and before the run ends |
-//! | `file`, `data`, `source`, `artifact`, `plan_update`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
+//! | `plan_update` | an activity message per plan, `messageId` `plan:<plan_id>`, `activityType: "agentwire.plan"`, `content` the part's native JSON without `type`: `ACTIVITY_SNAPSHOT {messageId, activityType, content, metadata: {"agentwire": {messageId}}}` the first time, then `ACTIVITY_DELTA {patch}` replacing, adding or removing the top-level keys that changed (an empty patch when none did) |
+//! | `artifact` | the same, per artifact: `messageId` `artifact:<artifact_id>`, `activityType: "agentwire.artifact"` |
+//! | `file`, `data`, `source`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
 //! | `error` | `CUSTOM {name: "agentwire.error", value: {code, message}}` (`RUN_ERROR` would end the run) |
 //! | `input` (what became of a message sent while the run worked) | `CUSTOM {name: "agentwire.input", value: {client_message_id, outcome, step?, reason?}}`; a steer the run took follows as a user `TEXT_MESSAGE_START {role: "user"}` / `_CONTENT` / `_END` |
 //! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
+//! | a sub-agent's `run_created` (namespace `[…, run]`) | `SUBAGENT_STARTED {subagentRunId: run, name: agent, parentSubagentRunId?, parentToolCallId, parentMessageId?}` (the parent's id when the parent is itself a sub-agent; the AG-UI message that holds the call) |
+//! | a sub-agent's events | the same events as the run's own, each with `subagentRunId`; its AG-UI message ids and tool call ids are prefixed `<run>:` (`run_b:msg_1`, `run_b:call_1`), so they never meet another run's in the client's one list |
+//! | a sub-agent's `run_status` completed | `SUBAGENT_FINISHED {subagentRunId, result: its answer (its last message's text), outcome: {type: "success"}, metadata: {"agentwire": {usage?}}}` |
+//! | a sub-agent's `run_status` failed, canceled, rejected, incomplete | `SUBAGENT_ERROR {subagentRunId, message, code, metadata: {"agentwire": {status, usage?}}}` (the code is the error's, else the status name) |
+//! | a sub-agent's `run_status` awaiting | nothing yet; when the run finishes (its own wait), `SUBAGENT_FINISHED {outcome: {type: "suspended", interruptIds?}, metadata: {"agentwire": {awaiting, usage?}}}` for each waiting sub-agent, innermost first (AG-UI refuses `RUN_FINISHED` while a subagent is open) |
+//! | a sub-agent's wait, in the run's awaiting status | approvals and `ask_user` questions are interrupts carrying `subagentRunId` (and the prefixed `toolCallId`); a sub-agent's frontend tool call is in `pendingToolCallIds` under its prefixed id, the call that started a sub-agent never |
 //!
 //! AG-UI messages hold text and tool calls (assistant), reasoning, or one tool result, so one
 //! canonical message becomes several AG-UI messages: the first takes the message's id, the next
@@ -43,6 +51,24 @@
 //! message per turn, tool messages as `tool_result`/`tool_error` parts of it), `tools` are the
 //! client-executed tools, each `resume` entry an `approval_response` in a last user message, and
 //! generation settings among `forwardedProps`' keys (`model`, `temperature`, `topP`, …) the run's.
+//!
+//! # Sub-agents
+//!
+//! A sub-agent's run is an AG-UI subagent. The client keeps its messages in `agent.messages`
+//! tagged with `subagentRunId` and sends them back in the next request's history;
+//! [`decode_request`] leaves them out (they are the sub-agent's run's, which the server keeps,
+//! not the conversation's), but keeps the client's answer to a sub-agent's frontend tool (a tool
+//! message for its prefixed call id) as a `tool_result` for the call's own id. An interrupt's id
+//! is the approval's own, whichever run asked, so its `resume` entry decodes to the
+//! `approval_response` the runtime hands down to that run. The stream that continues after an
+//! answer is a new AG-UI run: a sub-agent that started before it is started again (AG-UI ids are
+//! per run) when its first event comes, its parents first, named by its run id (its agent's name
+//! was in the earlier stream).
+//!
+//! The spec suggests a `MESSAGES_SNAPSHOT` before an interrupting `RUN_FINISHED`. It is not sent:
+//! the client treats a snapshot as the whole conversation and drops what it leaves out, and the
+//! encoder sees one run's events, not the thread's history as the client holds it; the client's
+//! reducer already holds every message the stream made.
 //!
 //! # Losses
 //!
@@ -60,18 +86,26 @@
 //!   the error's, or the status name). A completed run that left a tool call unanswered comes
 //!   back awaiting `function_output`, as the client sees it.
 //! - Heartbeats are comments and are not decoded; usage keeps only the canonical counts.
-//! - From other servers: `STATE_*`, `MESSAGES_SNAPSHOT`, `ACTIVITY_DELTA`, `RAW`, `SUBAGENT_*`,
-//!   `REASONING_ENCRYPTED_VALUE`, other `CUSTOM` events and interrupts without a tool call are
-//!   skipped; `ACTIVITY_SNAPSHOT` becomes a `data` part named after its `activityType`.
+//! - A sub-agent's `session_id` is the thread's; one started before the stream has its run id as
+//!   its agent and no call; a sub-agent's `result` is not read back (its messages are).
+//!   Attribution without `SUBAGENT_STARTED` (another server's) starts the sub-agent at its first
+//!   event, under the run; one still open when the run ends ends waiting for what it left
+//!   unanswered, else incomplete.
+//! - From other servers: `STATE_*`, `MESSAGES_SNAPSHOT`, `RAW`, `REASONING_ENCRYPTED_VALUE`,
+//!   other `CUSTOM` events and interrupts without a tool call are skipped; an activity of another
+//!   `activityType` becomes a `data` part named after it, each time it changes; an
+//!   `ACTIVITY_DELTA` operation below the top level of its content is skipped.
 //! - In requests: `encryptedValue`, message `name`s and `activity` messages are dropped; a
 //!   `file` content source (a provider's file id) becomes a URL; reasoning in the history is kept.
 //!
 //! The client keeps none of the `CUSTOM` parts in its messages (subscribers see them in
-//! `onCustomEvent`), nor steps.
+//! `onCustomEvent`), nor steps. It keeps plans and artifacts as `activity` messages, updated in
+//! place, which it never sends back.
 
 mod decoder;
 mod encoder;
 mod request;
+mod run;
 mod wire;
 
 pub use decoder::AgUiDecoder;

@@ -142,19 +142,46 @@ pub fn decode_request(body: &[u8]) -> Result<RunAgentInput, DecodeError> {
     })
 }
 
-/// The history as canonical messages, one assistant message per turn.
+/// The history as canonical messages, one assistant message per turn. A sub-agent's messages
+/// (those with a `subagentRunId`) are its run's, which the server keeps, not the conversation's:
+/// they are left out, but the client's answer to a sub-agent's call (a tool message for a
+/// frontend tool it called) is kept, under the call's own id.
 fn history(wire: Vec<WireMessage>) -> Vec<Message> {
     let mut messages: Vec<Message> = Vec::new();
     let mut in_turn = false;
     let mut tool_names: HashMap<String, String> = HashMap::new();
+    // A sub-agent's calls, by their AG-UI id: (the call's own id, its tool).
+    let mut nested_calls: HashMap<String, (String, String)> = HashMap::new();
     for message in wire {
+        if let WireMessage::Assistant {
+            subagent_run_id: Some(run),
+            tool_calls,
+            ..
+        } = &message
+        {
+            for call in tool_calls.iter().flatten() {
+                let own = call
+                    .id
+                    .strip_prefix(run.as_str())
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    .unwrap_or(&call.id);
+                nested_calls.insert(
+                    call.id.clone(),
+                    (own.to_owned(), call.function.name.clone()),
+                );
+            }
+        }
+        if message.subagent_run_id().is_some() {
+            continue;
+        }
         let (id, parts) = match message {
-            WireMessage::Developer { id, content } | WireMessage::System { id, content } => {
+            WireMessage::Developer { id, content, .. }
+            | WireMessage::System { id, content, .. } => {
                 messages.push(Message::system(content).with_id(id));
                 in_turn = false;
                 continue;
             }
-            WireMessage::User { id, content } => {
+            WireMessage::User { id, content, .. } => {
                 messages.push(Message::new(Role::User, user_parts(content)).with_id(id));
                 in_turn = false;
                 continue;
@@ -163,6 +190,7 @@ fn history(wire: Vec<WireMessage>) -> Vec<Message> {
                 id,
                 content,
                 tool_calls,
+                ..
             } => {
                 let mut parts = Vec::new();
                 if let Some(text) = content.filter(|text| !text.is_empty()) {
@@ -178,7 +206,7 @@ fn history(wire: Vec<WireMessage>) -> Vec<Message> {
                 }
                 (id, parts)
             }
-            WireMessage::Reasoning { id, content } => {
+            WireMessage::Reasoning { id, content, .. } => {
                 (id, vec![Part::Reasoning(ReasoningPart { text: content })])
             }
             WireMessage::Tool {
@@ -187,8 +215,16 @@ fn history(wire: Vec<WireMessage>) -> Vec<Message> {
                 content,
                 error,
                 metadata,
+                ..
             } => {
-                let part = tool_part(&tool_names, tool_call_id, content, error, metadata);
+                let (tool_call_id, names) = match nested_calls.get(&tool_call_id) {
+                    Some((own, name)) => {
+                        let names = HashMap::from([(own.clone(), name.clone())]);
+                        (own.clone(), names)
+                    }
+                    None => (tool_call_id, tool_names.clone()),
+                };
+                let part = tool_part(&names, tool_call_id, content, error, metadata);
                 (id, vec![part])
             }
             WireMessage::Other => continue,
@@ -280,14 +316,20 @@ enum WireMessage {
     Developer {
         id: String,
         content: String,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     System {
         id: String,
         content: String,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     User {
         id: String,
         content: UserContent,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     Assistant {
         id: String,
@@ -295,6 +337,8 @@ enum WireMessage {
         content: Option<String>,
         #[serde(default)]
         tool_calls: Option<Vec<WireToolCall>>,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     Tool {
         id: String,
@@ -304,14 +348,45 @@ enum WireMessage {
         error: Option<String>,
         #[serde(default)]
         metadata: Option<Value>,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     Reasoning {
         id: String,
         content: String,
+        #[serde(default)]
+        subagent_run_id: Option<String>,
     },
     /// `activity` messages (the client's own display state) and roles of newer versions.
     #[serde(other)]
     Other,
+}
+
+impl WireMessage {
+    /// The sub-agent's run the message is of, if it is not the conversation's own.
+    fn subagent_run_id(&self) -> Option<&str> {
+        match self {
+            WireMessage::Developer {
+                subagent_run_id, ..
+            }
+            | WireMessage::System {
+                subagent_run_id, ..
+            }
+            | WireMessage::User {
+                subagent_run_id, ..
+            }
+            | WireMessage::Assistant {
+                subagent_run_id, ..
+            }
+            | WireMessage::Tool {
+                subagent_run_id, ..
+            }
+            | WireMessage::Reasoning {
+                subagent_run_id, ..
+            } => subagent_run_id.as_deref(),
+            WireMessage::Other => None,
+        }
+    }
 }
 
 #[derive(Deserialize)]

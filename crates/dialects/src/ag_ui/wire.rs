@@ -18,6 +18,14 @@ pub(super) const CUSTOM_INPUT: &str = "agentwire.input";
 pub(super) const CUSTOM_ERROR: &str = "agentwire.error";
 /// The protocol version we speak, declared on `RUN_STARTED`.
 pub(super) const PROTOCOL_VERSION: &str = "1.0";
+/// `activityType` of a plan's activity message; its content is the `plan_update` part's
+/// native JSON without `type`.
+pub(super) const ACTIVITY_PLAN: &str = "agentwire.plan";
+/// `activityType` of an artifact's activity message; its content is the `artifact` part's
+/// native JSON without `type`.
+pub(super) const ACTIVITY_ARTIFACT: &str = "agentwire.artifact";
+/// The key every event a sub-agent's run produces carries, naming that run.
+pub(super) const SUBAGENT_RUN_ID: &str = "subagentRunId";
 
 /// One AG-UI event. Types we do not read are `Other` and skipped.
 #[derive(Debug, Serialize, Deserialize)]
@@ -139,6 +147,45 @@ pub(super) enum WireEvent<S> {
         message_id: S,
         activity_type: S,
         content: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replace: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Value>,
+    },
+    ActivityDelta {
+        message_id: S,
+        activity_type: S,
+        /// RFC 6902 operations.
+        patch: Vec<PatchOp<S>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Value>,
+    },
+    SubagentStarted {
+        subagent_run_id: S,
+        name: S,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_subagent_run_id: Option<S>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_tool_call_id: Option<S>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_message_id: Option<S>,
+    },
+    SubagentFinished {
+        subagent_run_id: S,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<SubagentOutcome<S>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Value>,
+    },
+    SubagentError {
+        subagent_run_id: S,
+        message: S,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        code: Option<S>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metadata: Option<Value>,
     },
     Custom {
         name: S,
@@ -166,6 +213,31 @@ pub(super) enum Outcome<S> {
     Cancelled,
 }
 
+/// `SUBAGENT_FINISHED.outcome`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub(super) enum SubagentOutcome<S> {
+    Success,
+    Suspended {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        interrupt_ids: Option<Vec<S>>,
+    },
+}
+
+/// One RFC 6902 operation of an `ACTIVITY_DELTA`: ours replace, add or remove a top-level key
+/// of the activity's content.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct PatchOp<S> {
+    pub(super) op: S,
+    pub(super) path: S,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) value: Option<Value>,
+}
+
 /// Something a run needs from outside before it can go on; ours are tool approvals.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -178,6 +250,9 @@ pub(super) struct Interrupt<S> {
     pub(super) tool_call_id: Option<S>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) response_schema: Option<Value>,
+    /// The sub-agent's run that asked, when it is not the run's own request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) subagent_run_id: Option<S>,
 }
 
 /// Token counts of one provider and model; the decoder sums the entries.

@@ -744,7 +744,7 @@ impl AgentScopeEncoder {
 
 impl Encoder for AgentScopeEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
+        // A sub-agent's run is not written: see the module docs' losses.
         if !event.is_own() {
             return;
         }

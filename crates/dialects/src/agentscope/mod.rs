@@ -61,6 +61,12 @@
 //!
 //! # Losses
 //!
+//! - Sub-agents' runs nested in the stream are not sent: an AgentScope response is one agent's
+//!   messages, its `output` exactly them, and its messages name no run or agent a sub-agent's
+//!   could be told apart by (their client folds every message of a response into its output).
+//!   The sub-agent's answer is its call's `function_call_output`, as for any tool; a run that
+//!   waits because a sub-agent does is written, like any wait, from what the run's own messages
+//!   leave unanswered (its call of the sub-agent), so it reads back awaiting function output.
 //! - Step starts have no AgentScope form: they are dropped (AgentScope's message boundaries
 //!   already show the steps).
 //! - Awaiting input is written as completed and read back as awaiting input only from an

@@ -38,6 +38,12 @@ pub struct AiSdkDecoder {
     last_error: Option<ErrorInfo>,
     /// `[DONE]` arrived, or the run reached a terminal status: later chunks are ignored.
     ended: bool,
+    /// A `start-step` not yet written: the step that shows a sub-agent's requests is not the
+    /// message's, and only the next chunk tells.
+    pending_step: bool,
+    /// Sub-agents' calls shown with an approval request and no outcome yet: a run that stops
+    /// for tool calls with one of these waits for an approval.
+    nested_approvals: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -224,6 +230,21 @@ impl AiSdkDecoder {
 
     fn chunk(&mut self, chunk: Chunk<'_>, frame: u64) -> Result<(), DecodeError> {
         let kind = chunk.kind.as_ref();
+        // A sub-agent's request or its outcome, as a tool part of the message: not the run's
+        // own. The step opened right before the first of them was opened for them.
+        if provider_fact(chunk.provider_metadata.as_ref(), "runId").is_some() {
+            let call = chunk.tool_call_id.as_deref().unwrap_or_default().to_owned();
+            match kind {
+                "tool-input-available" => self.pending_step = false,
+                "tool-approval-request" => self.nested_approvals.push(call),
+                "tool-output-available" | "tool-output-error" | "tool-output-denied" => {
+                    self.nested_approvals.retain(|waiting| *waiting != call);
+                }
+                _ => {}
+            }
+            return Ok(());
+        }
+        self.write_pending_step();
         match kind {
             "start" => {
                 let metadata = object(chunk.message_metadata);
@@ -281,14 +302,7 @@ impl AiSdkDecoder {
             .get_or_insert_with(|| OpenMessage::start(out, n_messages, None, Map::new()));
         let build_error = |error: BuildError| invalid(frame, error);
         match kind {
-            "start-step" => {
-                message.n_steps += 1;
-                let step = StepStart {
-                    step_id: step_id(message.n_steps).into(),
-                    step_name: None,
-                };
-                message.whole(out, Part::StepStart(step));
-            }
+            "start-step" => self.pending_step = true,
             "finish-step" => {}
             "text-start" | "reasoning-start" => {
                 let id = required(chunk.id, frame, kind, "id")?.into_owned();
@@ -555,7 +569,7 @@ impl AiSdkDecoder {
             "tool-calls" => {
                 let unanswered = self.message.as_ref().is_some_and(|message| {
                     message.approvals.values().any(|(_, answered)| !answered)
-                });
+                }) || !self.nested_approvals.is_empty();
                 let awaiting = if unanswered {
                     Awaiting::Approval
                 } else {
@@ -595,10 +609,29 @@ impl AiSdkDecoder {
 
     /// The stream ended (`[DONE]` or the last byte): the open message completes; a stream that
     /// reported an error and never finished failed.
+    /// Writes the step a `start-step` opened, once the chunk after it says it is the message's.
+    fn write_pending_step(&mut self) {
+        if !std::mem::take(&mut self.pending_step) {
+            return;
+        }
+        let out = &mut self.out;
+        let n_messages = &mut self.n_messages;
+        let message = self
+            .message
+            .get_or_insert_with(|| OpenMessage::start(out, n_messages, None, Map::new()));
+        message.n_steps += 1;
+        let step = StepStart {
+            step_id: step_id(message.n_steps).into(),
+            step_name: None,
+        };
+        message.whole(out, Part::StepStart(step));
+    }
+
     fn end_of_stream(&mut self) {
         if self.ended {
             return;
         }
+        self.write_pending_step();
         let usage = self.complete_message();
         if let Some(error) = self.last_error.take() {
             self.run_status(RunStatus::Failed, Some(error), usage);

@@ -12,8 +12,12 @@ use agentwire_core::{
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{file_url, metadata_json, part_as_data, provider_metadata, usage_json};
+use super::{SubagentCall, file_url, metadata_json, part_as_data, provider_metadata, usage_json};
 use crate::Encoder;
+
+mod nested;
+
+use nested::{Nested, stream_id};
 
 /// The headers a server sends with a UI message stream (the SDK's `UI_MESSAGE_STREAM_HEADERS`).
 /// The client checks none of them, but proxies and other ports do.
@@ -52,6 +56,9 @@ pub struct AiSdkEncoder {
     last_error: Option<String>,
     /// The client is `ai` 7 or later, which knows the `steering-message` chunk.
     steering: bool,
+    /// The sub-agents' runs nested in the stream: their progress, and their requests the
+    /// message shows.
+    nested: Nested,
 }
 
 #[derive(Debug)]
@@ -108,6 +115,23 @@ impl AiSdkEncoder {
         self
     }
 
+    /// Learns the sub-agents' calls the client's message shows as tool parts (the request's
+    /// [`subagent_calls`](super::ChatRequest::subagent_calls)), so that their outcomes in this
+    /// stream (a result, an error, a denial) reach those parts.
+    pub fn knowing_subagent_calls(mut self, calls: &[SubagentCall]) -> Self {
+        for call in calls {
+            let id = stream_id(&call.run_id, call.tool_call_id.as_str());
+            self.nested.surfaced.insert(id);
+            if let Some(approval_id) = &call.approval_id {
+                self.nested.approvals.insert(
+                    (call.run_id.clone(), approval_id.clone()),
+                    call.tool_call_id.clone(),
+                );
+            }
+        }
+        self
+    }
+
     /// The encoder for the response to `request`: continuing its assistant message when it
     /// continues one, and knowing its history.
     pub fn for_request(request: &super::ChatRequest) -> Self {
@@ -117,6 +141,7 @@ impl AiSdkEncoder {
         };
         encoder
             .knowing(&request.messages)
+            .knowing_subagent_calls(&request.subagent_calls)
             .with_steering(request.sdk_major >= 7)
     }
 
@@ -318,6 +343,7 @@ impl AiSdkEncoder {
                         tool_call_id: call.tool_call_id.as_str(),
                         tool_name: &call.tool_name,
                         input: &call.args.0,
+                        provider_metadata: None,
                     },
                 );
                 self.remember(part);
@@ -327,6 +353,8 @@ impl AiSdkEncoder {
                 &Chunk::ToolOutputAvailable {
                     tool_call_id: result.tool_call_id.as_str(),
                     output: &result.result,
+                    preliminary: None,
+                    provider_metadata: None,
                 },
             ),
             Part::ToolError(error) if self.denied.remove(&error.tool_call_id) => {}
@@ -347,6 +375,7 @@ impl AiSdkEncoder {
                         &Chunk::ToolOutputError {
                             tool_call_id: error.tool_call_id.as_str(),
                             error_text: &error.message,
+                            provider_metadata: None,
                         },
                     ),
                 }
@@ -358,6 +387,7 @@ impl AiSdkEncoder {
                         approval_id: request.approval_id.as_str(),
                         tool_call_id: request.tool_call_id.as_str(),
                         reason: request.reason.as_deref(),
+                        provider_metadata: None,
                     },
                 );
                 self.remember(part);
@@ -378,6 +408,7 @@ impl AiSdkEncoder {
                         out,
                         &Chunk::ToolOutputDenied {
                             tool_call_id: tool_call_id.as_str(),
+                            provider_metadata: None,
                         },
                     );
                     self.denied.insert(tool_call_id.clone());
@@ -387,6 +418,7 @@ impl AiSdkEncoder {
                 self.end_step(out);
                 chunk(out, &Chunk::StartStep);
                 self.step_open = true;
+                self.nested.surfacing = false;
             }
             Part::File(file) => write_file(out, file),
             Part::Source(source) => chunk(
@@ -424,6 +456,8 @@ impl AiSdkEncoder {
             End::Abort(reason) => chunk(out, &Chunk::Abort { reason }),
         }
         self.message = None;
+        self.nested.surfacing = false;
+        self.nested.adopt = false;
     }
 
     fn error(&mut self, text: &str, out: &mut Vec<u8>) {
@@ -506,11 +540,23 @@ enum End<'a> {
 
 impl Encoder for AiSdkEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
         if !event.is_own() {
+            if !matches!(event.kind, EventKind::Heartbeat {}) {
+                self.encode_nested(event, out);
+            }
             return;
         }
         match &event.kind {
+            // The message a sub-agent's output opened (a continuation) is this one.
+            EventKind::MessageStart {
+                message_id,
+                metadata,
+                created_at,
+                ..
+            } if std::mem::take(&mut self.nested.adopt) => {
+                self.message = Some(message_id.clone());
+                self.update_metadata(metadata_json(metadata, *created_at), out);
+            }
             EventKind::MessageStart {
                 message_id,
                 metadata,
@@ -529,6 +575,7 @@ impl Encoder for AiSdkEncoder {
             EventKind::MessageComplete { message }
                 if self.message.is_some() && self.message == message.id =>
             {
+                self.flush_progress(out);
                 self.end_step(out);
                 self.update_metadata(metadata_json(&message.metadata, message.created_at), out);
             }
@@ -543,6 +590,12 @@ impl Encoder for AiSdkEncoder {
                 error,
                 usage,
             } => {
+                if !matches!(
+                    status,
+                    RunStatus::Created | RunStatus::Queued | RunStatus::InProgress
+                ) {
+                    self.flush_progress(out);
+                }
                 if let (Some(usage), Some(_)) = (usage, &self.message) {
                     let mut patch = Map::new();
                     patch.insert("usage".into(), usage_json(usage));
@@ -645,6 +698,8 @@ enum Chunk<'a> {
         tool_call_id: &'a str,
         tool_name: &'a str,
         input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
     },
     ToolInputError {
         tool_call_id: &'a str,
@@ -655,19 +710,29 @@ enum Chunk<'a> {
     ToolOutputAvailable {
         tool_call_id: &'a str,
         output: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        preliminary: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
     },
     ToolOutputError {
         tool_call_id: &'a str,
         error_text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
     },
     ToolOutputDenied {
         tool_call_id: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
     },
     ToolApprovalRequest {
         approval_id: &'a str,
         tool_call_id: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        provider_metadata: Option<&'a Value>,
     },
     ToolApprovalResponse {
         approval_id: &'a str,

@@ -37,6 +37,38 @@
 //! | `run_status` canceled | `abort {reason?}` (the SDK's own server ends an aborted stream so) |
 //! | `error` | `error {errorText}` |
 //! | `heartbeat` | `: keep-alive` |
+//! | a sub-agent's events (namespace `[run]`, the child of a call in the message) | its progress: `tool-output-available {toolCallId: the call, output, preliminary: true}`, `output` the child's `UIMessage` so far (below), when its status changes and whenever what changed since reaches an eighth of what was sent (at least [`MIN_TOOL_INPUT_DELTA`] bytes), and before the run's message ends; its answer is the call's own (final) output as for any call |
+//! | a nested run's `run_status` awaiting | what it waits for as tool parts of the message, in a step of their own at its end (`finish-step`, `start-step`): `tool-input-available {toolCallId: "<run>:<call>", toolName, input, providerMetadata: {"agentwire": {"runId"}}}` per call it waits on, with `tool-approval-request {approvalId: "<run>:<approval>", toolCallId, reason?, providerMetadata}` when it waits for an approval |
+//! | a nested run's result, error or denial of a call shown so | `tool-output-available`, `tool-output-error` or `tool-output-denied` for `<run>:<call>`, with the same `providerMetadata` |
+//!
+//! # Sub-agents
+//!
+//! A sub-agent's run is shown the way the AI SDK's own sub-agent tools show theirs (`ai`'s
+//! "Subagents" guide): as the preliminary output of the parent's tool part for the call, a
+//! `UIMessage` that grows, `{id: <run id>, role: "assistant", metadata: {runId, agentName?,
+//! status}, parts}`, every message of the child's in it (text and reasoning still streaming are
+//! `streaming`, a call whose arguments stream `input-streaming`); in the tool part of each call
+//! of the child's that started a sub-agent of its own, that grandchild's progress is the
+//! preliminary output, and so on down. The client keeps the last one; the call's final output is
+//! the child's answer, as its parent's model read it.
+//!
+//! What a waiting sub-agent asks of the client must be answerable where the client answers the
+//! run's own requests: in the tool parts of the message. So each of its waiting calls becomes a
+//! tool part of the message (ids prefixed with its run's, so they never meet the run's own), in
+//! a last step of their own, so that `lastAssistantMessageIsCompleteWithApprovalResponses` (and
+//! `…WithToolCalls`) see exactly them and `useChat` sends the answers by itself. The request
+//! decoder turns the answered parts back into the sub-agent's own ids (an `approval_response`
+//! for `apr_1`, a `tool_result` for its call) and lists them in
+//! [`ChatRequest::subagent_calls`]; the encoder of the stream that continues learns them
+//! ([`AiSdkEncoder::knowing_subagent_calls`]) and sends their outcomes to those parts.
+//!
+//! Decided: the progress is sent whole each time (the client replaces a preliminary output, it
+//! cannot append to one) but geometrically less often as it grows, so a child's whole stream
+//! costs the client O(its size) bytes; the final output stays the answer, not the child's
+//! `UIMessage`, so that the message read back as a request is the conversation the parent's
+//! model saw. A stream that continues after an answer does not show the progress of children
+//! that started before it (their earlier parts are not in it, and a progress replaces the
+//! client's whole view); their calls' answers still arrive as outputs.
 //!
 //! The stream decoder reads the same chunks back ([`AiSdkDecoder`]); a message ends at `finish`,
 //! `abort`, a `start` with another id, `[DONE]` or the end of the stream, and `finish` becomes
@@ -87,6 +119,11 @@
 //! - Deltas of two text parts interleaved by id (never sent by the encoder) split into parts.
 //!   A `tool-input-available` whose input disagrees with the streamed argument text keeps the
 //!   text (the canonical stream says a completion agrees with its deltas).
+//! - Sub-agents: the decoder reads the run's own message only; a sub-agent's progress
+//!   (preliminary outputs) and its requests and their outcomes (the chunks marked with
+//!   `providerMetadata.agentwire.runId`, and the `start-step` right before the first of them)
+//!   are skipped, except that a run stopping for tool calls with a sub-agent's approval
+//!   unanswered reads back awaiting approval.
 //! - Chunks without a canonical part (`source-document`, `reasoning-file`, `custom`,
 //!   `steering-message`, `reset-step`, transient `data-*`, preliminary tool outputs) are skipped;
 //!   a `tool-output-denied` for a call whose approval request is not in the stream becomes an
@@ -94,7 +131,8 @@
 //!
 //! In requests, a tool part holds the call and its outcome together, so the decoded call is
 //! followed at once by its approval request, approval response and result or error; an
-//! `output-error` is always an `EXECUTION` error.
+//! `output-error` is always an `EXECUTION` error; a preliminary output is no result; a
+//! sub-agent's part gives only the client's answer to it, and the step it opened is dropped.
 
 mod decoder;
 mod encoder;
@@ -103,7 +141,7 @@ mod ui_message;
 
 pub use decoder::AiSdkDecoder;
 pub use encoder::{AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS};
-pub use request::{ChatRequest, Trigger, decode_request};
+pub use request::{ChatRequest, SubagentCall, Trigger, decode_request};
 pub use ui_message::to_ui_message;
 
 use agentwire_core::message::Metadata;

@@ -1,12 +1,13 @@
 //! [`decode_request`]: the body `useChat`'s `DefaultChatTransport` posts → canonical messages.
 
+use agentwire_core::ids::ApprovalId;
 use agentwire_core::part::{
     ApprovalRequest, ApprovalResponse, FilePart, ReasoningPart, RefusalPart, Source, StepStart,
     TextPart, ToolArgs, ToolCall,
 };
 use agentwire_core::{
-    GenerationSettings, InputMode, InvalidField, Message, MessageId, Part, Role, ToolError,
-    ToolErrorKind, ToolResult, ToolSpec,
+    GenerationSettings, InputMode, InvalidField, Message, MessageId, Part, Role, RunId, ToolCallId,
+    ToolError, ToolErrorKind, ToolResult, ToolSpec,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -43,6 +44,24 @@ pub struct ChatRequest {
     /// The major version of `ai` the client says it is (`body.aiSdkVersion`, `7` or
     /// `"7.0.173"`); 5 when it does not say, so that only chunks every version knows are sent.
     pub sdk_major: u32,
+    /// The sub-agents' calls the messages show as tool parts (a waiting sub-agent's request
+    /// the stream surfaced): their answers are in `messages` under the calls' own ids, and a
+    /// continuation sends their outcomes to these parts
+    /// ([`AiSdkEncoder::knowing_subagent_calls`](super::AiSdkEncoder::knowing_subagent_calls)).
+    pub subagent_calls: Vec<SubagentCall>,
+}
+
+/// A sub-agent's call shown as a tool part of the assistant message: the part carries
+/// `callProviderMetadata: {"agentwire": {"runId"}}`, and its ids are the call's and the
+/// approval's prefixed with the run's (`<run>:<id>`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubagentCall {
+    /// The sub-agent's run that made the call.
+    pub run_id: RunId,
+    /// The call's own id, in that run.
+    pub tool_call_id: ToolCallId,
+    /// The approval the part asks, when it asks one.
+    pub approval_id: Option<ApprovalId>,
 }
 
 /// Why a chat request was sent.
@@ -82,12 +101,13 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         }
     };
     let ui_last_id = ui_messages.last().and_then(|message| message.id.clone());
+    let mut subagent_calls = Vec::new();
     let messages = ui_messages
         .into_iter()
         .enumerate()
         .map(|(n, message)| {
             message
-                .into_message()
+                .into_message(&mut subagent_calls)
                 .map_err(|error| invalid(custom(format_args!("message {n}: {error}"))))
         })
         .collect::<Result<_, _>>()?;
@@ -133,6 +153,7 @@ pub fn decode_request(body: &[u8]) -> Result<ChatRequest, DecodeError> {
         mode,
         client_message_id,
         sdk_major,
+        subagent_calls,
     })
 }
 
@@ -223,6 +244,10 @@ struct UiTool {
     error_text: Option<String>,
     #[serde(default)]
     approval: Option<UiApproval>,
+    #[serde(default)]
+    preliminary: Option<bool>,
+    #[serde(default)]
+    call_provider_metadata: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -238,7 +263,10 @@ struct UiApproval {
 }
 
 impl UiMessage {
-    fn into_message(self) -> Result<Message, serde_json::Error> {
+    fn into_message(
+        self,
+        subagent_calls: &mut Vec<SubagentCall>,
+    ) -> Result<Message, serde_json::Error> {
         let role = match self.role {
             UiRole::System => Role::System,
             UiRole::User => Role::User,
@@ -251,8 +279,18 @@ impl UiMessage {
         let (metadata, created_at) = metadata_from_json(metadata);
         let mut parts = Vec::with_capacity(self.parts.len());
         let mut n_steps = 0;
-        for (n, part) in self.parts.into_iter().enumerate() {
-            push_parts(part, &mut n_steps, &mut parts)
+        // The step that shows sub-agents' requests (a `step-start` right before a sub-agent's
+        // tool part) is not the message's.
+        let shown: Vec<bool> = self.parts.iter().map(is_subagent_part).collect();
+        let mut ui_parts = self.parts;
+        let mut at = 0;
+        ui_parts.retain(|part| {
+            at += 1;
+            !(part.get("type") == Some(&Value::from("step-start"))
+                && shown.get(at).copied().unwrap_or(false))
+        });
+        for (n, part) in ui_parts.into_iter().enumerate() {
+            push_parts(part, &mut n_steps, &mut parts, subagent_calls)
                 .map_err(|error| custom(format_args!("part {n}: {error}")))?;
         }
         Ok(Message {
@@ -265,9 +303,19 @@ impl UiMessage {
     }
 }
 
+/// Whether a `UIMessage` part is a sub-agent's call shown in the message.
+fn is_subagent_part(part: &Value) -> bool {
+    provider_fact(part.get("callProviderMetadata"), "runId").is_some()
+}
+
 /// Appends the canonical parts one `UIMessage` part stands for (a tool part holds a call and
 /// its outcome, so it may be several).
-fn push_parts(part: Value, n_steps: &mut u32, parts: &mut Vec<Part>) -> serde_json::Result<()> {
+fn push_parts(
+    part: Value,
+    n_steps: &mut u32,
+    parts: &mut Vec<Part>,
+    subagent_calls: &mut Vec<SubagentCall>,
+) -> serde_json::Result<()> {
     let kind = match part.get("type") {
         Some(Value::String(kind)) => kind.clone(),
         _ => return Err(custom("a part needs a string `type`")),
@@ -319,11 +367,16 @@ fn push_parts(part: Value, n_steps: &mut u32, parts: &mut Vec<Part>) -> serde_js
             let Some(name) = tool.tool_name.clone() else {
                 return Err(custom("a `dynamic-tool` part needs `toolName`"));
             };
-            push_tool(tool, name, parts);
+            push_tool(tool, name, parts, subagent_calls);
         }
         kind if kind.starts_with("tool-") => {
             let tool: UiTool = serde_json::from_value(part)?;
-            push_tool(tool, kind["tool-".len()..].to_owned(), parts);
+            push_tool(
+                tool,
+                kind["tool-".len()..].to_owned(),
+                parts,
+                subagent_calls,
+            );
         }
         kind if kind.starts_with("data-") => {
             let data: UiData = serde_json::from_value(part)?;
@@ -337,20 +390,63 @@ fn push_parts(part: Value, n_steps: &mut u32, parts: &mut Vec<Part>) -> serde_js
     Ok(())
 }
 
-/// A tool part: the call, then its approval request and answer, then its result or error.
-fn push_tool(tool: UiTool, tool_name: String, parts: &mut Vec<Part>) {
+/// A tool part: the call, then its approval request and answer, then its result or error. A
+/// preliminary output (a sub-agent's progress) is no result. A sub-agent's call (marked in its
+/// `callProviderMetadata`) is not the message's: only the client's answers to it are kept, under
+/// the call's and the approval's own ids, and the call is listed in `subagent_calls`.
+fn push_tool(
+    mut tool: UiTool,
+    tool_name: String,
+    parts: &mut Vec<Part>,
+    subagent_calls: &mut Vec<SubagentCall>,
+) {
+    let subagent = provider_fact(tool.call_provider_metadata.as_ref(), "runId")
+        .and_then(Value::as_str)
+        .map(RunId::from);
+    if let Some(run_id) = &subagent {
+        let own = |id: &str| {
+            id.strip_prefix(run_id.as_str())
+                .and_then(|rest| rest.strip_prefix(':'))
+                .unwrap_or(id)
+                .to_owned()
+        };
+        tool.tool_call_id = own(&tool.tool_call_id);
+        if let Some(approval) = &mut tool.approval {
+            approval.id = own(&approval.id);
+        }
+        if !matches!(
+            tool.state.as_str(),
+            "output-available" | "output-error" | "output-denied"
+        ) {
+            subagent_calls.push(SubagentCall {
+                run_id: run_id.clone(),
+                tool_call_id: tool.tool_call_id.as_str().into(),
+                approval_id: tool
+                    .approval
+                    .as_ref()
+                    .map(|approval| approval.id.as_str().into()),
+            });
+        }
+    }
+    if tool.preliminary == Some(true) {
+        tool.state = "input-available".into();
+    }
     let tool_call_id = agentwire_core::ToolCallId::from(tool.tool_call_id);
-    parts.push(Part::ToolCall(ToolCall {
-        tool_call_id: tool_call_id.clone(),
-        tool_name: tool_name.clone(),
-        args: tool.input.map(ToolArgs).unwrap_or_default(),
-    }));
-    if let Some(approval) = tool.approval {
-        parts.push(Part::ApprovalRequest(ApprovalRequest {
-            approval_id: approval.id.as_str().into(),
+    if subagent.is_none() {
+        parts.push(Part::ToolCall(ToolCall {
             tool_call_id: tool_call_id.clone(),
-            reason: approval.request_reason,
+            tool_name: tool_name.clone(),
+            args: tool.input.map(ToolArgs).unwrap_or_default(),
         }));
+    }
+    if let Some(approval) = tool.approval {
+        if subagent.is_none() {
+            parts.push(Part::ApprovalRequest(ApprovalRequest {
+                approval_id: approval.id.as_str().into(),
+                tool_call_id: tool_call_id.clone(),
+                reason: approval.request_reason,
+            }));
+        }
         let approved = match (approval.approved, tool.state.as_str()) {
             (Some(approved), _) => Some(approved),
             (None, "output-denied") => Some(false),

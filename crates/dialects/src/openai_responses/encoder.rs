@@ -65,6 +65,9 @@ pub struct ResponsesEncoder {
     calls: HashMap<String, usize>,
     /// Which output items are done.
     done: Vec<bool>,
+    /// Sub-agents' calls in the stream: name and argument text, by `<run>:<call id>`, so that
+    /// an approval one of them asks can be shown.
+    nested_calls: HashMap<String, (String, String)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -116,6 +119,7 @@ impl ResponsesEncoder {
             agent_tools: HashMap::new(),
             default_label: info.model,
             known_calls: HashMap::new(),
+            nested_calls: HashMap::new(),
             open_message: None,
             slots: HashMap::new(),
             calls: HashMap::new(),
@@ -799,13 +803,64 @@ fn wire_usage(usage: &Usage) -> WireUsage {
     }
 }
 
+impl ResponsesEncoder {
+    /// An event of a sub-agent's run nested in the stream. A response's output is the model's;
+    /// a sub-agent's messages have no item, and its answer is its call's output. What it asks
+    /// for approval is an `mcp_approval_request` of the response all the same, so that the
+    /// client can answer it (`mcp_approval_response`, naming the approval, which the runtime
+    /// hands down).
+    fn encode_nested(&mut self, event: &Event, out: &mut Vec<u8>) {
+        let run = event
+            .namespace
+            .run()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let EventKind::PartComplete { part, .. } = &event.kind else {
+            return;
+        };
+        match part {
+            Part::ToolCall(call) => {
+                self.nested_calls.insert(
+                    format!("{run}:{}", call.tool_call_id),
+                    (call.tool_name.clone(), call.args.to_json_text()),
+                );
+            }
+            Part::ApprovalRequest(request) => {
+                let Some((name, arguments)) = self
+                    .nested_calls
+                    .get(&format!("{run}:{}", request.tool_call_id))
+                    .cloned()
+                else {
+                    return;
+                };
+                self.in_progress(out);
+                self.close_message(out);
+                let server_label = self
+                    .label_of(&name)
+                    .unwrap_or_else(|| self.default_label.clone());
+                let output = self.add_item(
+                    out,
+                    Item::McpApprovalRequest {
+                        id: request.approval_id.to_string(),
+                        server_label,
+                        name,
+                        arguments,
+                    },
+                );
+                self.finish_item(out, output);
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Encoder for ResponsesEncoder {
     fn encode(&mut self, event: &Event, out: &mut Vec<u8>) {
-        // Sub-agents' runs nested in the stream are not written in this dialect yet.
-        if !event.is_own() {
+        if self.ended {
             return;
         }
-        if self.ended {
+        if !event.is_own() {
+            self.encode_nested(event, out);
             return;
         }
         match &event.kind {

@@ -47,6 +47,13 @@
 //!
 //! # Losses
 //!
+//! - Sub-agents' runs nested in the stream: a response's output items are its model's, and the
+//!   API has no item for another agent's work, so a sub-agent's messages and statuses are not
+//!   sent; its answer is its call's `mcp_call` output, as for any agent tool. Only what a
+//!   waiting sub-agent asks for approval is: an `mcp_approval_request` (id: the approval's,
+//!   name and arguments: the sub-agent's call's), answered like the run's own. A sub-agent's
+//!   call of a client tool is not shown (it is not the model's `function_call`), so a run whose
+//!   sub-agent waits for one cannot be answered in this dialect.
 //! - Parts the API has no item for are not sent: step starts, files, data, sources, artifacts
 //!   and plan updates. Messages of other roles (the run's input) are not sent either.
 //! - A tool result's JSON is sent as its JSON text in `output` (a string result as it is); the

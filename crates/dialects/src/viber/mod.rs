@@ -71,6 +71,12 @@
 //!   message holding `approval-response` parts, a client tool by one holding `tool-result`s.
 //!
 //! # Losses
+//! - Sub-agents' runs nested in the stream are not sent: a space is one conversation whose
+//!   messages `useXChat` shows as they come, and seed 003 has no place for another agent's run
+//!   (its packets name a message, not a run, and every agent's first message may share an id).
+//!   A sub-agent's answer is its call's `tool-result`, as for any tool. A run that waits because
+//!   a sub-agent does reports its own status (`awaiting-approval` …), but the request it waits
+//!   on is in the sub-agent's messages, which are not sent.
 //! - Two adjacent parts of the same text kind arrive as one part; the packets carry no part
 //!   boundary. Tool-call arguments do not stream: the call arrives whole.
 //! - A tool result with `isError: true` whose result is exactly `{"errorType", "message"}` reads

@@ -35,7 +35,8 @@ use serde_json::json;
 
 use super::busy::{self, BusyMessage};
 use super::{
-    Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, stream, stream_reader,
+    Params, SSE_HEADERS, Shared, agent, answers, answers_to, bad_request, last_seq, stream,
+    stream_reader,
 };
 use crate::body::JsonBody;
 use crate::caller::Caller;
@@ -60,7 +61,7 @@ async fn run(
     let thread_id = input.thread_id.to_string();
     match state.runs.waiting(&caller, &thread_id).await? {
         Some(Waiting::Here(live)) => {
-            let found = answers(&live.handle.output(), &last_turn(&input.messages));
+            let found = answers_to(&live.handle, &last_turn(&input.messages));
             if found.parts.is_empty() {
                 return Err(busy(&thread_id, live.handle.id().as_str()));
             }

@@ -29,8 +29,8 @@ use axum::routing::{get, post};
 
 use super::busy::{self, BusyMessage};
 use super::{
-    Params, Shared, agent, answer_waiting, answers, bad_request, last_seq, settled, stream,
-    stream_reader,
+    Params, Shared, agent, answer_waiting, answers, answers_to, bad_request, last_seq, settled,
+    stream, stream_reader,
 };
 use crate::body::JsonBody;
 use crate::caller::Caller;
@@ -56,6 +56,7 @@ fn encoder(continues: Option<&MessageId>) -> AiSdkEncoder {
 fn request_encoder(request: &ai_sdk::ChatRequest, continues: Option<&MessageId>) -> AiSdkEncoder {
     encoder(continues)
         .knowing(&request.messages)
+        .knowing_subagent_calls(&request.subagent_calls)
         .with_steering(request.sdk_major >= 7)
 }
 
@@ -100,7 +101,7 @@ async fn chat(
             let after = last_seq(&live);
             state
                 .runs
-                .answer(&live, answers(&live.handle.output(), &last.parts))
+                .answer(&live, answers_to(&live.handle, &last.parts))
                 .await?;
             // A reload resumes this stream: the same message, from the same point.
             state

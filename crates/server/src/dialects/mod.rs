@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use agentwire_core::{Message, Part, Role};
 use agentwire_dialects::{DecodeError, Encoder};
-use agentwire_runtime::{Agent, AskUser};
+use agentwire_runtime::{Agent, AskUser, RunHandle};
 use axum::Router;
 use axum::extract::Path;
 use axum::http::{HeaderName, HeaderValue, StatusCode};
@@ -120,6 +120,17 @@ fn last_seq(live: &LiveRun) -> u64 {
 /// When none is there and the run waits for the user's answer to its question (an `ask_user`
 /// call without a result), the message's text and files are that answer.
 pub(crate) fn answers(output: &[Message], parts: &[Part]) -> Message {
+    answers_with(output, parts, |_| false)
+}
+
+/// [`answers`] for a run waiting here: also the answers its sub-agents' runs wait for (their
+/// requests are in their own output, not the run's), as the runtime hands them down.
+pub(crate) fn answers_to(handle: &RunHandle, parts: &[Part]) -> Message {
+    answers_with(&handle.output(), parts, |part| handle.expects(part))
+}
+
+/// [`answers`], taking as well the parts `nested` says a sub-agent waits for.
+fn answers_with(output: &[Message], parts: &[Part], nested: impl Fn(&Part) -> bool) -> Message {
     let mut approvals = HashSet::new();
     let mut calls = HashSet::new();
     let mut questions = HashSet::new();
@@ -151,9 +162,11 @@ pub(crate) fn answers(output: &[Message], parts: &[Part]) -> Message {
     let found: Vec<Part> = parts
         .iter()
         .filter(|part| match part {
-            Part::ApprovalResponse(response) => approvals.contains(&response.approval_id),
-            Part::ToolResult(result) => calls.contains(&result.tool_call_id),
-            Part::ToolError(error) => calls.contains(&error.tool_call_id),
+            Part::ApprovalResponse(response) => {
+                approvals.contains(&response.approval_id) || nested(part)
+            }
+            Part::ToolResult(result) => calls.contains(&result.tool_call_id) || nested(part),
+            Part::ToolError(error) => calls.contains(&error.tool_call_id) || nested(part),
             _ => false,
         })
         .cloned()
@@ -186,7 +199,7 @@ pub(crate) async fn answer_waiting(
         .collect();
     match state.runs.waiting(caller, session).await? {
         Some(Waiting::Here(live)) => {
-            let found = answers(&live.handle.output(), &parts);
+            let found = answers_to(&live.handle, &parts);
             if found.parts.is_empty() {
                 return Ok(None);
             }

@@ -37,7 +37,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Params, SSE_HEADERS, Shared, answers, last_seq, stream_reader};
+use super::{Params, SSE_HEADERS, Shared, answers, answers_to, last_seq, stream_reader};
 use crate::body::JsonBody;
 use crate::caller::Caller;
 use crate::error::ApiError;
@@ -307,7 +307,7 @@ async fn answer_waiting(
         Some(Waiting::Here(live)) => {
             live.log.settled().await;
             let output = live.handle.output();
-            let found = answers(&output, &parts);
+            let found = answers_to(&live.handle, &parts);
             if found.parts.is_empty() {
                 return Ok(None);
             }

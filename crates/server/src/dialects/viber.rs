@@ -20,8 +20,8 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use super::{
-    Params, SSE_HEADERS, Shared, agent, answers, bad_request, last_seq, settled, stream,
-    stream_reader,
+    Params, SSE_HEADERS, Shared, agent, answers, answers_to, bad_request, last_seq, settled,
+    stream, stream_reader,
 };
 use crate::body::JsonBody;
 use crate::caller::Caller;
@@ -60,7 +60,7 @@ async fn chat(
     if let Some(space_id) = &request.space_id {
         match state.runs.waiting(&caller, space_id.as_str()).await? {
             Some(Waiting::Here(live)) => {
-                let found = answers(&live.handle.output(), &parts);
+                let found = answers_to(&live.handle, &parts);
                 if found.parts.is_empty() {
                     return Err(busy(space_id.as_str(), live.handle.id().as_str()));
                 }
