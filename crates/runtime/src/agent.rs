@@ -12,7 +12,8 @@ use std::time::Duration;
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{GenerationSettings, InputMode, InvalidField, ToolKind, ToolSpec};
-use agentwire_tools::{AskUser, Tool, ToolLimits, Toolbox, ToolboxError};
+use agentwire_tools::{AskUser, StateError, StateSchema, Tool, ToolLimits, Toolbox, ToolboxError};
+use serde_json::Value;
 use thiserror::Error;
 
 use crate::clock::{Clock, SystemClock};
@@ -70,6 +71,8 @@ pub(crate) struct AgentParts {
     pub(crate) subagents: HashMap<String, Agent>,
     /// How deep below a client's run sub-agents' runs may go.
     pub(crate) max_depth: u32,
+    /// What its sessions' shared state must match, if anything.
+    pub(crate) state_schema: Option<Arc<StateSchema>>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -93,6 +96,7 @@ pub struct AgentBuilder {
     allow_model_override: bool,
     subagents: Vec<Agent>,
     max_depth: u32,
+    state_schema: Option<Arc<StateSchema>>,
     ids: Arc<dyn IdSource>,
     clock: Arc<dyn Clock>,
 }
@@ -181,6 +185,7 @@ impl Agent {
             allow_model_override: true,
             subagents: Vec::new(),
             max_depth: DEFAULT_MAX_DEPTH,
+            state_schema: None,
             ids: Arc::new(UniqueIds),
             clock: Arc::new(SystemClock),
         }
@@ -275,6 +280,25 @@ impl Agent {
     /// How deep below a client's run sub-agents' runs may go ([`AgentBuilder::max_depth`]).
     pub fn max_depth(&self) -> u32 {
         self.inner.max_depth
+    }
+
+    /// The JSON Schema its sessions' shared state must match ([`AgentBuilder::state_schema`]).
+    pub fn state_schema(&self) -> Option<&StateSchema> {
+        self.inner.state_schema.as_deref()
+    }
+
+    /// Whether `state` may be the shared state of a session of this agent: it matches the
+    /// agent's state schema, if it has one (`null`, no state, always may).
+    ///
+    /// # Errors
+    /// [`StateError::Schema`] naming each problem and where it is.
+    pub fn check_state(&self, state: &Value) -> Result<(), StateError> {
+        match &self.inner.state_schema {
+            Some(schema) => schema
+                .check(state)
+                .map_err(|problems| StateError::Schema { problems }),
+            None => Ok(()),
+        }
     }
 
     /// Whether a run may name another model (see [`AgentBuilder::allow_model_override`]).
@@ -455,6 +479,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The JSON Schema the shared state of this agent's sessions must match: every change a
+    /// run makes (`update_state`, a tool's patch) and every state a client sets is checked,
+    /// and refused if it does not match. Default: none, any JSON.
+    pub fn state_schema(mut self, schema: StateSchema) -> Self {
+        self.state_schema = Some(Arc::new(schema));
+        self
+    }
+
     /// Where ids come from. Default: [`UniqueIds`]; tests use
     /// [`SequentialIds`](crate::SequentialIds).
     pub fn ids(mut self, ids: impl IdSource + 'static) -> Self {
@@ -546,6 +578,7 @@ impl AgentBuilder {
                     .map(|agent| (agent.name().to_owned(), agent))
                     .collect(),
                 max_depth: self.max_depth,
+                state_schema: self.state_schema,
                 ids: self.ids,
                 clock: self.clock,
             }),

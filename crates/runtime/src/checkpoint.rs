@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use agentwire_core::communication::{SchemaMachine, StateName};
 use agentwire_core::{GenerationSettings, Message, RunId, RunStatus, SessionId, ToolSpec, Usage};
+use agentwire_tools::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -114,6 +115,9 @@ pub struct RunResume {
     /// Where the resumed run's OpenTelemetry spans and metrics go (a new `invoke_agent` span
     /// for the rest of the run); `None` makes none.
     pub telemetry: Option<Telemetry>,
+    /// The session's shared state as its host holds it (the run's changes until its wait are
+    /// in it: a host stores them with the events that made them). `null` for none.
+    pub shared_state: Value,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -189,6 +193,7 @@ impl Agent {
             next_seq,
             slots,
             telemetry,
+            shared_state,
         } = resume;
         let Checkpoint {
             state,
@@ -248,6 +253,7 @@ impl Agent {
             stored: Some(watch::Sender::new(next_seq - 1)),
             cancel: CancellationToken::new(),
             noted: AtomicBool::new(false),
+            shared_state: SharedState::new(shared_state, self.inner.state_schema.clone()),
         });
         let queue = Arc::new(EventQueue::default());
         let orchestrator = Orchestrator::new(

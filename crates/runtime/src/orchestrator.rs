@@ -33,7 +33,7 @@ use agentwire_core::{
     MessageBuilder, MessageStart, Outcome, Part, Role, RunStatus, ToolCall, ToolSpec, TraceContext,
     Usage,
 };
-use agentwire_tools::{AskUser, ToolLimits};
+use agentwire_tools::{AskUser, ToolLimits, UpdateState};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::time::Instant;
@@ -46,6 +46,7 @@ use crate::ids::IdKind;
 use crate::run::{RunLimits, RunStart, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
+use crate::state_calls::{self, StateCalls};
 use crate::subagent::{self, Child, ChildHandle, Children, Forwarded, Parent};
 use crate::telemetry::{ChatEnd, RunTrace, Telemetry, ToolTrace};
 use crate::timeline::{self, TimelineEntry};
@@ -89,6 +90,8 @@ pub(crate) struct Orchestrator {
     answers_message: Option<String>,
     /// Sub-agents' runs under way, whose events stream into this run's.
     children: Children,
+    /// `update_state` calls applied to the shared state as they stream.
+    state_calls: StateCalls,
 }
 
 /// Why a run ends without its answer.
@@ -172,6 +175,7 @@ impl Orchestrator {
             trace: None,
             answers_message: None,
             children: Children::default(),
+            state_calls: StateCalls::default(),
         }
     }
 
@@ -206,6 +210,11 @@ impl Orchestrator {
                 id,
                 Outcome::Delivered { step: 0 },
             )));
+        }
+        // Every reader of the stream starts from the session's shared state.
+        let state = &shared.shared_state;
+        if shared.parent.is_none() && !state.read(serde_json::Value::is_null) {
+            state.announce();
         }
         self.open_trace();
         if let Err(halt) = self.admit(false).await {
@@ -341,6 +350,8 @@ impl Orchestrator {
             Err(halt) => MessageEnd::Halt(halt),
         };
         if let MessageEnd::Halt(halt) = &end {
+            // What calls that streamed into the shared state did stays: they are answered so.
+            self.state_calls.answer_all(&mut builder, &mut self.out);
             answer_unanswered(&mut builder, &mut self.out, halt.why());
         }
         let message = self.complete_message(builder);
@@ -387,14 +398,17 @@ impl Orchestrator {
             if reason == FinishReason::ContentFilter {
                 return MessageEnd::Halt(Halt::Filtered);
             }
-            let calls: Vec<ToolCall> = builder.message().parts[step_from..]
+            let mut calls: Vec<ToolCall> = builder.message().parts[step_from..]
                 .iter()
                 .filter_map(|part| match part {
                     Part::ToolCall(call) => Some(call.clone()),
                     _ => None,
                 })
                 .collect();
-            if calls.is_empty() {
+            // The `update_state` calls that streamed are answered already.
+            let made_calls = !calls.is_empty();
+            self.state_calls.answer(&mut calls, builder, &mut self.out);
+            if calls.is_empty() && !made_calls {
                 return match reason {
                     FinishReason::Length => MessageEnd::Halt(Halt::Truncated),
                     _ => MessageEnd::Answer,
@@ -574,6 +588,8 @@ impl Orchestrator {
                     )));
                 }
             };
+            // An `update_state` call streams into the shared state as its arguments arrive.
+            let ending = self.state_calls.observe(&self.shared, &event);
             let built = match event {
                 BrainEvent::ResponseStart { id, model } => {
                     if let Some(chat) = &chat {
@@ -633,6 +649,9 @@ impl Orchestrator {
                     "the model's stream is inconsistent: {error}"
                 ))));
             }
+            if let Some(id) = ending {
+                self.state_calls.end(&self.shared, builder, &id);
+            }
             self.flush();
         };
         // Dropping the stream stops the model call at once.
@@ -640,7 +659,11 @@ impl Orchestrator {
         for id in open_calls {
             // Each id is open in the builder, so ending it cannot fail.
             let _ = builder.tool_call_end(&mut self.out, &id);
+            if outcome.is_ok() {
+                self.state_calls.end(&self.shared, builder, &id);
+            }
         }
+        self.state_calls.abandon(&self.shared.shared_state);
         self.flush();
         let finish_reason = match &outcome {
             Ok(reason) => crate::telemetry::finish_reason(reason).to_owned(),
@@ -687,6 +710,7 @@ impl Orchestrator {
             .map(|(idx, call)| {
                 let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
                 let limits = self.tool_limits;
+                let state = Some(self.shared.shared_state.clone());
                 let trace = self.trace.as_ref().map(|trace| {
                     let kind = agent.tool_kinds.get(&call.tool_name);
                     trace.tool(call, kind.unwrap_or(&agentwire_core::ToolKind::Function))
@@ -699,7 +723,7 @@ impl Orchestrator {
                 async move {
                     let started = clock.now();
                     let part = toolbox
-                        .run_within(call, Some(run_id), trace_context, cancel, limits)
+                        .run_within(call, Some(run_id), trace_context, cancel, limits, state)
                         .await;
                     if let Some(trace) = trace {
                         trace.end(&part);
@@ -814,6 +838,7 @@ impl Orchestrator {
         let parent = Parent {
             run_id: shared.run_id.clone(),
             tool_call_id: call.tool_call_id.clone(),
+            state: shared.shared_state.clone(),
         };
         match agent.start_child(start, parent, (depth, shared.depth_limit)) {
             Ok(run) => {
@@ -1154,8 +1179,12 @@ impl Orchestrator {
         if has_content {
             messages.push(current.clone());
         }
+        let system = match config.toolbox.contains(UpdateState::NAME) {
+            true => state_calls::instructions(config.system.as_deref(), &self.shared.shared_state),
+            false => config.system.clone(),
+        };
         BrainRequest {
-            system: config.system.clone(),
+            system,
             messages,
             tools: Arc::clone(&self.tools),
             step: self.steps,
@@ -1179,6 +1208,7 @@ impl Orchestrator {
             _ => self.usage,
         };
         self.emit_notes();
+        self.emit_state();
         self.out.emit(EventKind::RunStatus {
             status,
             error: error.clone(),
@@ -1236,7 +1266,19 @@ impl Orchestrator {
 
     fn flush(&mut self) {
         self.emit_notes();
+        self.emit_state();
         self.queue.push(self.out.drain());
+    }
+
+    /// Emits the shared state's changes, in the order they were made, when this is the top run
+    /// of its tree: the state is the session's, so its events are the tree's, wherever in it
+    /// the change was made (see `SharedState`).
+    fn emit_state(&mut self) {
+        if self.shared.parent.is_none() {
+            for kind in self.shared.shared_state.take_events() {
+                self.out.emit(kind);
+            }
+        }
     }
 
     /// Emits the outcomes the inbox holds for the client (`RunHandle::note` and steers not

@@ -600,6 +600,7 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
             next_seq: last_seq + 1,
             slots: None,
             telemetry: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     assert_eq!(
@@ -665,6 +666,7 @@ async fn a_checkpointed_run_can_be_canceled() {
             next_seq: first.seen.last().unwrap().seq + 1,
             slots: None,
             telemetry: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     resumed

@@ -143,6 +143,7 @@ impl Runs {
             next_seq: last_seq + 1,
             slots: self.slots.clone(),
             telemetry: self.telemetry.clone(),
+            shared_state: serde_json::Value::Null,
         };
         let run = span
             .in_scope(|| agent.resume(resume))
