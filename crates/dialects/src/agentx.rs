@@ -19,8 +19,9 @@
 //!   no parts. A message that produced no packet at all is sent as one empty packet so it exists.
 //!
 //! The run's own events, which a packet cannot carry, travel beside the packets as native events
-//! with their names (`event: run_status`, `event: run_created`, `event: error`), so a client
-//! learns that the run failed or waits for an approval. Heartbeats are SSE comments. The last
+//! with their names (`event: run_status`, `event: run_created`, `event: error`, and the
+//! session's shared state as `event: state_snapshot` / `event: state_delta`), so a client
+//! learns that the run failed or waits for an approval, and what the state is. Heartbeats are SSE comments. The last
 //! frame written for an event has `id:` = its sequence number, so `Last-Event-ID` resumes.
 //!
 //! Packets go out in part order: a part that completes (or a delta that arrives) while a part
@@ -170,7 +171,11 @@ impl Encoder for AgentxEncoder {
 impl AgentxEncoder {
     fn write_frames(&mut self, event: &Event, out: &mut Vec<u8>) {
         match &event.kind {
-            EventKind::RunCreated { .. } | EventKind::RunStatus { .. } | EventKind::Error(_) => {
+            EventKind::RunCreated { .. }
+            | EventKind::RunStatus { .. }
+            | EventKind::Error(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. } => {
                 let json = serde_json::to_string(event).unwrap_or_default();
                 write_frame(out, None, Some(event.name()), &json);
             }
@@ -304,7 +309,9 @@ impl AgentxDecoder {
                     created_at: None,
                 });
             }
-            Some(name @ ("run_created" | "run_status" | "error")) => {
+            Some(
+                name @ ("run_created" | "run_status" | "error" | "state_snapshot" | "state_delta"),
+            ) => {
                 let event: Event = serde_json::from_str(&frame.data).map_err(invalid)?;
                 if event.name() != name {
                     return Ok(());

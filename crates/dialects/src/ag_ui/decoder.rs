@@ -396,6 +396,17 @@ impl AgUiDecoder {
                 });
                 self.whole_part(None, part, out);
             }
+            In::StateSnapshot { snapshot } => {
+                self.emit(out, EventKind::StateSnapshot { state: snapshot });
+            }
+            In::StateDelta { delta } => {
+                let patch =
+                    serde_json::from_value(delta).map_err(|source| DecodeError::InvalidFrame {
+                        frame: self.n_frames,
+                        source,
+                    })?;
+                self.emit(out, EventKind::StateDelta { patch });
+            }
             In::Custom { name, value } if name == CUSTOM_PART => {
                 let custom: CustomPart =
                     serde_json::from_value(value).map_err(|source| DecodeError::InvalidFrame {
@@ -536,7 +547,7 @@ impl AgUiDecoder {
                     )?;
                 }
             }
-            // Spans, step ends, state, snapshots, raw and unknown events carry nothing the
+            // Spans, step ends, message snapshots, raw and unknown events carry nothing the
             // canonical messages hold.
             In::ReasoningStart { .. }
             | In::ReasoningEnd { .. }

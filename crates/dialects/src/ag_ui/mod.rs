@@ -29,6 +29,8 @@
 //! | `file`, `data`, `source`, `artifact`, `plan_update`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
 //! | `error` | `CUSTOM {name: "agentwire.error", value: {code, message}}` (`RUN_ERROR` would end the run) |
 //! | `input` (what became of a message sent while the run worked) | `CUSTOM {name: "agentwire.input", value: {client_message_id, outcome, step?, reason?}}`; a steer the run took follows as a user `TEXT_MESSAGE_START {role: "user"}` / `_CONTENT` / `_END` |
+//! | `state_snapshot` | `STATE_SNAPSHOT {snapshot}`: the session's shared state is the thread's (the client's `agent.state`) |
+//! | `state_delta` | `STATE_DELTA {delta}`: the RFC 6902 operations as they are |
 //! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
 //!
 //! AG-UI messages hold text and tool calls (assistant), reasoning, or one tool result, so one
@@ -43,6 +45,10 @@
 //! message per turn, tool messages as `tool_result`/`tool_error` parts of it), `tools` are the
 //! client-executed tools, each `resume` entry an `approval_response` in a last user message, and
 //! generation settings among `forwardedProps`' keys (`model`, `temperature`, `topP`, …) the run's.
+//! `state` is kept as the client sent it ([`RunAgentInput::state`]); the server makes a
+//! non-empty one (not `null`, not `{}`) the session's shared state before the run, so a client
+//! that set its `agent.state` finds it in the run (`HttpAgent` sends `{}` when it has none,
+//! which leaves the session's as it is).
 //!
 //! # Losses
 //!
@@ -60,7 +66,7 @@
 //!   the error's, or the status name). A completed run that left a tool call unanswered comes
 //!   back awaiting `function_output`, as the client sees it.
 //! - Heartbeats are comments and are not decoded; usage keeps only the canonical counts.
-//! - From other servers: `STATE_*`, `MESSAGES_SNAPSHOT`, `ACTIVITY_DELTA`, `RAW`, `SUBAGENT_*`,
+//! - From other servers: `MESSAGES_SNAPSHOT`, `ACTIVITY_DELTA`, `RAW`, `SUBAGENT_*`,
 //!   `REASONING_ENCRYPTED_VALUE`, other `CUSTOM` events and interrupts without a tool call are
 //!   skipped; `ACTIVITY_SNAPSHOT` becomes a `data` part named after its `activityType`.
 //! - In requests: `encryptedValue`, message `name`s and `activity` messages are dropped; a

@@ -140,6 +140,14 @@ pub(super) enum WireEvent<S> {
         activity_type: S,
         content: Value,
     },
+    /// The whole shared state.
+    StateSnapshot {
+        snapshot: Value,
+    },
+    /// RFC 6902 operations on the shared state.
+    StateDelta {
+        delta: Value,
+    },
     Custom {
         name: S,
         value: Value,

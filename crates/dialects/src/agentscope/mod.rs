@@ -61,6 +61,8 @@
 //!
 //! # Losses
 //!
+//! - The session's shared state (`state_snapshot`, `state_delta`): the Agent API has no place
+//!   for it, so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Step starts have no AgentScope form: they are dropped (AgentScope's message boundaries
 //!   already show the steps).
 //! - Awaiting input is written as completed and read back as awaiting input only from an

@@ -37,6 +37,7 @@
 //! | `run_status` canceled | `abort {reason?}` (the SDK's own server ends an aborted stream so) |
 //! | `error` | `error {errorText}` |
 //! | `heartbeat` | `: keep-alive` |
+//! | `state_snapshot`, `state_delta` | `data-agentwire-state {id: "state", data: <the state>}`, sent whole at the next event that is not a delta (and at the start of each message of a run that has a state): the client replaces the message's part with that id in place, so `message.parts` holds the current state once. Each delta also goes as the transient `data-agentwire-state-delta {data: {patch}}`, which only `onData` sees. A call streaming into the state thus costs its patches and the state once, not the state per delta |
 //!
 //! The stream decoder reads the same chunks back ([`AiSdkDecoder`]); a message ends at `finish`,
 //! `abort`, a `start` with another id, `[DONE]` or the end of the stream, and `finish` becomes
@@ -87,8 +88,11 @@
 //! - Deltas of two text parts interleaved by id (never sent by the encoder) split into parts.
 //!   A `tool-input-available` whose input disagrees with the streamed argument text keeps the
 //!   text (the canonical stream says a completion agrees with its deltas).
+//! - The shared state: the decoder reads `data-agentwire-state` as a `state_snapshot` and
+//!   `data-agentwire-state-delta` as a `state_delta`; the state is sent whole only at settle
+//!   points, so the snapshots it reads back are fewer than the deltas, and agree with them.
 //! - Chunks without a canonical part (`source-document`, `reasoning-file`, `custom`,
-//!   `steering-message`, `reset-step`, transient `data-*`, preliminary tool outputs) are skipped;
+//!   `steering-message`, `reset-step`, other transient `data-*`, preliminary tool outputs) are skipped;
 //!   a `tool-output-denied` for a call whose approval request is not in the stream becomes an
 //!   `EXECUTION` tool error saying the call was denied.
 //!
@@ -102,7 +106,10 @@ mod request;
 mod ui_message;
 
 pub use decoder::AiSdkDecoder;
-pub use encoder::{AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS};
+pub use encoder::{
+    AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS, STATE_DATA, STATE_DELTA_DATA,
+    STATE_PART_ID,
+};
 pub use request::{ChatRequest, Trigger, decode_request};
 pub use ui_message::to_ui_message;
 

@@ -47,6 +47,8 @@
 //!
 //! # Losses
 //!
+//! - The session's shared state (`state_snapshot`, `state_delta`): the Responses API has no place
+//!   for it, so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Parts the API has no item for are not sent: step starts, files, data, sources, artifacts
 //!   and plan updates. Messages of other roles (the run's input) are not sent either.
 //! - A tool result's JSON is sent as its JSON text in `output` (a string result as it is); the

@@ -71,6 +71,8 @@
 //!   message holding `approval-response` parts, a client tool by one holding `tool-result`s.
 //!
 //! # Losses
+//! - The session's shared state (`state_snapshot`, `state_delta`): seed 003 has no shared state,
+//!   so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Two adjacent parts of the same text kind arrive as one part; the packets carry no part
 //!   boundary. Tool-call arguments do not stream: the call arrives whole.
 //! - A tool result with `isError: true` whose result is exactly `{"errorType", "message"}` reads
