@@ -7,7 +7,7 @@ use agentwire_core::{
     ErrorInfo, GenerationSettings, InputMode, Message, RunId, RunStatus, SessionId, ToolSpec, Usage,
 };
 use agentwire_dialects::native::RunRequest;
-use reqwest::header::{ACCEPT, AUTHORIZATION, HeaderValue};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -441,6 +441,45 @@ impl Client {
     pub async fn session(&self, session_id: &SessionId) -> Result<Session, ClientError> {
         self.get_json(self.url(&["v1", "sessions", session_id.as_str()]))
             .await
+    }
+
+    /// A session's shared state (`GET /v1/sessions/{id}/state`): the JSON document its
+    /// clients show and its runs change; `null` when it has none.
+    pub async fn session_state(&self, session_id: &SessionId) -> Result<Value, ClientError> {
+        self.get_json(self.url(&["v1", "sessions", session_id.as_str(), "state"]))
+            .await
+    }
+
+    /// Replaces a session's shared state (`PUT /v1/sessions/{id}/state`; the session is made
+    /// if new). Refused while a run of the session is open (`session_busy`), or when the
+    /// agent's state schema refuses it (`invalid_state`). The state as set.
+    pub async fn set_session_state(
+        &self,
+        session_id: &SessionId,
+        state: &Value,
+    ) -> Result<Value, ClientError> {
+        let url = self.url(&["v1", "sessions", session_id.as_str(), "state"]);
+        let response = self.request(self.http.put(url)).json(state).send().await?;
+        json(checked(response).await?).await
+    }
+
+    /// Changes a session's shared state with an RFC 6902 patch, all or nothing (`PATCH
+    /// /v1/sessions/{id}/state`); refused as [`Client::set_session_state`] is, and with
+    /// `patch_failed` when an operation does not apply. The state as patched.
+    pub async fn patch_session_state(
+        &self,
+        session_id: &SessionId,
+        patch: &json_patch::Patch,
+    ) -> Result<Value, ClientError> {
+        let url = self.url(&["v1", "sessions", session_id.as_str(), "state"]);
+        let body = serde_json::to_vec(patch).map_err(ClientError::Body)?;
+        let response = self
+            .request(self.http.patch(url))
+            .header(CONTENT_TYPE, "application/json-patch+json")
+            .body(body)
+            .send()
+            .await?;
+        json(checked(response).await?).await
     }
 
     /// Sends a message into a session, busy or not (`POST /v1/sessions/{id}/messages`): a

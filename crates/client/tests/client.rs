@@ -286,3 +286,50 @@ async fn errors_are_typed_and_keys_are_sent() {
     let nowhere = Client::new("http://127.0.0.1:9").unwrap();
     assert!(matches!(nowhere.agents().await, Err(ClientError::Http(_))));
 }
+
+#[tokio::test]
+async fn a_sessions_state_is_read_set_and_patched_and_the_next_run_starts_from_it() {
+    let server = TestServer::start().await;
+    let client = Client::new(&server.url).unwrap();
+    let session = agentwire_core::SessionId::from("ses_state");
+    assert_eq!(
+        client
+            .set_session_state(&session, &json!({"todo": []}))
+            .await
+            .unwrap(),
+        json!({"todo": []})
+    );
+    let patch: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "add", "path": "/todo/-", "value": "Write"}]))
+            .unwrap();
+    assert_eq!(
+        client.patch_session_state(&session, &patch).await.unwrap(),
+        json!({"todo": ["Write"]})
+    );
+    assert_eq!(
+        client.session_state(&session).await.unwrap(),
+        json!({"todo": ["Write"]})
+    );
+    let broken: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "remove", "path": "/nothing"}])).unwrap();
+    let error = client
+        .patch_session_state(&session, &broken)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, ClientError::Api { status: 422, code, .. } if code == "patch_failed"),
+        "{error}"
+    );
+
+    // A run of the session starts from it: the client's accumulator holds it.
+    let mut run = client
+        .start(
+            &StartRun::new(Message::user("hi"))
+                .agent("talker")
+                .session(session.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.finish().await.unwrap(), Some(RunStatus::Completed));
+    assert_eq!(run.state().state(), &json!({"todo": ["Write"]}));
+}

@@ -2,11 +2,17 @@
 //! - accumulate ≥ 10 million text deltas per second on one core;
 //! - one 78 KiB tool argument arriving as 20,000 deltas, with the partial view read after every
 //!   delta, in ≤ 20 ms in total;
-//! - build and serialize the native JSON of ≥ 2 million events per second on one core.
+//! - build and serialize the native JSON of ≥ 2 million events per second on one core;
+//! - a 78 KiB shared state built by one `update_state` call whose arguments arrive as 20,000
+//!   deltas emits all its `state_delta` patches, as the deltas arrive, in ≤ 20 ms in total
+//!   (issue 20).
 
 use std::hint::black_box;
 
-use agentwire_core::{Accumulator, Emitter, Event, MessageBuilder, MessageStart, Part, Role};
+use agentwire_core::patch_stream::PatchStream;
+use agentwire_core::{
+    Accumulator, Emitter, Event, EventKind, MessageBuilder, MessageStart, Part, Role,
+};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -133,6 +139,61 @@ fn bench_partial_args(c: &mut Criterion) {
     group.finish();
 }
 
+/// `text` cut into `n` pieces of about the same size, on char boundaries.
+fn pieces(text: &str, n: usize) -> Vec<&str> {
+    let mut pieces = Vec::with_capacity(n);
+    let mut rest = text;
+    for remaining in (1..=n).rev() {
+        let mut at = rest.len().div_ceil(remaining);
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        let (piece, tail) = rest.split_at(at);
+        pieces.push(piece);
+        rest = tail;
+    }
+    pieces
+}
+
+/// The state a run builds with one `update_state` call: the arguments add each member of
+/// `state` to an empty document, and arrive in 20,000 deltas. Each delta's definite
+/// operations become one `state_delta` event, as the orchestrator emits them.
+fn bench_state_patches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("state_patches_78KiB_20000_deltas");
+    group.sample_size(30);
+    for (name, state) in [("file_content", file_args()), ("records", record_args())] {
+        let ops: Vec<Value> = state
+            .as_object()
+            .expect("an object")
+            .iter()
+            .map(|(key, value)| json!({"op": "add", "path": format!("/{key}"), "value": value}))
+            .collect();
+        let args = json!({ "ops": ops }).to_string();
+        let deltas = pieces(&args, ARGS_DELTAS);
+        let emit = || {
+            let mut document = json!({});
+            let mut stream = PatchStream::new(&document);
+            let mut out = Emitter::default();
+            for delta in &deltas {
+                let patch = stream.push(&mut document, delta).expect("applies");
+                if !patch.is_empty() {
+                    out.emit(EventKind::StateDelta {
+                        patch: json_patch::Patch(patch),
+                    });
+                }
+            }
+            let finished = stream.finish(&mut document).expect("finishes");
+            assert!(!finished.resynced);
+            (document, stream, out)
+        };
+        let (document, ..) = emit();
+        assert_eq!(document, state);
+        // What is timed is the emitting; the document and the events are dropped after.
+        group.bench_function(name, |b| b.iter_with_large_drop(emit));
+    }
+    group.finish();
+}
+
 fn bench_build_serialize(c: &mut Criterion) {
     let mut group = c.benchmark_group("build_serialize");
     group.throughput(Throughput::Elements(TEXT_DELTAS as u64 + 4));
@@ -168,6 +229,7 @@ criterion_group!(
     benches,
     bench_accumulate,
     bench_partial_args,
+    bench_state_patches,
     bench_build_serialize
 );
 criterion_main!(benches);

@@ -79,6 +79,8 @@ pub struct PartialJson {
     number_parsed_len: usize,
     /// Whether the number being read already has its place in the view.
     number_shown: bool,
+    /// Whether an object repeated a key, its later value replacing the earlier in place.
+    repeated_key: bool,
 }
 
 /// Why a JSON text was rejected. Offsets are byte offsets into the whole text pushed so far.
@@ -276,6 +278,26 @@ impl PartialJson {
         self.state == State::Done
     }
 
+    /// How many arrays and objects are open: the containers on the way from the root to the
+    /// value being read, which are the last child of their parent in the view (but see
+    /// [`repeated_key`](Self::repeated_key)).
+    pub(crate) fn open_depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Whether a string or number value is being read, so that the innermost open container's
+    /// last child in the view (the root, when none is open) may still change. (A number that is
+    /// not yet valid, such as `-`, is not in the view at all.)
+    pub(crate) fn reading_scalar(&self) -> bool {
+        matches!(self.state, State::Str { key: false, .. } | State::Number(_))
+    }
+
+    /// Whether an object of the text repeated a key: its later value replaced the earlier one
+    /// in place, so the value being read is not necessarily the last member of its object.
+    pub(crate) fn repeated_key(&self) -> bool {
+        self.repeated_key
+    }
+
     /// Runs the state machine over one piece; the view is brought up to date by `flush` after.
     fn run(&mut self, value: &mut Value, text: &str) -> Result<(), JsonError> {
         let bytes = text.as_bytes();
@@ -340,7 +362,7 @@ impl PartialJson {
                             "false" => Value::Bool(false),
                             _ => Value::Null,
                         };
-                        insert_new(value, &self.stack, literal);
+                        self.repeated_key |= insert_new(value, &self.stack, literal);
                         self.end_value();
                     } else {
                         self.state = State::Literal {
@@ -407,17 +429,17 @@ impl PartialJson {
                     return Err(JsonError::TooDeep { offset: at });
                 }
                 if byte == b'{' {
-                    insert_new(value, &self.stack, Value::Object(Map::new()));
+                    self.repeated_key |= insert_new(value, &self.stack, Value::Object(Map::new()));
                     self.stack.push(Frame::Object { key: String::new() });
                     self.state = State::FirstKey;
                 } else {
-                    insert_new(value, &self.stack, Value::Array(Vec::new()));
+                    self.repeated_key |= insert_new(value, &self.stack, Value::Array(Vec::new()));
                     self.stack.push(Frame::Array);
                     self.state = State::FirstElement;
                 }
             }
             b'"' => {
-                insert_new(value, &self.stack, Value::String(String::new()));
+                self.repeated_key |= insert_new(value, &self.stack, Value::String(String::new()));
                 self.state = State::Str {
                     key: false,
                     escape: Escape::None,
@@ -558,7 +580,7 @@ impl PartialJson {
                 *slot = Value::Number(number);
             }
         } else {
-            insert_new(value, &self.stack, Value::Number(number));
+            self.repeated_key |= insert_new(value, &self.stack, Value::Number(number));
             self.number_shown = true;
         }
     }
@@ -697,17 +719,24 @@ fn child<'v>(container: &'v mut Value, frame: &Frame) -> Option<&'v mut Value> {
 }
 
 /// Puts a newly started value into the view: under the open object's key (replacing a duplicate
-/// in place, as serde_json does), after the open array's elements, or as the root.
-fn insert_new(root: &mut Value, stack: &[Frame], new: Value) {
+/// in place, as serde_json does), after the open array's elements, or as the root. Returns
+/// whether it replaced a duplicate.
+fn insert_new(root: &mut Value, stack: &[Frame], new: Value) -> bool {
     let Some(container) = open_container(root, stack) else {
-        return;
+        return false;
     };
     match (container, stack.last()) {
         (Value::Object(members), Some(Frame::Object { key })) => {
-            members.insert(key.clone(), new);
+            members.insert(key.clone(), new).is_some()
         }
-        (Value::Array(elements), Some(Frame::Array)) => elements.push(new),
-        (root, None) => *root = new,
-        _ => {}
+        (Value::Array(elements), Some(Frame::Array)) => {
+            elements.push(new);
+            false
+        }
+        (root, None) => {
+            *root = new;
+            false
+        }
+        _ => false,
     }
 }

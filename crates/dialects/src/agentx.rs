@@ -19,8 +19,9 @@
 //!   no parts. A message that produced no packet at all is sent as one empty packet so it exists.
 //!
 //! The run's own events, which a packet cannot carry, travel beside the packets as native events
-//! with their names (`event: run_status`, `event: run_created`, `event: error`), so a client
-//! learns that the run failed or waits for an approval. Heartbeats are SSE comments. The last
+//! with their names (`event: run_status`, `event: run_created`, `event: error`, and the
+//! session's shared state as `event: state_snapshot` / `event: state_delta`), so a client
+//! learns that the run failed or waits for an approval, and what the state is. Heartbeats are SSE comments. The last
 //! frame written for an event has `id:` = its sequence number, so `Last-Event-ID` resumes.
 //!
 //! A sub-agent's run nested in the stream is not the conversation's, and a packet names only a
@@ -187,7 +188,11 @@ impl AgentxEncoder {
                     &String::from_utf8_lossy(&json),
                 );
             }
-            EventKind::RunCreated { .. } | EventKind::RunStatus { .. } | EventKind::Error(_) => {
+            EventKind::RunCreated { .. }
+            | EventKind::RunStatus { .. }
+            | EventKind::Error(_)
+            | EventKind::StateSnapshot { .. }
+            | EventKind::StateDelta { .. } => {
                 let json = serde_json::to_string(event).unwrap_or_default();
                 write_frame(out, None, Some(event.name()), &json);
             }
@@ -331,11 +336,16 @@ impl AgentxDecoder {
                     (false, _) => {
                         self.packets.out().emit_in(event.namespace, event.kind);
                     }
-                    (true, "run_created" | "run_status" | "error") => self.run_event(event),
+                    (
+                        true,
+                        "run_created" | "run_status" | "error" | "state_snapshot" | "state_delta",
+                    ) => self.run_event(event),
                     (true, _) => {}
                 }
             }
-            Some(name @ ("run_created" | "run_status" | "error")) => {
+            Some(
+                name @ ("run_created" | "run_status" | "error" | "state_snapshot" | "state_delta"),
+            ) => {
                 let event: Event = serde_json::from_str(&frame.data).map_err(invalid)?;
                 if event.name() != name {
                     return Ok(());

@@ -12,7 +12,8 @@ use std::time::Duration;
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{GenerationSettings, InputMode, InvalidField, ToolKind, ToolSpec};
-use agentwire_tools::{AskUser, Tool, ToolLimits, Toolbox, ToolboxError};
+use agentwire_tools::{AskUser, StateError, StateSchema, Tool, ToolLimits, Toolbox, ToolboxError};
+use serde_json::Value;
 use thiserror::Error;
 
 use crate::clock::{Clock, SystemClock};
@@ -73,6 +74,8 @@ pub(crate) struct AgentParts {
     pub(crate) max_depth: u32,
     /// The agents the model may hand the conversation to, by name.
     pub(crate) handoffs: Vec<String>,
+    /// What its sessions' shared state must match, if anything.
+    pub(crate) state_schema: Option<Arc<StateSchema>>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) clock: Arc<dyn Clock>,
 }
@@ -97,6 +100,7 @@ pub struct AgentBuilder {
     subagents: Vec<Agent>,
     max_depth: u32,
     handoffs: Vec<String>,
+    state_schema: Option<Arc<StateSchema>>,
     ids: Arc<dyn IdSource>,
     clock: Arc<dyn Clock>,
 }
@@ -186,6 +190,7 @@ impl Agent {
             subagents: Vec::new(),
             max_depth: DEFAULT_MAX_DEPTH,
             handoffs: Vec::new(),
+            state_schema: None,
             ids: Arc::new(UniqueIds),
             clock: Arc::new(SystemClock),
         }
@@ -285,6 +290,25 @@ impl Agent {
     /// The agents the model may hand the conversation to ([`AgentBuilder::handoff`]).
     pub fn handoffs(&self) -> &[String] {
         &self.inner.handoffs
+    }
+
+    /// The JSON Schema its sessions' shared state must match ([`AgentBuilder::state_schema`]).
+    pub fn state_schema(&self) -> Option<&StateSchema> {
+        self.inner.state_schema.as_deref()
+    }
+
+    /// Whether `state` may be the shared state of a session of this agent: it matches the
+    /// agent's state schema, if it has one (`null`, no state, always may).
+    ///
+    /// # Errors
+    /// [`StateError::Schema`] naming each problem and where it is.
+    pub fn check_state(&self, state: &Value) -> Result<(), StateError> {
+        match &self.inner.state_schema {
+            Some(schema) => schema
+                .check(state)
+                .map_err(|problems| StateError::Schema { problems }),
+            None => Ok(()),
+        }
     }
 
     /// Whether a run may name another model (see [`AgentBuilder::allow_model_override`]).
@@ -477,6 +501,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The JSON Schema the shared state of this agent's sessions must match: every change a
+    /// run makes (`update_state`, a tool's patch) and every state a client sets is checked,
+    /// and refused if it does not match. Default: none, any JSON.
+    pub fn state_schema(mut self, schema: StateSchema) -> Self {
+        self.state_schema = Some(Arc::new(schema));
+        self
+    }
+
     /// Where ids come from. Default: [`UniqueIds`]; tests use
     /// [`SequentialIds`](crate::SequentialIds).
     pub fn ids(mut self, ids: impl IdSource + 'static) -> Self {
@@ -569,6 +601,7 @@ impl AgentBuilder {
                     .collect(),
                 max_depth: self.max_depth,
                 handoffs: self.handoffs,
+                state_schema: self.state_schema,
                 ids: self.ids,
                 clock: self.clock,
             }),

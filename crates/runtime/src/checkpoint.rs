@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use agentwire_core::communication::{SchemaMachine, StateName};
 use agentwire_core::{GenerationSettings, Message, RunId, RunStatus, SessionId, ToolSpec, Usage};
+use agentwire_tools::SharedState;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use thiserror::Error;
@@ -122,6 +123,9 @@ pub struct RunResume {
     /// The agents the run may hand the conversation to
     /// ([`RunStart::agents`](crate::RunStart::agents)).
     pub agents: Option<Agents>,
+    /// The session's shared state as its host holds it (the run's changes until its wait are
+    /// in it: a host stores them with the events that made them). `null` for none.
+    pub shared_state: Value,
 }
 
 /// Why a checkpoint cannot go on. Nothing was started.
@@ -240,6 +244,7 @@ impl Agent {
             slots,
             telemetry,
             agents,
+            shared_state,
         } = resume;
         let Checkpoint {
             state,
@@ -270,6 +275,11 @@ impl Agent {
         };
         let client_tools = parked.client_tools.clone();
         let calls: Vec<_> = wait.waiting_children().cloned().collect();
+        // A run of a tree shares its top run's state.
+        let tree_state = match &parent {
+            Some(parent) => parent.state.clone(),
+            None => SharedState::new(shared_state, self.inner.state_schema.clone()),
+        };
         let shared = Arc::new(Shared {
             run_id,
             session_id,
@@ -301,6 +311,7 @@ impl Agent {
             stored: Some(watch::Sender::new(next_seq - 1)),
             cancel: CancellationToken::new(),
             noted: AtomicBool::new(false),
+            shared_state: tree_state,
         });
         let mut live = Vec::with_capacity(children.len());
         for child in children {
@@ -335,11 +346,13 @@ impl Agent {
                     slots: None,
                     telemetry: None,
                     agents: shared.agents.clone(),
+                    shared_state: serde_json::Value::Null,
                 },
                 Placement {
                     parent: Some(Parent {
                         run_id: shared.run_id.clone(),
                         tool_call_id: call.tool_call_id.clone(),
+                        state: shared.shared_state.clone(),
                     }),
                     depth: depth + u32::from(child.handoff_at.is_none()),
                     depth_limit: shared.depth_limit,

@@ -15,6 +15,7 @@
 //! approval = []
 //! tool_kinds = { write_file = "plugin" }  # how AgentScope shows calls: plugin | component | function
 //! schema = "chat"                   # a built-in name or the path of a JSON schema file
+//! state_schema = "state.json"       # the JSON Schema the session's shared state must match
 //! input_types = ["text/plain", "image/*", "application/pdf"]   # what a user message may carry
 //! max_steps = 8
 //! allow_model_override = true       # may a request choose another model for its run
@@ -28,7 +29,7 @@
 //! Reading a file ([`AgentsFile::from_toml`]) only parses and checks what can be checked without
 //! the outside world, so a typo is reported with its line. Building ([`AgentConfig::build`]) reads
 //! the key from the environment, loads the script and schema files, opens the workspace and
-//! connects to the MCP servers. Relative paths (`script`, `schema`, `workspace`) are resolved
+//! connects to the MCP servers. Relative paths (`script`, `schema`, `state_schema`, `workspace`) are resolved
 //! against the directory of the configuration file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,7 +43,9 @@ use agentwire_brain::{
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{InputMode, ToolKind};
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
-use agentwire_tools::{AskUser, SaveArtifact, Tool, UpdatePlan, Workspace};
+use agentwire_tools::{
+    AskUser, SaveArtifact, StateSchema, Tool, UpdatePlan, UpdateState, Workspace,
+};
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -222,6 +225,9 @@ pub struct AgentConfig {
     /// `interruptible`, `approval`, `long_running`) or the path of a JSON schema file. By
     /// default the runtime picks one that fits the agent's tools.
     pub schema: Option<String>,
+    /// The path of a JSON Schema file that the shared state of the agent's sessions must match
+    /// (see [`AgentBuilder::state_schema`](crate::AgentBuilder::state_schema)). Default: none.
+    pub state_schema: Option<PathBuf>,
     /// The content types a user message may carry besides what the schema declares, e.g.
     /// `["text/plain", "image/*", "application/pdf"]`: what the agent's model can read. Each
     /// is added to the schema's `user_message` as optional content (a file part of that media
@@ -366,14 +372,16 @@ const DEFAULT_WORKSPACE: &str = ".agentwire/workspace";
 /// parts for the reader (`update_plan`: a `plan_update`; `save_artifact`: an `artifact`, its
 /// content saved in the workspace), and `ask_user`, with which the model asks the user a
 /// question and waits for the answer in the same run (`awaiting input`; the agent's schema must
-/// allow `input_request`, as the default schema does).
-pub const BUILTIN_TOOLS: [&str; 6] = [
+/// allow `input_request`, as the default schema does), and `update_state`, with which the model
+/// changes the session's shared state by JSON Patch, shown as its arguments stream.
+pub const BUILTIN_TOOLS: [&str; 7] = [
     "write_file",
     "read_file",
     "list_files",
     UpdatePlan::NAME,
     SaveArtifact::NAME,
     AskUser::NAME,
+    UpdateState::NAME,
 ];
 
 impl AgentConfig {
@@ -392,6 +400,7 @@ impl AgentConfig {
             approval: Vec::new(),
             tool_kinds: BTreeMap::new(),
             schema: None,
+            state_schema: None,
             input_types: None,
             max_steps: None,
             mcp: Vec::new(),
@@ -487,6 +496,9 @@ impl AgentConfig {
         }
         if let Some(schema) = self.schema(base_dir)? {
             builder = builder.schema(schema);
+        }
+        if let Some(path) = &self.state_schema {
+            builder = builder.state_schema(self.load_state_schema(&base_dir.join(path))?);
         }
         for tool in self.builtin_tools(base_dir)? {
             builder = builder.tool_arc(tool);
@@ -703,6 +715,7 @@ impl AgentConfig {
         }
         tools.push(Arc::new(UpdatePlan::new()));
         tools.push(Arc::new(AskUser::new()));
+        tools.push(Arc::new(UpdateState::new()));
         // In the order the file lists them, so the model is offered them in that order.
         Ok(wanted
             .iter()
@@ -738,6 +751,23 @@ impl AgentConfig {
             .accepting(Party::Client, MessageKind::USER_MESSAGE, &input_types)
             .map(Some)
             .map_err(|error| self.invalid(format!("input_types: {error}")))
+    }
+
+    fn load_state_schema(&self, path: &Path) -> Result<StateSchema, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            self.invalid(format!(
+                "cannot read the state schema {}: {error}",
+                path.display()
+            ))
+        })?;
+        let schema: serde_json::Value = serde_json::from_str(&text).map_err(|error| {
+            self.invalid(format!(
+                "the state schema {} is not JSON: {error}",
+                path.display()
+            ))
+        })?;
+        StateSchema::compile(&schema)
+            .map_err(|error| self.invalid(format!("{} ({})", error, path.display())))
     }
 
     fn load_schema(

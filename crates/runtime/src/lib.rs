@@ -73,6 +73,7 @@ mod orchestrator;
 mod run;
 pub mod schema;
 mod slots;
+mod state_calls;
 mod steer;
 pub mod subagent;
 mod telemetry;

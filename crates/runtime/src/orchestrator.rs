@@ -33,7 +33,7 @@ use agentwire_core::{
     MessageBuilder, MessageStart, Outcome, Part, Role, RunStatus, ToolCall, ToolSpec, TraceContext,
     Usage,
 };
-use agentwire_tools::{AskUser, ToolLimits};
+use agentwire_tools::{AskUser, ToolLimits, UpdateState};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::sync::watch;
@@ -48,6 +48,7 @@ use crate::ids::IdKind;
 use crate::run::{Placement, RunLimits, RunStart, Shared};
 use crate::schema;
 use crate::slots::{RunSlots, Slot};
+use crate::state_calls::{self, StateCalls};
 use crate::subagent::{self, Child, ChildHandle, Children, Forwarded, Parent};
 use crate::telemetry::{ChatEnd, RunTrace, Telemetry, ToolTrace};
 use crate::timeline::{self, TimelineEntry};
@@ -96,6 +97,8 @@ pub(crate) struct Orchestrator {
     stored: Option<watch::Receiver<u64>>,
     /// How the run of the agent the conversation was handed to ended: this run ends so.
     handed_off: Option<(RunStatus, Option<ErrorInfo>)>,
+    /// `update_state` calls applied to the shared state as they stream.
+    state_calls: StateCalls,
 }
 
 /// Why a run ends without its answer.
@@ -184,6 +187,7 @@ impl Orchestrator {
             children: Children::default(),
             stored,
             handed_off: None,
+            state_calls: StateCalls::default(),
         }
     }
 
@@ -224,6 +228,11 @@ impl Orchestrator {
                 id,
                 Outcome::Delivered { step: 0 },
             )));
+        }
+        // Every reader of the stream starts from the session's shared state.
+        let state = &shared.shared_state;
+        if shared.parent.is_none() && !state.read(serde_json::Value::is_null) {
+            state.announce();
         }
         self.open_trace();
         if let Err(halt) = self.admit(false).await {
@@ -371,6 +380,8 @@ impl Orchestrator {
             Err(halt) => MessageEnd::Halt(halt),
         };
         if let MessageEnd::Halt(halt) = &end {
+            // What calls that streamed into the shared state did stays: they are answered so.
+            self.state_calls.answer_all(&mut builder, &mut self.out);
             answer_unanswered(&mut builder, &mut self.out, halt.why());
         }
         let message = self.complete_message(builder);
@@ -417,14 +428,17 @@ impl Orchestrator {
             if reason == FinishReason::ContentFilter {
                 return MessageEnd::Halt(Halt::Filtered);
             }
-            let calls: Vec<ToolCall> = builder.message().parts[step_from..]
+            let mut calls: Vec<ToolCall> = builder.message().parts[step_from..]
                 .iter()
                 .filter_map(|part| match part {
                     Part::ToolCall(call) => Some(call.clone()),
                     _ => None,
                 })
                 .collect();
-            if calls.is_empty() {
+            // The `update_state` calls that streamed are answered already.
+            let made_calls = !calls.is_empty();
+            self.state_calls.answer(&mut calls, builder, &mut self.out);
+            if calls.is_empty() && !made_calls {
                 return match reason {
                     FinishReason::Length => MessageEnd::Halt(Halt::Truncated),
                     _ => MessageEnd::Answer,
@@ -640,6 +654,8 @@ impl Orchestrator {
                     )));
                 }
             };
+            // An `update_state` call streams into the shared state as its arguments arrive.
+            let ending = self.state_calls.observe(&self.shared, &event);
             let built = match event {
                 BrainEvent::ResponseStart { id, model } => {
                     if let Some(chat) = &chat {
@@ -699,6 +715,9 @@ impl Orchestrator {
                     "the model's stream is inconsistent: {error}"
                 ))));
             }
+            if let Some(id) = ending {
+                self.state_calls.end(&self.shared, builder, &id);
+            }
             self.flush();
         };
         // Dropping the stream stops the model call at once.
@@ -706,7 +725,11 @@ impl Orchestrator {
         for id in open_calls {
             // Each id is open in the builder, so ending it cannot fail.
             let _ = builder.tool_call_end(&mut self.out, &id);
+            if outcome.is_ok() {
+                self.state_calls.end(&self.shared, builder, &id);
+            }
         }
+        self.state_calls.abandon(&self.shared.shared_state);
         self.flush();
         let finish_reason = match &outcome {
             Ok(reason) => crate::telemetry::finish_reason(reason).to_owned(),
@@ -753,6 +776,7 @@ impl Orchestrator {
             .map(|(idx, call)| {
                 let (toolbox, cancel) = (&agent.toolbox, cancel.child_token());
                 let limits = self.tool_limits;
+                let state = Some(self.shared.shared_state.clone());
                 let trace = self.trace.as_ref().map(|trace| {
                     let kind = agent.tool_kinds.get(&call.tool_name);
                     trace.tool(call, kind.unwrap_or(&agentwire_core::ToolKind::Function))
@@ -765,7 +789,7 @@ impl Orchestrator {
                 async move {
                     let started = clock.now();
                     let part = toolbox
-                        .run_within(call, Some(run_id), trace_context, cancel, limits)
+                        .run_within(call, Some(run_id), trace_context, cancel, limits, state)
                         .await;
                     if let Some(trace) = trace {
                         trace.end(&part);
@@ -878,6 +902,7 @@ impl Orchestrator {
             parent: Some(Parent {
                 run_id: shared.run_id.clone(),
                 tool_call_id: call.tool_call_id.clone(),
+                state: shared.shared_state.clone(),
             }),
             depth: shared.depth,
             depth_limit: shared.depth_limit,
@@ -978,6 +1003,7 @@ impl Orchestrator {
             parent: Some(Parent {
                 run_id: shared.run_id.clone(),
                 tool_call_id: call.tool_call_id.clone(),
+                state: shared.shared_state.clone(),
             }),
             depth,
             depth_limit: shared.depth_limit,
@@ -1368,8 +1394,12 @@ impl Orchestrator {
         if has_content {
             messages.push(current.clone());
         }
+        let system = match config.toolbox.contains(UpdateState::NAME) {
+            true => state_calls::instructions(config.system.as_deref(), &self.shared.shared_state),
+            false => config.system.clone(),
+        };
         BrainRequest {
-            system: config.system.clone(),
+            system,
             messages,
             tools: Arc::clone(&self.tools),
             step: self.steps,
@@ -1393,6 +1423,7 @@ impl Orchestrator {
             _ => self.usage,
         };
         self.emit_notes();
+        self.emit_state();
         self.out.emit(EventKind::RunStatus {
             status,
             error: error.clone(),
@@ -1451,7 +1482,19 @@ impl Orchestrator {
 
     fn flush(&mut self) {
         self.emit_notes();
+        self.emit_state();
         self.queue.push(self.out.drain());
+    }
+
+    /// Emits the shared state's changes, in the order they were made, when this is the top run
+    /// of its tree: the state is the session's, so its events are the tree's, wherever in it
+    /// the change was made (see `SharedState`).
+    fn emit_state(&mut self) {
+        if self.shared.parent.is_none() {
+            for kind in self.shared.shared_state.take_events() {
+                self.out.emit(kind);
+            }
+        }
     }
 
     /// Emits the outcomes the inbox holds for the client (`RunHandle::note` and steers not

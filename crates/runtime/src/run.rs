@@ -13,6 +13,11 @@
 //! ([`RunStart::schema_state`]), and says where it leaves it ([`RunHandle::session_state`]), so
 //! a one-shot agent's session is over after its answer, and a client's `cancel` is an utterance
 //! the schema must allow ([`RunHandle::cancel`]).
+//!
+//! The session's shared state (a JSON document its clients show and set, see
+//! [`SharedState`]) goes the same way: a run starts from the session's
+//! ([`RunStart::shared_state`]), shows it at its start, changes it as its tools do, and says
+//! what it leaves ([`RunHandle::shared_state`]).
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -24,6 +29,8 @@ use agentwire_core::{
     Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Part, Role, RunId, RunStatus,
     SessionId, ToolSpec, Usage,
 };
+use agentwire_tools::SharedState;
+use serde_json::Value;
 use thiserror::Error;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
@@ -95,6 +102,12 @@ pub struct RunStart {
     /// The agents the run may hand the conversation to ([`crate::handoff`]), by name: the
     /// host's. `None`: a handoff's call is answered with an error.
     pub agents: Option<Agents>,
+    /// The session's shared state as the session's last run (or a client) left it; `null`,
+    /// the default, for none. It is not checked against the agent's state schema (it is what
+    /// the session holds; a host checks what a client sets, [`Agent::check_state`]). A run
+    /// whose state is not `null` emits a `state_snapshot` of it right after `run_created`, so
+    /// every reader of its stream starts from it.
+    pub shared_state: Value,
 }
 
 /// Ceilings over an agent's limits for one run: a server caps every agent it serves with them.
@@ -204,6 +217,12 @@ impl RunStart {
     /// Sets the agents the run may hand the conversation to ([`RunStart::agents`]).
     pub fn with_agents(mut self, agents: Agents) -> Self {
         self.agents = Some(agents);
+        self
+    }
+
+    /// Sets the shared state the run starts from ([`RunStart::shared_state`]).
+    pub fn with_shared_state(mut self, state: Value) -> Self {
+        self.shared_state = state;
         self
     }
 
@@ -367,6 +386,9 @@ pub(crate) struct Shared {
     pub(crate) cancel: CancellationToken,
     /// The inbox holds notes to report: checked on every flush without taking the lock.
     pub(crate) noted: AtomicBool,
+    /// The session's shared state: one for the whole tree of runs (a sub-agent's run holds
+    /// its parent's), whose events the top run emits.
+    pub(crate) shared_state: SharedState,
 }
 
 /// The run's mutable state.
@@ -526,6 +548,10 @@ impl Agent {
         messages.extend(start.input.into_iter().map(|message| self.stamp(message)));
         let output_from = messages.len();
         let (status, _) = watch::channel(RunStatus::Created);
+        let shared_state = match &parent {
+            Some(parent) => parent.state.clone(),
+            None => SharedState::new(start.shared_state, config.state_schema.clone()),
+        };
         let shared = Arc::new(Shared {
             run_id,
             session_id: start.session_id,
@@ -555,6 +581,7 @@ impl Agent {
             stored: start.stored.then(|| watch::Sender::new(0)),
             cancel: CancellationToken::new(),
             noted: AtomicBool::new(false),
+            shared_state,
         });
         let queue = Arc::new(EventQueue::default());
         if let Some(handler) = &config.handler {
@@ -948,6 +975,14 @@ impl RunHandle {
                 .unwrap_or_else(|| state.start_state.clone()),
             _ => state.machine.state().clone(),
         }
+    }
+
+    /// The session's shared state as the run holds it now: where it leaves its session
+    /// ([`RunStart::shared_state`]). Every change a run makes is shown in its stream as it is
+    /// made, and kept whatever way the run ends (an `update_state` call that did not complete
+    /// changes nothing); a sub-agent's run shares its parent's.
+    pub fn shared_state(&self) -> Value {
+        self.shared.shared_state.document()
     }
 
     /// The client cancels the run: `cancel` must be a message the agent's schema allows in the

@@ -103,6 +103,8 @@ impl Tool for SubagentTool {
 pub(crate) struct Parent {
     pub(crate) run_id: RunId,
     pub(crate) tool_call_id: ToolCallId,
+    /// The session's shared state, which the child changes as its parent does.
+    pub(crate) state: agentwire_tools::SharedState,
 }
 
 /// A sub-agent's run under way, as its parent's orchestrator holds it.

@@ -323,6 +323,10 @@ async fn every_mistake_is_named() {
             "[[agents]]\nname = \"a\"\n[[agents.mcp]]\nname = \"x\"\ncommand = [\"/nonexistent/mcp-server\"]\n",
             "agent 'a': MCP server 'x':",
         ),
+        (
+            "[[agents]]\nname = \"a\"\nstate_schema = \"missing.json\"\n",
+            "agent 'a': cannot read the state schema",
+        ),
     ];
     for (toml, expected) in cases {
         let error = build_error(toml, no_env).await;
@@ -331,6 +335,39 @@ async fn every_mistake_is_named() {
             "{toml}\n→ {error}\nexpected: {expected}"
         );
     }
+}
+
+#[tokio::test]
+async fn a_state_schema_file_holds_the_sessions_state() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("state.json"),
+        r#"{"type": "object", "required": ["todo"]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("bad.json"), r#"{"type": 12}"#).unwrap();
+    let toml =
+        "[[agents]]\nname = \"a\"\ntools = [\"update_state\"]\nstate_schema = \"state.json\"\n";
+    let file = AgentsFile::from_toml(toml).unwrap();
+    let agent = file.agents[0].build(dir.path(), no_env).await.unwrap();
+    assert!(agent.state_schema().is_some());
+    assert!(agent.check_state(&serde_json::json!({"todo": []})).is_ok());
+    let refused = agent.check_state(&serde_json::json!({})).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "the state would not match its schema: at the root: \"todo\" is a required property"
+    );
+    assert_eq!(agent.tools()[0].name, "update_state");
+
+    let bad = "[[agents]]\nname = \"a\"\nstate_schema = \"bad.json\"\n";
+    let file = AgentsFile::from_toml(bad).unwrap();
+    let error = file.agents[0].build(dir.path(), no_env).await.unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the state schema is not a valid JSON Schema"),
+        "{error}"
+    );
 }
 
 #[test]

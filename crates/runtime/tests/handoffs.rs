@@ -207,6 +207,7 @@ async fn an_approval_of_the_agent_handed_to_is_answered_through_the_run_and_surv
             slots: None,
             telemetry: None,
             agents: Some(Agents::new([triage.clone(), make_billing()])),
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     assert_eq!(

@@ -203,6 +203,7 @@ async fn a_question_is_checkpointed_and_answered_after_a_restart() {
             slots: Some(RunSlots::new(1, Some(0))),
             telemetry: None,
             agents: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     // A resumed run's host stores its events; here everything counts as stored.

@@ -726,6 +726,7 @@ async fn a_waiting_tree_is_checkpointed_and_goes_on_where_its_child_waited() {
             slots: None,
             telemetry: None,
             agents: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     assert_eq!(

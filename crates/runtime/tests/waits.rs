@@ -601,6 +601,7 @@ async fn a_checkpointed_run_goes_on_where_it_waited() {
             slots: None,
             telemetry: None,
             agents: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     assert_eq!(
@@ -667,6 +668,7 @@ async fn a_checkpointed_run_can_be_canceled() {
             slots: None,
             telemetry: None,
             agents: None,
+            shared_state: serde_json::Value::Null,
         })
         .unwrap();
     resumed

@@ -93,6 +93,9 @@ impl From<RunsError> for ApiError {
             RunsError::RunMoved => (StatusCode::CONFLICT, "run_moved"),
             RunsError::NoAnswer => (StatusCode::GATEWAY_TIMEOUT, "no_answer"),
             RunsError::Unresumable(_) => (StatusCode::INTERNAL_SERVER_ERROR, "run_unresumable"),
+            RunsError::InvalidState(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_state"),
+            RunsError::PatchFailed(_) => (StatusCode::UNPROCESSABLE_ENTITY, "patch_failed"),
+            RunsError::StateChanged(_) => (StatusCode::PRECONDITION_FAILED, "state_changed"),
         };
         Self::new(status, code, error.to_string())
     }

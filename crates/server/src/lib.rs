@@ -44,6 +44,7 @@ mod runs;
 mod server;
 mod session_input;
 mod session_list;
+mod session_state;
 mod settings;
 mod spans;
 mod state;

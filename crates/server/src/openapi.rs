@@ -58,6 +58,13 @@ fn errors(statuses: &[u16]) -> Map<String, Value> {
         .collect()
 }
 
+/// The `If-Match` header of a change of a session's state.
+fn if_match_param() -> Value {
+    json!({"name": "If-Match", "in": "header", "required": false,
+           "description": "Change the state only if it is still this version (an `ETag` it gave).",
+           "schema": {"type": "string"}})
+}
+
 /// An operation: summary, description, and its answers (errors added by status).
 fn operation(summary: &str, description: &str, answers: Value, statuses: &[u16]) -> Value {
     let mut responses = match answers {
@@ -218,6 +225,42 @@ fn native_paths() -> Map<String, Value> {
                 "parameters": [path_param("id", "The session to copy.")],
                 "requestBody": json_body(schema("ForkSession"))
             }))},
+        "/v1/sessions/{id}/state": {
+            "get": with(with(operation(
+                "Read a session's shared state",
+                "The session's shared state: the JSON document its clients show beside the \
+                 conversation and its runs change (`state_snapshot` / `state_delta` events; the \
+                 `update_state` tool), as the store holds it; `null` when it has none. (Not the \
+                 `state` of `GET /v1/sessions/{id}`, which is where the conversation stands in \
+                 its agent's communication schema.) The `ETag` is its version.",
+                json!({"200": with(json_answer("The state.", json!({})), json!({"headers": {"ETag": {
+                    "description": "The state's version, for `If-Match`.", "schema": {"type": "string"}}}}))}),
+                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
+            "put": with(with(operation(
+                "Replace a session's shared state",
+                "Sets the whole state (the session is made if new; `null` clears it). Checked \
+                 against the state schema of the agent of the session's latest run; refused while \
+                 a run of the session is open (it would work on a state that changed under it); \
+                 with `If-Match`, only over that version. Runs after it start from it and show it.",
+                json!({"200": json_answer("The state as set; the `ETag` is its new version.", json!({}))}),
+                &[400, 401, 404, 408, 409, 412, 413, 415, 422]), tag.clone()), json!({
+                    "parameters": [path_param("id", "The session's id."), if_match_param()],
+                    "requestBody": json_body(json!({}))
+                })),
+            "patch": with(with(operation(
+                "Change a session's shared state",
+                "Applies an RFC 6902 JSON Patch (`Content-Type: application/json-patch+json`) to \
+                 the state, all or nothing: an operation that does not apply is `422 patch_failed` \
+                 naming it, a result the state schema refuses `422 invalid_state` naming each \
+                 problem. Refused while a run of the session is open; with `If-Match`, only over \
+                 that version.",
+                json!({"200": json_answer("The state as patched; the `ETag` is its new version.", json!({}))}),
+                &[400, 401, 404, 408, 409, 412, 413, 415, 422]), tag.clone()), json!({
+                    "parameters": [path_param("id", "The session's id."), if_match_param()],
+                    "requestBody": {"required": true, "content": {"application/json-patch+json": {
+                        "schema": schema("JsonPatch")}}}
+                }))
+        },
         "/v1/sessions/{id}/messages": {
             "post": with(with(operation(
                 "Send a message into a session",
@@ -545,7 +588,17 @@ fn document() -> Value {
         ),
         (
             415,
-            "A body not sent as `Content-Type: application/json` (`unsupported_media_type`).",
+            "A body not sent as `Content-Type: application/json` (a state's PATCH: \
+             `application/json-patch+json`) (`unsupported_media_type`).",
+        ),
+        (
+            412,
+            "The session's state is no longer the version `If-Match` names (`state_changed`).",
+        ),
+        (
+            422,
+            "A state the agent's state schema refuses (`invalid_state`), or a JSON Patch that \
+             does not apply (`patch_failed`); the message names the problem.",
         ),
         (426, "Not a WebSocket upgrade (`websocket_required`)."),
     ]

@@ -39,6 +39,12 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/sessions/{id}/fork", post(native::fork_session))
         .route(
+            "/v1/sessions/{id}/state",
+            get(crate::session_state::get)
+                .put(crate::session_state::put)
+                .patch(crate::session_state::patch),
+        )
+        .route(
             "/v1/sessions/{id}/messages",
             get(crate::session_input::list).post(crate::session_input::post),
         )

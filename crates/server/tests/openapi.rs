@@ -219,6 +219,12 @@ async fn every_route_is_documented_and_every_documented_route_is_served() {
             "get" => server.http.get(url),
             "post" => server.http.post(url).json(&json!({})),
             "delete" => server.http.delete(url),
+            "put" => server.http.put(url).json(&json!({})),
+            "patch" => server
+                .http
+                .patch(url)
+                .header("content-type", "application/json-patch+json")
+                .body("[]"),
             other => panic!("{other}"),
         };
         let response = request.send().await.unwrap();

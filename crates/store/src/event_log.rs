@@ -113,6 +113,7 @@ impl BatchBuilder {
             statuses: self.statuses,
             reserved: 0,
             checkpoint: None,
+            shared_state: None,
         })
     }
 }
@@ -134,6 +135,9 @@ pub struct EventBatch {
     pub(crate) reserved: i64,
     /// The run waits for the client from the batch's last event on, written down so.
     pub(crate) checkpoint: Option<String>,
+    /// The run's session's shared state after the batch's last event, as JSON text, when the
+    /// batch changed it.
+    pub(crate) shared_state: Option<String>,
 }
 
 impl EventBatch {
@@ -176,6 +180,13 @@ impl EventBatch {
     pub fn park(&mut self, checkpoint: String) {
         self.checkpoint = Some(checkpoint);
         self.reserved = self.seqs.1;
+    }
+
+    /// Stores with the batch its run's session's shared state as the batch's events leave it
+    /// (JSON text): the state and the `state_snapshot` / `state_delta` events that made it are
+    /// committed together, so a client that sees them finds the session's state agreeing.
+    pub fn set_shared_state(&mut self, state: String) {
+        self.shared_state = Some(state);
     }
 
     /// Whether the batch carries a checkpoint ([`EventBatch::park`]).
@@ -519,6 +530,8 @@ pub(crate) struct BatchRow<'a> {
     pub(crate) statuses: Vec<(i64, RunStatus)>,
     pub(crate) reserved: i64,
     pub(crate) checkpoint: Option<&'a str>,
+    /// The shared state the last of the joined batches that has one leaves.
+    pub(crate) shared_state: Option<&'a str>,
 }
 
 impl BatchRow<'_> {
@@ -550,6 +563,9 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                     None => last.reserved.max(batch.reserved),
                 };
                 last.checkpoint = batch.checkpoint.as_deref();
+                if let Some(state) = &batch.shared_state {
+                    last.shared_state = Some(state);
+                }
                 last.statuses.extend_from_slice(&batch.statuses);
                 if let Some(status) = &batch.last_status
                     && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
@@ -565,6 +581,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 statuses: batch.statuses.clone(),
                 reserved: batch.reserved,
                 checkpoint: batch.checkpoint.as_deref(),
+                shared_state: batch.shared_state.as_deref(),
             }),
         }
     }

@@ -22,7 +22,9 @@
 //! confined to one directory. Two more built-ins let a model produce parts a reader sees beside
 //! its text ([`Tool::result_part`]): [`UpdatePlan`] (`update_plan`, a `plan_update` part) and
 //! [`SaveArtifact`] (`save_artifact`, an `artifact` part, its content saved in the workspace).
-//! [`AskUser`] (`ask_user`) is only its spec: a runtime answers its calls with the user's next
+//! [`UpdateState`] (`update_state`) changes the session's [`SharedState`] by JSON Patch, held
+//! to the agent's [`StateSchema`] if it has one; any tool may read and change that state
+//! through [`ToolContext::state`]. [`AskUser`] (`ask_user`) is only its spec: a runtime answers its calls with the user's next
 //! message. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
 //! as [`Tool`]s.
 //!
@@ -62,8 +64,11 @@ pub mod mcp;
 mod output;
 mod plan;
 mod schema;
+mod shared_state;
+mod state_schema;
 mod tool;
 mod toolbox;
+mod update_state;
 mod validation;
 mod workspace;
 
@@ -74,6 +79,9 @@ pub use fn_tool::FnTool;
 pub use plan::UpdatePlan;
 pub use schema::parameters_for;
 pub use schemars::{self, JsonSchema};
+pub use shared_state::{SharedState, StateError};
+pub use state_schema::{InvalidStateSchema, StateSchema};
 pub use tool::{Tool, ToolContext, ToolFailure, ToolFuture};
 pub use toolbox::{ToolLimits, Toolbox, ToolboxError};
+pub use update_state::UpdateState;
 pub use workspace::Workspace;

@@ -9,6 +9,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::shared_state::SharedState;
+
 /// What a tool call yields: its result as JSON, or why it failed.
 pub type ToolFuture<'a> = BoxFuture<'a, Result<Value, ToolFailure>>;
 
@@ -55,6 +57,10 @@ pub struct ToolContext {
     pub trace_context: TraceContext,
     /// Fires when the run is canceled.
     pub cancel: CancellationToken,
+    /// The shared state of the run's session, when a runtime hosts one: a tool may read it
+    /// and change it ([`SharedState::patch`], [`SharedState::replace`]); readers of the run
+    /// see each change. `None` outside a run.
+    pub state: Option<SharedState>,
 }
 
 /// Why a tool call failed. The message is shown to the model in a `tool_error`, so it should say

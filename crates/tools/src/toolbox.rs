@@ -16,6 +16,7 @@ use tokio_util::task::AbortOnDropHandle;
 use tracing::Instrument;
 
 use crate::output::{self, TooLarge};
+use crate::shared_state::SharedState;
 use crate::tool::{Tool, ToolContext, ToolFailure};
 use crate::validation::ArgsSchema;
 
@@ -171,13 +172,14 @@ impl Toolbox {
     /// then a `tool_error` `EXECUTION` saying the call was canceled.
     pub async fn run(&self, call: &ToolCall, cancel: CancellationToken) -> Part {
         let untraced = TraceContext::default();
-        self.run_within(call, None, untraced, cancel, self.limits)
+        self.run_within(call, None, untraced, cancel, self.limits, None)
             .await
     }
 
     /// [`run`](Self::run) for the run `run_id` (the tool is told, [`ToolContext::run_id`]),
     /// in the trace `trace_context` ([`ToolContext::trace_context`]; empty: none), under other
-    /// limits than the toolbox's own (a run whose server caps its tools' output tighter).
+    /// limits than the toolbox's own (a run whose server caps its tools' output tighter), with
+    /// the run's session's shared state if it has one ([`ToolContext::state`]).
     pub async fn run_within(
         &self,
         call: &ToolCall,
@@ -185,9 +187,10 @@ impl Toolbox {
         trace_context: TraceContext,
         cancel: CancellationToken,
         limits: ToolLimits,
+        state: Option<SharedState>,
     ) -> Part {
         match self
-            .outcome(call, run_id, trace_context, cancel, limits)
+            .outcome(call, run_id, trace_context, cancel, limits, state)
             .await
         {
             Ok(result) => Part::ToolResult(ToolResult {
@@ -248,6 +251,7 @@ impl Toolbox {
         trace_context: TraceContext,
         cancel: CancellationToken,
         limits: ToolLimits,
+        state: Option<SharedState>,
     ) -> Result<Value, ToolFailure> {
         let name = &call.tool_name;
         let entry = self.checked(call)?;
@@ -262,6 +266,7 @@ impl Toolbox {
             run_id: run_id.cloned(),
             trace_context,
             cancel: call_cancel,
+            state,
         };
         let tool = Arc::clone(&entry.tool);
         let args = args.clone();

@@ -256,6 +256,7 @@ async fn what_serde_refuses_after_the_schema_passed_is_a_validation_error() {
         run_id: None,
         trace_context: Default::default(),
         cancel: CancellationToken::new(),
+        state: None,
     };
     let failure = tool.call(json!({"n": "x"}), context).await.unwrap_err();
     assert_eq!(failure.kind(), ToolErrorKind::Validation);

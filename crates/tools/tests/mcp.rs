@@ -56,6 +56,7 @@ fn context() -> ToolContext {
         run_id: None,
         trace_context: Default::default(),
         cancel: CancellationToken::new(),
+        state: None,
     }
 }
 
@@ -231,6 +232,7 @@ async fn a_canceled_call_returns_at_once_and_the_server_is_told() {
                 run_id: None,
                 trace_context: Default::default(),
                 cancel,
+                state: None,
             },
         )
         .await
@@ -266,6 +268,7 @@ async fn a_canceled_long_running_operation_returns_promptly() {
         run_id: None,
         trace_context: Default::default(),
         cancel: cancel.clone(),
+        state: None,
     };
     let call = tokio::spawn(async move {
         long.call(json!({"duration": 20, "steps": 20}), context)
@@ -529,6 +532,7 @@ async fn streamable_http_lists_and_calls() {
         run_id: None,
         trace_context: Default::default(),
         cancel: cancel.clone(),
+        state: None,
     };
     let pending = tokio::spawn(async move {
         long.call(json!({"duration": 20, "steps": 20}), context)
@@ -792,6 +796,7 @@ async fn a_call_names_its_run_and_tool_call_in_meta() {
         run_id: Some("run_3".into()),
         trace_context,
         cancel: CancellationToken::new(),
+        state: None,
     };
     let answer = record.call(json!({}), in_run).await.unwrap();
     assert_eq!(answer, json!("{\"recorded\":1}"));

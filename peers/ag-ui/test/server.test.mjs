@@ -2,7 +2,9 @@
 // ../../agentwire-server.mjs on scripted agents): a plain run at the root `/ag-ui` and a second
 // run in the same thread, a frontend tool the run asks for and the client answers with a `tool`
 // message on its next run, and an approval interrupt answered by `resume` (approved: the tool
-// writes the file; denied: it does not), under `/agents/{name}/ag-ui`. Every event passes the
+// writes the file; denied: it does not), under `/agents/{name}/ag-ui`, and the thread's shared
+// state (the client's `initialState` becomes the session's, `update_state` streams into it, and
+// `agent.state` equals the server's `GET /v1/sessions/{id}/state` after each run). Every event passes the
 // client's own zod enforcement and ordering verifier (a rejection is `error`), its zod schema
 // and the official 1.0 JSON Schema; the client must not warn.
 
@@ -20,7 +22,30 @@ const FILE = { path: 'notes/ag-ui.txt', content: 'written after approval' };
 const ARGS = JSON.stringify(FILE);
 const QUESTION = { question: 'Ship it?' };
 
+/** The planner's `update_state` call, its arguments in pieces as a model streams them. */
+const PLAN_ARGS = JSON.stringify({
+  ops: [
+    { op: 'add', path: '/todo/-', value: { title: 'Write the docs', tags: ['docs', 'urgent'], done: false } },
+    { op: 'replace', path: '/status', value: 'planned' },
+  ],
+});
+const pieces = (text, size) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
 const scripts = {
+  'planner.json': {
+    turns: [
+      [
+        { type: 'tool_call_start', id: 'p1', name: 'update_state' },
+        ...pieces(PLAN_ARGS, 7).map((args) => ({ type: 'tool_call_delta', id: 'p1', args })),
+        { type: 'tool_call_end', id: 'p1' },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      [
+        { type: 'text_delta', text: 'Planned.' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ],
+  },
   'talker.json': {
     turns: Array(4).fill([
       ...ANSWER.map((text) => ({ type: 'text_delta', text })),
@@ -88,6 +113,12 @@ script = "writer.json"
 tools = ["write_file"]
 approval = ["write_file"]
 workspace = "ws-deny"
+
+[[agents]]
+name = "planner"
+provider = "scripted"
+script = "planner.json"
+tools = ["update_state"]
 `;
 
 const confirmTool = {
@@ -137,7 +168,7 @@ describe('AG-UI HttpAgent against agentwire serve', () => {
     assert.equal(assistant.role, 'assistant');
     assert.equal(assistant.content, ANSWER.join(''));
     assert.deepEqual(first.newMessages.map((message) => message.id), [assistant.id]);
-    assert.deepEqual(agent.state, {}, 'agentwire sends no state events');
+    assert.deepEqual(agent.state, {}, 'a session without a state sends no state events');
 
     // The thread is the session: the next run sends the whole history and answers anew.
     agent.addMessage(userMessage('u2', 'again'));
@@ -146,6 +177,45 @@ describe('AG-UI HttpAgent against agentwire serve', () => {
     assert.equal(agent.messages[3].content, ANSWER.join(''));
     assert.notEqual(agent.messages[3].id, assistant.id);
     assert.equal(second.events[0].threadId, 'thread-plain');
+  });
+
+  test('the thread state: set by the client, streamed into by update_state, equal to the server\'s', async () => {
+    const threadId = 'thread-state';
+    const serverState = async () => {
+      const response = await fetch(`${server.url}/v1/sessions/${threadId}/state`);
+      assert.equal(response.status, 200);
+      return response.json();
+    };
+    const agent = new HttpAgent({
+      url: `${server.url}/agents/planner/ag-ui`,
+      threadId,
+      initialState: { todo: [], status: 'new' },
+    });
+    agent.addMessage(userMessage('u1', 'Plan the docs'));
+    const first = await checkedRun(agent, { runId: 'run-plan' });
+    const types = first.events.map((event) => event.type);
+    assert.equal(types.filter((type) => type === 'STATE_SNAPSHOT').length, 1, types.join());
+    const deltas = first.events.filter((event) => event.type === 'STATE_DELTA');
+    assert.ok(deltas.length >= 3, `the call's changes stream: ${deltas.length} deltas`);
+    // The changes came while the call's arguments streamed, before they had all arrived.
+    const firstDelta = types.indexOf('STATE_DELTA');
+    assert.ok(types.indexOf('TOOL_CALL_ARGS', firstDelta) > firstDelta, types.join());
+    const planned = {
+      todo: [{ title: 'Write the docs', tags: ['docs', 'urgent'], done: false }],
+      status: 'planned',
+    };
+    assert.deepEqual(agent.state, planned);
+    assert.deepEqual(await serverState(), agent.state);
+
+    // The client changes its state; its next run sends it, and the session takes it.
+    agent.setState({ ...agent.state, status: 'reviewed' });
+    agent.addMessage(userMessage('u2', 'Plan again'));
+    await checkedRun(agent, { runId: 'run-plan-2' });
+    assert.deepEqual(agent.state, {
+      todo: [...planned.todo, ...planned.todo],
+      status: 'planned',
+    });
+    assert.deepEqual(await serverState(), agent.state);
   });
 
   test('a frontend tool: the run asks, the client answers with a tool message, the run goes on', async () => {

@@ -3,7 +3,10 @@
 // build made, which runs scripted agents from a temporary agentwire.toml. Covers a plain answer
 // at the root `/api/chat`, and the approval round trip under `/agents/{name}/api/chat`, approved
 // (the tool really writes the file) and denied (it does not), with `sendAutomaticallyWhen`
-// sending the answer as an app does.
+// sending the answer as an app does; and the session's shared state, which a run's
+// `update_state` streams into: the message holds it once, as the data part
+// `data-agentwire-state` reconciled in place by its id, equal to `GET /v1/sessions/{id}/state`,
+// and `onData` sees each change as a transient `data-agentwire-state-delta`.
 
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -16,8 +19,27 @@ import { startAgentwire } from '../../agentwire-server.mjs';
 const ANSWER = ['Hello ', 'from ', 'agentwire.'];
 const FILE = { path: 'notes/hello.txt', content: 'written after approval' };
 
-/** The scripted turns: a plain answer, and a write_file call (needing approval) then a text. */
+/** The planner's `update_state` call, in pieces as a model streams them. */
+const PLAN_ARGS = JSON.stringify({ ops: [{ op: 'add', path: '/todo/-', value: { title: 'Write the docs', done: false } }] });
+const pieces = (text, size) => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
+/** The scripted turns: a plain answer, a write_file call (needing approval) then a text, and a
+ * streamed update_state call then a text. */
 const scripts = {
+  'planner.json': {
+    turns: [
+      [
+        { type: 'tool_call_start', id: 'p1', name: 'update_state' },
+        ...pieces(PLAN_ARGS, 6).map((args) => ({ type: 'tool_call_delta', id: 'p1', args })),
+        { type: 'tool_call_end', id: 'p1' },
+        { type: 'finish', reason: 'tool_calls' },
+      ],
+      [
+        { type: 'text_delta', text: 'Planned.' },
+        { type: 'finish', reason: 'stop' },
+      ],
+    ],
+  },
   'talker.json': {
     turns: [
       [
@@ -67,6 +89,12 @@ script = "writer.json"
 tools = ["write_file"]
 approval = ["write_file"]
 workspace = "ws-deny"
+
+[[agents]]
+name = "planner"
+provider = "scripted"
+script = "planner.json"
+tools = ["update_state"]
 `;
 
 let server;
@@ -100,6 +128,44 @@ describe('AI SDK Chat against agentwire serve', () => {
     await chat.resumeStream();
     assert.equal(chat.error, undefined);
     assert.equal(chat.messages.length, 2);
+  });
+
+  test('the shared state: one data part reconciled in place, equal to the server\'s', async () => {
+    const id = 'chat-state';
+    const stateUrl = `${url}/v1/sessions/${id}/state`;
+    const put = await fetch(stateUrl, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ todo: [] }),
+    });
+    assert.equal(put.status, 200);
+    const deltas = [];
+    const chat = new Chat({
+      id,
+      transport: new DefaultChatTransport({ api: `${url}/agents/planner/api/chat` }),
+      onData: (part) => {
+        if (part.type === 'data-agentwire-state-delta') deltas.push(part.data.patch);
+      },
+    });
+    const stateParts = (message) => message.parts.filter((part) => part.type === 'data-agentwire-state');
+    for (const [round, text] of ['Plan the docs', 'Plan more'].entries()) {
+      await chat.sendMessage({ text });
+      assert.equal(chat.error, undefined, `chat error: ${chat.error?.message}`);
+      assert.equal(chat.status, 'ready');
+      const assistant = chat.messages.at(-1);
+      assert.equal(assistant.role, 'assistant');
+      const parts = stateParts(assistant);
+      assert.equal(parts.length, 1, `one state part, replaced in place: ${JSON.stringify(assistant.parts)}`);
+      assert.equal(parts[0].id, 'state');
+      const server = await (await fetch(stateUrl)).json();
+      assert.deepEqual(parts[0].data, server);
+      assert.equal(server.todo.length, round + 1);
+      assert.ok(assistant.parts.some((part) => part.type === 'text' && part.text === 'Planned.'));
+    }
+    // Each run's call streamed its changes: the list item, then its members as they ended.
+    assert.ok(deltas.length >= 4, `transient deltas: ${JSON.stringify(deltas)}`);
+    assert.deepEqual(deltas[0], [{ op: 'add', path: '/todo/0', value: {} }]);
+    assert.equal(chat.messages.length, 4);
   });
 
   for (const approved of [true, false]) {

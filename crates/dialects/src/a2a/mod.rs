@@ -87,6 +87,8 @@
 //!
 //! # Losses
 //!
+//! - The session's shared state (`state_snapshot`, `state_delta`): A2A has no shared state
+//!   beside a task, so it is not sent; an A2A client reads it with `GET /v1/sessions/{id}/state`.
 //! - Tool-call arguments do not stream: the call is sent whole when complete (decoded as a
 //!   `part_complete` alone; the message is the same).
 //! - `incomplete` travels as FAILED; A2A clients see a failure (the decoder restores it from the

@@ -655,6 +655,22 @@ impl AgUiDecoder {
                 let message_id = ours(metadata.as_ref()).message_id;
                 self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
             }
+            In::StateSnapshot { snapshot } => {
+                // The thread's state is one, whichever run changed it.
+                Self::sink(&mut self.seq, out).emit(
+                    &Namespace::ROOT,
+                    EventKind::StateSnapshot { state: snapshot },
+                );
+            }
+            In::StateDelta { delta } => {
+                let patch =
+                    serde_json::from_value(delta).map_err(|source| DecodeError::InvalidFrame {
+                        frame: self.n_frames,
+                        source,
+                    })?;
+                Self::sink(&mut self.seq, out)
+                    .emit(&Namespace::ROOT, EventKind::StateDelta { patch });
+            }
             In::Custom { name, value } if name == CUSTOM_PART => {
                 let custom: CustomPart =
                     serde_json::from_value(value).map_err(|source| DecodeError::InvalidFrame {
@@ -796,7 +812,7 @@ impl AgUiDecoder {
                     self.apply(args, self.chunk_tag(), out)?;
                 }
             }
-            // Spans, step ends, state, snapshots, raw and unknown events carry nothing the
+            // Spans, step ends, message snapshots, raw and unknown events carry nothing the
             // canonical messages hold.
             In::ReasoningStart { .. }
             | In::ReasoningEnd { .. }

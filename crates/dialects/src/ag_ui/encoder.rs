@@ -584,8 +584,27 @@ impl Encoder for AgUiEncoder {
                 usage,
             } => self.status(*status, error.as_ref(), usage.as_ref(), out),
             EventKind::Heartbeat {} => crate::sse::write_comment(out, "keepalive"),
-            // The shared state is not written in this dialect yet.
-            EventKind::StateSnapshot { .. } | EventKind::StateDelta { .. } => {}
+            // The session's shared state is the thread's state (`agent.state` in the client).
+            EventKind::StateSnapshot { state } => {
+                self.start_run(out);
+                write(
+                    out,
+                    &Out::StateSnapshot {
+                        snapshot: state.clone(),
+                    },
+                    None,
+                );
+            }
+            EventKind::StateDelta { patch } => {
+                self.start_run(out);
+                write(
+                    out,
+                    &Out::StateDelta {
+                        delta: json!(patch),
+                    },
+                    None,
+                );
+            }
             // What became of a message sent while the run worked: AG-UI has no event for it.
             // The steer itself follows as a whole user message (`TEXT_MESSAGE_*`, role user).
             EventKind::Input(outcome) => {

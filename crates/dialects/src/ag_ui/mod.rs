@@ -31,6 +31,8 @@
 //! | `file`, `data`, `source`, `approval_request`, `approval_response` | `CUSTOM {name: "agentwire.part", value: {messageId, part}}` (the part's native JSON) |
 //! | `error` | `CUSTOM {name: "agentwire.error", value: {code, message}}` (`RUN_ERROR` would end the run) |
 //! | `input` (what became of a message sent while the run worked) | `CUSTOM {name: "agentwire.input", value: {client_message_id, outcome, step?, reason?}}`; a steer the run took follows as a user `TEXT_MESSAGE_START {role: "user"}` / `_CONTENT` / `_END` |
+//! | `state_snapshot` | `STATE_SNAPSHOT {snapshot}`: the session's shared state is the thread's (the client's `agent.state`) |
+//! | `state_delta` | `STATE_DELTA {delta}`: the RFC 6902 operations as they are |
 //! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
 //! | a sub-agent's `run_created` (namespace `[…, run]`) | `SUBAGENT_STARTED {subagentRunId: run, name: agent, parentSubagentRunId?, parentToolCallId, parentMessageId?}` (the parent's id when the parent is itself a sub-agent; the AG-UI message that holds the call) |
 //! | a sub-agent's events | the same events as the run's own, each with `subagentRunId`; its AG-UI message ids and tool call ids are prefixed `<run>:` (`run_b:msg_1`, `run_b:call_1`), so they never meet another run's in the client's one list |
@@ -51,6 +53,10 @@
 //! message per turn, tool messages as `tool_result`/`tool_error` parts of it), `tools` are the
 //! client-executed tools, each `resume` entry an `approval_response` in a last user message, and
 //! generation settings among `forwardedProps`' keys (`model`, `temperature`, `topP`, …) the run's.
+//! `state` is kept as the client sent it ([`RunAgentInput::state`]); the server makes a
+//! non-empty one (not `null`, not `{}`) the session's shared state before the run, so a client
+//! that set its `agent.state` finds it in the run (`HttpAgent` sends `{}` when it has none,
+//! which leaves the session's as it is).
 //!
 //! # Sub-agents
 //!
@@ -91,8 +97,8 @@
 //!   Attribution without `SUBAGENT_STARTED` (another server's) starts the sub-agent at its first
 //!   event, under the run; one still open when the run ends ends waiting for what it left
 //!   unanswered, else incomplete.
-//! - From other servers: `STATE_*`, `MESSAGES_SNAPSHOT`, `RAW`, `REASONING_ENCRYPTED_VALUE`,
-//!   other `CUSTOM` events and interrupts without a tool call are skipped; an activity of another
+//! - From other servers: `MESSAGES_SNAPSHOT`, `RAW`, `REASONING_ENCRYPTED_VALUE`, other `CUSTOM`
+//!   events and interrupts without a tool call are skipped; an activity of another
 //!   `activityType` becomes a `data` part named after it, each time it changes; an
 //!   `ACTIVITY_DELTA` operation below the top level of its content is skipped.
 //! - In requests: `encryptedValue`, message `name`s and `activity` messages are dropped; a

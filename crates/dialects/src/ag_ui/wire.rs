@@ -187,6 +187,14 @@ pub(super) enum WireEvent<S> {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Value>,
     },
+    /// The whole shared state.
+    StateSnapshot {
+        snapshot: Value,
+    },
+    /// RFC 6902 operations on the shared state.
+    StateDelta {
+        delta: Value,
+    },
     Custom {
         name: S,
         value: Value,

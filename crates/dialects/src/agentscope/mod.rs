@@ -67,6 +67,8 @@
 //!   The sub-agent's answer is its call's `function_call_output`, as for any tool; a run that
 //!   waits because a sub-agent does is written, like any wait, from what the run's own messages
 //!   leave unanswered (its call of the sub-agent), so it reads back awaiting function output.
+//! - The session's shared state (`state_snapshot`, `state_delta`): the Agent API has no place
+//!   for it, so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Step starts have no AgentScope form: they are dropped (AgentScope's message boundaries
 //!   already show the steps).
 //! - Awaiting input is written as completed and read back as awaiting input only from an

@@ -14,6 +14,7 @@ use agentwire_core::{
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::encoder::{STATE_DATA, STATE_DELTA_DATA};
 use super::{
     data_part, file_source, merge_metadata, metadata_from_json, present, provider_fact, step_id,
 };
@@ -280,6 +281,20 @@ impl AiSdkDecoder {
                     .reason
                     .map(|reason| ErrorInfo::new("aborted", reason.into_owned()));
                 self.run_status(RunStatus::Canceled, error, None);
+            }
+            // The shared state needs no message: the stream carries it beside them.
+            STATE_DATA => {
+                let state = required(chunk.data, frame, kind, "data")?;
+                self.out.emit(EventKind::StateSnapshot { state });
+            }
+            STATE_DELTA_DATA => {
+                let patch = required(chunk.data, frame, kind, "data")?
+                    .get_mut("patch")
+                    .map(Value::take);
+                let patch = required(patch, frame, kind, "data.patch")?;
+                let patch = serde_json::from_value(patch)
+                    .map_err(|source| DecodeError::InvalidFrame { frame, source })?;
+                self.out.emit(EventKind::StateDelta { patch });
             }
             "error" => {
                 let text = required(chunk.error_text, frame, kind, "errorText")?;

@@ -59,6 +59,10 @@ pub struct AiSdkEncoder {
     /// The sub-agents' runs nested in the stream: their progress, and their requests the
     /// message shows.
     nested: Nested,
+    /// The session's shared state as the stream has made it (`None` before any state event).
+    state: Option<Value>,
+    /// The state changed since the client was last sent it whole.
+    state_unsent: bool,
 }
 
 #[derive(Debug)]
@@ -182,6 +186,47 @@ impl AiSdkEncoder {
         self.message = Some(message_id.clone());
         self.metadata = metadata;
         self.open.clear();
+        // Each message of a run that has a state carries it (the client keeps it per message).
+        self.state_unsent |= self.state.is_some();
+        self.send_state(out);
+    }
+
+    /// A change of the shared state: kept, and sent as the transient `data-agentwire-state-
+    /// delta` (for `onData`) while a message is open; the state itself follows at the next
+    /// settle point ([`AiSdkEncoder::send_state`]).
+    fn state_event(&mut self, kind: &EventKind, out: &mut Vec<u8>) {
+        match kind {
+            EventKind::StateSnapshot { state } => self.state = Some(state.clone()),
+            EventKind::StateDelta { patch } => {
+                let state = self.state.get_or_insert(Value::Null);
+                // The run applied this patch to this state: it applies here too.
+                let _ = json_patch::patch(state, patch);
+                if self.message.is_some() {
+                    write_data_part(
+                        out,
+                        STATE_DELTA_DATA,
+                        None,
+                        &serde_json::json!({ "patch": patch }),
+                        true,
+                    );
+                }
+            }
+            _ => return,
+        }
+        self.state_unsent = true;
+    }
+
+    /// Sends the state whole, as the data part `data-agentwire-state` with the id
+    /// [`STATE_PART_ID`], if it changed since it was last sent and a message is open: the
+    /// client replaces the part in place.
+    fn send_state(&mut self, out: &mut Vec<u8>) {
+        if !self.state_unsent || self.message.is_none() {
+            return;
+        }
+        if let Some(state) = &self.state {
+            write_data_part(out, STATE_DATA, Some(STATE_PART_ID), state, false);
+        }
+        self.state_unsent = false;
     }
 
     fn end_step(&mut self, out: &mut Vec<u8>) {
@@ -533,6 +578,42 @@ fn write_input(out: &mut Vec<u8>, outcome: &InputOutcome) {
 /// The type of the data part that carries an input's outcome.
 pub const INPUT_DATA: &str = "data-agentwire-input";
 
+/// The type of the data part that carries the session's shared state, whole.
+pub const STATE_DATA: &str = "data-agentwire-state";
+
+/// The id of every `data-agentwire-state` part: the client replaces the part of its message
+/// that has it, so a message holds one, current, state.
+pub const STATE_PART_ID: &str = "state";
+
+/// The type of the transient data part that carries a change of the shared state, `{patch}`
+/// (RFC 6902 operations), for `onData`.
+pub const STATE_DELTA_DATA: &str = "data-agentwire-state-delta";
+
+/// A data part `{type, id?, data, transient?}`.
+fn write_data_part(out: &mut Vec<u8>, kind: &str, id: Option<&str>, data: &Value, transient: bool) {
+    #[derive(Serialize)]
+    struct DataChunk<'a> {
+        #[serde(rename = "type")]
+        kind: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        id: Option<&'a str>,
+        data: &'a Value,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        transient: bool,
+    }
+    out.extend_from_slice(b"data: ");
+    let _ = serde_json::to_writer(
+        &mut *out,
+        &DataChunk {
+            kind,
+            id,
+            data,
+            transient,
+        },
+    );
+    out.extend_from_slice(b"\n\n");
+}
+
 enum End<'a> {
     Finish(Option<&'static str>),
     Abort(Option<&'a str>),
@@ -545,6 +626,15 @@ impl Encoder for AiSdkEncoder {
                 self.encode_nested(event, out);
             }
             return;
+        }
+        // The state is sent whole at the next event that is not a delta (of a part or of the
+        // state): so a call streaming into the state costs its deltas, and the state once.
+        match &event.kind {
+            EventKind::StateSnapshot { .. } | EventKind::StateDelta { .. } => {
+                return self.state_event(&event.kind, out);
+            }
+            EventKind::PartDelta { .. } | EventKind::Heartbeat {} => {}
+            _ => self.send_state(out),
         }
         match &event.kind {
             // The message a sub-agent's output opened (a continuation) is this one.
@@ -627,6 +717,7 @@ impl Encoder for AiSdkEncoder {
 
     fn finish(&mut self, out: &mut Vec<u8>) {
         if self.message.is_some() {
+            self.send_state(out);
             self.end(End::Finish(None), out);
         }
         out.extend_from_slice(b"data: [DONE]\n\n");

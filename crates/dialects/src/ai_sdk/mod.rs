@@ -40,6 +40,7 @@
 //! | a sub-agent's events (namespace `[run]`, the child of a call in the message) | its progress: `tool-output-available {toolCallId: the call, output, preliminary: true}`, `output` the child's `UIMessage` so far (below), when its status changes and whenever what changed since reaches an eighth of what was sent (at least [`MIN_TOOL_INPUT_DELTA`] bytes), and before the run's message ends; its answer is the call's own (final) output as for any call |
 //! | a nested run's `run_status` awaiting | what it waits for as tool parts of the message, in a step of their own at its end (`finish-step`, `start-step`): `tool-input-available {toolCallId: "<run>:<call>", toolName, input, providerMetadata: {"agentwire": {"runId"}}}` per call it waits on, with `tool-approval-request {approvalId: "<run>:<approval>", toolCallId, reason?, providerMetadata}` when it waits for an approval |
 //! | a nested run's result, error or denial of a call shown so | `tool-output-available`, `tool-output-error` or `tool-output-denied` for `<run>:<call>`, with the same `providerMetadata` |
+//! | `state_snapshot`, `state_delta` | `data-agentwire-state {id: "state", data: <the state>}`, sent whole at the next event that is not a delta (and at the start of each message of a run that has a state): the client replaces the message's part with that id in place, so `message.parts` holds the current state once. Each delta also goes as the transient `data-agentwire-state-delta {data: {patch}}`, which only `onData` sees. A call streaming into the state thus costs its patches and the state once, not the state per delta |
 //!
 //! # Sub-agents
 //!
@@ -124,8 +125,11 @@
 //!   `providerMetadata.agentwire.runId`, and the `start-step` right before the first of them)
 //!   are skipped, except that a run stopping for tool calls with a sub-agent's approval
 //!   unanswered reads back awaiting approval.
+//! - The shared state: the decoder reads `data-agentwire-state` as a `state_snapshot` and
+//!   `data-agentwire-state-delta` as a `state_delta`; the state is sent whole only at settle
+//!   points, so the snapshots it reads back are fewer than the deltas, and agree with them.
 //! - Chunks without a canonical part (`source-document`, `reasoning-file`, `custom`,
-//!   `steering-message`, `reset-step`, transient `data-*`, preliminary tool outputs) are skipped;
+//!   `steering-message`, `reset-step`, other transient `data-*`, preliminary tool outputs) are skipped;
 //!   a `tool-output-denied` for a call whose approval request is not in the stream becomes an
 //!   `EXECUTION` tool error saying the call was denied.
 //!
@@ -140,7 +144,10 @@ mod request;
 mod ui_message;
 
 pub use decoder::AiSdkDecoder;
-pub use encoder::{AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS};
+pub use encoder::{
+    AiSdkEncoder, INPUT_DATA, MIN_TOOL_INPUT_DELTA, RESPONSE_HEADERS, STATE_DATA, STATE_DELTA_DATA,
+    STATE_PART_ID,
+};
 pub use request::{ChatRequest, SubagentCall, Trigger, decode_request};
 pub use ui_message::to_ui_message;
 

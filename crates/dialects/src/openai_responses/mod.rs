@@ -54,6 +54,8 @@
 //!   name and arguments: the sub-agent's call's), answered like the run's own. A sub-agent's
 //!   call of a client tool is not shown (it is not the model's `function_call`), so a run whose
 //!   sub-agent waits for one cannot be answered in this dialect.
+//! - The session's shared state (`state_snapshot`, `state_delta`): the Responses API has no place
+//!   for it, so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Parts the API has no item for are not sent: step starts, files, data, sources, artifacts
 //!   and plan updates. Messages of other roles (the run's input) are not sent either.
 //! - A tool result's JSON is sent as its JSON text in `output` (a string result as it is); the

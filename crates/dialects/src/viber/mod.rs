@@ -77,6 +77,8 @@
 //!   A sub-agent's answer is its call's `tool-result`, as for any tool. A run that waits because
 //!   a sub-agent does reports its own status (`awaiting-approval` …), but the request it waits
 //!   on is in the sub-agent's messages, which are not sent.
+//! - The session's shared state (`state_snapshot`, `state_delta`): seed 003 has no shared state,
+//!   so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Two adjacent parts of the same text kind arrive as one part; the packets carry no part
 //!   boundary. Tool-call arguments do not stream: the call arrives whole.
 //! - A tool result with `isError: true` whose result is exactly `{"errorType", "message"}` reads

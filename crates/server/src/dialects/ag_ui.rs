@@ -31,7 +31,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::post;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::busy::{self, BusyMessage};
 use super::{
@@ -121,6 +121,12 @@ async fn run(
     if !tools.is_empty() {
         start = start.with_client_tools(tools);
     }
+    // The client sends its `agent.state` with every run: one it has set becomes the session's
+    // before the run (checked against the agent's state schema); `{}`, what `HttpAgent` sends
+    // when it has none, leaves the session's as it is (and the run shows it).
+    if let Some(sent) = input.state.filter(|state| !is_empty_state(state)) {
+        start = start.with_shared_state(sent);
+    }
     let thread = input.thread_id.clone();
     match state
         .runs
@@ -146,6 +152,15 @@ async fn run(
             ))
         }
         Err(error) => Err(error.into()),
+    }
+}
+
+/// Whether a client's state says nothing: `null`, or an empty object.
+fn is_empty_state(state: &Value) -> bool {
+    match state {
+        Value::Null => true,
+        Value::Object(members) => members.is_empty(),
+        _ => false,
     }
 }
 

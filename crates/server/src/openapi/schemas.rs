@@ -101,7 +101,7 @@ fn events() -> Value {
         event("input", &[("client_message_id", string()), ("outcome", json!({"enum": ["queued", "delivered", "not_delivered"]}))],
             &[("step", json!({"type": "integer", "minimum": 0})), ("reason", string())]),
         event("state_snapshot", &[("state", json!({}))], &[]),
-        event("state_delta", &[("patch", json!({"type": "array", "description": "RFC 6902 JSON Patch operations.", "items": {"type": "object", "required": ["op", "path"]}}))], &[]),
+        event("state_delta", &[("patch", schema("JsonPatch"))], &[]),
     ]})
 }
 
@@ -427,6 +427,23 @@ pub(super) fn all() -> Map<String, Value> {
                     "run_id": {"type": ["string", "null"]},
                     "secret": {"type": "string", "description": "`whsec_…`: only in the answer that creates it."},
                     "created_at": {"type": "integer"}
+                }
+            }),
+        ),
+        (
+            "JsonPatch",
+            json!({
+                "type": "array",
+                "description": "RFC 6902 JSON Patch operations, applied in order, all or nothing.",
+                "items": {
+                    "type": "object",
+                    "required": ["op", "path"],
+                    "properties": {
+                        "op": {"enum": ["add", "remove", "replace", "move", "copy", "test"]},
+                        "path": {"type": "string", "description": "A JSON Pointer (RFC 6901)."},
+                        "from": {"type": "string"},
+                        "value": {}
+                    }
                 }
             }),
         ),

@@ -32,6 +32,13 @@
 //! run drops anyway). A reader on another node (PostgreSQL) gets them as they are shown all
 //! the same: the pump publishes a followed run's shown events (`Notice::Live`).
 //!
+//! The session's shared state goes with the events that change it: the commits keep a copy,
+//! applying each `state_snapshot` and `state_delta` as it is encoded for the store, and a batch
+//! that changed it carries the copy as it leaves it ([`EventBatch::set_shared_state`]), so the
+//! session's stored state always agrees with its stored events (state events are held until
+//! stored, like completions). The copy costs a run one more document of memory, and a commit
+//! that changed it the document's text; nothing for a run without state.
+//!
 //! A run that starts to wait for the client is parked ([`RunCommits::park`]): its checkpoint
 //! goes in the commit of the status it waits in, and that commit reserves nothing past it, so
 //! whatever comes after the wait is held until stored, and the run can go on elsewhere from the
@@ -46,6 +53,7 @@ use std::time::{Duration, Instant};
 use agentwire_core::communication::StateName;
 use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
 use agentwire_store::{BatchBuilder, EventBatch, Group, RunRecord, Started, Store};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 /// The most batches one transaction takes; the rest go in the next one, right after.
@@ -91,7 +99,8 @@ enum Pending {
     },
     /// A batch of a run's events (with its output, at its end), given back with how it fared.
     Events {
-        write: RunWrite,
+        /// Boxed: a batch is large, and a start small.
+        write: Box<RunWrite>,
         done: oneshot::Sender<(RunWrite, Committed)>,
     },
 }
@@ -120,10 +129,11 @@ impl Committer {
     pub(crate) async fn commit(&self, write: RunWrite) -> (Option<RunWrite>, Committed) {
         let (done, outcome) = oneshot::channel();
         let stopped = || Committed::Failed(writer_stopped());
+        let write = Box::new(write);
         if let Err(mpsc::error::SendError(Pending::Events { write, .. })) =
             self.queue.send(Pending::Events { write, done })
         {
-            return (Some(write), stopped());
+            return (Some(*write), stopped());
         }
         // The writer answers every write it takes; it is gone only if the server is.
         match outcome.await {
@@ -240,7 +250,7 @@ async fn write(store: Store, node: String, mut queue: mpsc::UnboundedReceiver<Pe
                         Ok(_) => Committed::Stored,
                         Err(error) => Committed::Failed(Arc::clone(error)),
                     };
-                    let _ = done.send((write, committed));
+                    let _ = done.send((*write, committed));
                 }
             }
         }
@@ -336,6 +346,10 @@ pub(crate) struct RunCommits {
     parking: Option<String>,
     /// The store holds the run's checkpoint: it waits there, and outlives this process.
     parked: bool,
+    /// The session's shared state as the events encoded so far leave it.
+    shared_state: Value,
+    /// The events encoded since the last write changed it.
+    state_changed: bool,
 }
 
 impl std::fmt::Debug for RunCommits {
@@ -350,7 +364,8 @@ impl std::fmt::Debug for RunCommits {
 }
 
 impl RunCommits {
-    pub(crate) fn new(committer: Committer, run_id: RunId) -> Self {
+    /// The commits of a new run whose session's shared state is `shared_state`.
+    pub(crate) fn new(committer: Committer, run_id: RunId, shared_state: Value) -> Self {
         Self {
             committer,
             unsent: BatchBuilder::new(run_id.clone()),
@@ -365,17 +380,24 @@ impl RunCommits {
             output: None,
             parking: None,
             parked: false,
+            shared_state,
+            state_changed: false,
         }
     }
 
     /// The commits of a run taken up from its checkpoint, which the store has through
     /// `stored_through` (its wait) and reserves nothing past.
-    pub(crate) fn resumed(committer: Committer, run_id: RunId, stored_through: u64) -> Self {
+    pub(crate) fn resumed(
+        committer: Committer,
+        run_id: RunId,
+        stored_through: u64,
+        shared_state: Value,
+    ) -> Self {
         Self {
             stored_through,
             reserved: stored_through,
             parked: true,
-            ..Self::new(committer, run_id)
+            ..Self::new(committer, run_id, shared_state)
         }
     }
 
@@ -430,6 +452,20 @@ impl RunCommits {
             tracing::error!(run = %self.run_id, seq = event.seq, "encoding an event: {error}");
             self.unstorable
                 .get_or_insert_with(|| error.to_string().into());
+        }
+        match &event.kind {
+            EventKind::StateSnapshot { state } if *state != self.shared_state => {
+                self.shared_state = state.clone();
+                self.state_changed = true;
+            }
+            EventKind::StateDelta { patch } => {
+                // The run applied the same patch to the same state: it cannot fail here.
+                if let Err(error) = json_patch::patch(&mut self.shared_state, patch) {
+                    tracing::error!(run = %self.run_id, seq = event.seq, "a state_delta: {error}");
+                }
+                self.state_changed = true;
+            }
+            _ => {}
         }
     }
 
@@ -524,10 +560,16 @@ impl RunCommits {
             None => {
                 // Only heartbeats are no write (an output waits for the run's last events).
                 let parking = self.parking.take();
+                let state = std::mem::take(&mut self.state_changed)
+                    .then(|| serde_json::to_string(&self.shared_state).ok())
+                    .flatten();
                 let write = unsent.finish().map(|mut batch| {
                     match parking {
                         Some(checkpoint) => batch.park(checkpoint),
                         None => batch.reserve_through(batch.last_seq() + RESERVE_AHEAD),
+                    }
+                    if let Some(state) = state {
+                        batch.set_shared_state(state);
                     }
                     RunWrite {
                         batch,
@@ -609,6 +651,7 @@ mod tests {
         let mut commits = RunCommits::new(
             Committer::start(store.clone(), "local".to_owned()),
             run_id.clone(),
+            Value::Null,
         );
         assert_eq!(commits.take(vec![complete(1)]), vec![]);
         assert!(
@@ -642,6 +685,7 @@ mod tests {
         let mut commits = RunCommits::new(
             Committer::start(store.clone(), "local".to_owned()),
             run_id.clone(),
+            Value::Null,
         );
         // Before any commit nothing is reserved: a delta waits like a completion.
         assert_eq!(commits.take(vec![delta(1)]), vec![]);
@@ -691,6 +735,7 @@ mod tests {
         let mut commits = RunCommits::new(
             Committer::start(store.clone(), "local".to_owned()),
             run_id.clone(),
+            Value::Null,
         );
 
         assert_eq!(commits.take(vec![complete(1)]), vec![]);
@@ -760,6 +805,7 @@ mod tests {
         let mut commits = RunCommits::new(
             Committer::start(store.clone(), "local".to_owned()),
             run_id.clone(),
+            Value::Null,
         );
         store.close().await;
 

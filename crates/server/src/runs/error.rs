@@ -60,6 +60,15 @@ pub(crate) enum RunsError {
     /// The node executing the run did not answer the input in time.
     #[error("the server executing the run did not answer the input in time")]
     NoAnswer,
+    /// A shared state the agent's state schema refuses (the message names each problem).
+    #[error("{0}")]
+    InvalidState(String),
+    /// A JSON Patch that does not apply to the session's shared state.
+    #[error("{0}")]
+    PatchFailed(String),
+    /// The session's shared state is no longer the version the client named (`If-Match`).
+    #[error("the session's state has changed since version {0}")]
+    StateChanged(String),
     /// The store failed; nothing of the request was kept.
     #[error("store: {0}")]
     Store(#[source] StoreError),

@@ -2,7 +2,8 @@
 //! events into its in-memory log and the store ([`pump`]), the group commit behind it
 //! ([`commit`]), the log's window ([`log`]), the readers that stream a run from any point
 //! ([`read`]), input through any node ([`input`]), runs taken over from the store where they
-//! wait ([`resume`]), and each session's current run ([`sessions`]). No HTTP here: callers get
+//! wait ([`resume`]), each session's current run ([`sessions`]), and a session's shared state
+//! as clients set it between runs ([`shared_state`]). No HTTP here: callers get
 //! [`RunsError`]s, which the edge maps to answers in one place.
 //!
 //! Decided: a run is held in memory only while it is live work. When its last event is
@@ -22,6 +23,7 @@ mod pump;
 mod read;
 mod resume;
 pub(crate) mod sessions;
+mod shared_state;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,6 +40,7 @@ use agentwire_runtime::{
 use agentwire_store::{Notice, RunRecord, Started, Store, StoreError};
 use futures::StreamExt;
 use serde::Serialize;
+use serde_json::Value;
 use tokio::sync::broadcast;
 use tracing::Instrument;
 
@@ -52,6 +55,7 @@ pub(crate) use posted::PostedReader;
 pub(crate) use read::{LiveReader, Reader, StoredReader, Until, read_all};
 pub(crate) use resume::Waiting;
 use sessions::{Current, SessionKey, Sessions};
+pub(crate) use shared_state::StateView;
 
 /// A run this process executes.
 #[derive(Debug)]
@@ -322,17 +326,36 @@ impl Runs {
             true => self.store.session(session_id).await?,
             false => None,
         };
-        // The conversation goes on where the session's last run left the agent's schema.
-        let (history, schema_state) = match stored {
+        // The conversation goes on where the session's last run left the agent's schema, and
+        // from the session's shared state.
+        let (history, schema_state, stored_state) = match stored {
             Some(session) if session.owner.as_deref() != caller.owner_id() => {
                 return Err(RunsError::no_session(session_id.as_str()));
             }
             Some(session) => {
                 self.check_free(session_id).await?;
                 let history = self.store.session_messages(session_id).await?;
-                (history, session.schema_state.map(StateName::from))
+                let state = self.store.shared_state(session_id).await?;
+                (
+                    history,
+                    session.schema_state.map(StateName::from),
+                    state.map(|state| state.state).unwrap_or_default(),
+                )
             }
-            None => (Vec::new(), None),
+            None => (Vec::new(), None, Value::Null),
+        };
+        let mut start = start;
+        // A state the client sends with its run (AG-UI's `RunAgentInput.state`) becomes the
+        // session's: the run starts from it and shows it, and it is stored with the run's first
+        // events (`RunCommits` holds what the store has, so it sees the change).
+        let shared_state = match std::mem::take(&mut start.shared_state) {
+            Value::Null => stored_state.clone(),
+            sent => {
+                agent
+                    .check_state(&sent)
+                    .map_err(|error| RunsError::InvalidState(error.to_string()))?;
+                sent
+            }
         };
         let agent = self.speaker(agent, &history);
         let input_len = start.input.len();
@@ -346,7 +369,6 @@ impl Runs {
             node = self.node
         );
         let started = std::time::Instant::now();
-        let mut start = start;
         // A handler may have given the run a telemetry of its own; else the run joins the
         // request's trace when it named one (`traceparent`).
         if start.telemetry.is_none() {
@@ -365,6 +387,7 @@ impl Runs {
             .with_limits(self.limits)
             .with_schema_state(schema_state)
             .with_agents(self.roster.clone())
+            .with_shared_state(shared_state)
             .with_stored_events();
         let start = match &self.slots {
             Some(slots) => start.with_slots(slots.clone()),
@@ -387,7 +410,11 @@ impl Runs {
             return Err(error);
         }
         let metrics = self.metrics.run_started(agent.name(), started);
-        let commits = RunCommits::new(self.committer.clone(), live.handle.id().clone());
+        let commits = RunCommits::new(
+            self.committer.clone(),
+            live.handle.id().clone(),
+            stored_state,
+        );
         let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, commits, metrics);
         tokio::spawn(pump.instrument(span));
         Ok(live)

@@ -124,10 +124,15 @@ impl Runs {
         let checkpoint: Checkpoint = serde_json::from_str(checkpoint)
             .map_err(|error| RunsError::Unresumable(error.to_string()))?;
         let input_len = checkpoint.input_len();
-        let conversation = match &record.session_id {
-            Some(session_id) => self.store.session_messages(session_id).await?,
-            None => Vec::new(),
+        let (conversation, shared_state) = match &record.session_id {
+            Some(session_id) => (
+                self.store.session_messages(session_id).await?,
+                self.store.shared_state(session_id).await?,
+            ),
+            None => (Vec::new(), None),
         };
+        // The run's changes until its wait were stored with the events that made them.
+        let shared_state = shared_state.map(|state| state.state).unwrap_or_default();
         let span = tracing::info_span!(
             "run",
             run_id = %record.id,
@@ -144,6 +149,7 @@ impl Runs {
             slots: self.slots.clone(),
             telemetry: self.telemetry.clone(),
             agents: Some(self.roster.clone()),
+            shared_state: shared_state.clone(),
         };
         let run = span
             .in_scope(|| agent.resume(resume))
@@ -163,7 +169,12 @@ impl Runs {
             checkpointing: tokio::sync::Mutex::default(),
             let_go: AtomicBool::new(false),
         });
-        let commits = RunCommits::resumed(self.committer.clone(), record.id.clone(), last_seq);
+        let commits = RunCommits::resumed(
+            self.committer.clone(),
+            record.id.clone(),
+            last_seq,
+            shared_state,
+        );
         let metrics = self.metrics.run_resumed(agent.name());
         let pump = Arc::clone(self).pump(Arc::clone(&live), run.events, commits, metrics);
         tokio::spawn(pump.instrument(span));

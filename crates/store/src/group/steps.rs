@@ -61,6 +61,7 @@ where
         Self::update_runs(tx, rows, &mut found).await?;
         Self::insert_batches(tx, rows, &found).await?;
         Self::save_checkpoints(tx, rows, &found).await?;
+        Self::save_shared_states(tx, rows, &found).await?;
         Self::queue_deliveries(tx, rows, &mut found).await?;
         if Self::NOTIFIES {
             Self::notify(tx, rows, &found).await?;
@@ -421,6 +422,31 @@ where
             .bind(batch.run_id.as_str())
             .bind(checkpoint)
             .bind(batch.seqs.1)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The shared states of the sessions of runs found whose batches changed them (one
+    /// statement each: only a batch with state events carries one).
+    async fn save_shared_states(
+        tx: &mut Transaction<'_, Self>,
+        rows: &GroupRows<'_>,
+        found: &Found,
+    ) -> Result<(), StoreError> {
+        for batch in rows.found_batches(found) {
+            let Some(state) = batch.shared_state else {
+                continue;
+            };
+            let state = (state != "null").then_some(state);
+            sqlx::query(
+                "UPDATE sessions SET shared_state = $2, \
+                 shared_state_version = shared_state_version + 1 \
+                 WHERE id = (SELECT session_id FROM runs WHERE id = $1)",
+            )
+            .bind(batch.run_id.as_str())
+            .bind(state)
             .execute(&mut **tx)
             .await?;
         }

@@ -1,0 +1,130 @@
+//! A session's shared state as the store keeps it: read, and set by a client (a run's changes
+//! are written with its events, in the group commit: see `group/steps.rs`).
+//!
+//! Decided: a client may set the state only while no run of the session is open (created,
+//! queued, working or awaiting), checked in the same statement that writes it, so that no
+//! node's run ever works on a state that changed under it. A write names the version it read,
+//! so a read-modify-write (`PATCH`) that raced another write is refused rather than lost.
+
+use serde_json::Value;
+use sqlx::Row;
+
+use agentwire_core::{RunId, SessionId};
+
+use crate::error::StoreError;
+use crate::store::{Store, with_pool};
+
+/// A session's shared state as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedStateRecord {
+    /// The API key (its id) that owns the session; `None` without auth.
+    pub owner: Option<String>,
+    /// The state; `null` when the session has none.
+    pub state: Value,
+    /// How many times it was written: what [`Store::set_shared_state`] checks.
+    pub version: i64,
+}
+
+/// How a [`Store::set_shared_state`] fared.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StateWrite {
+    /// The state is set; it now has this version.
+    Written {
+        /// The new version.
+        version: i64,
+    },
+    /// There is no such session.
+    NoSession,
+    /// A run of the session is open (this one, the latest): nothing was written.
+    RunOpen(Option<RunId>),
+    /// The state was written since the version given: nothing was written.
+    Stale,
+}
+
+impl Store {
+    /// The session's shared state, or `None` when there is no such session.
+    pub async fn shared_state(
+        &self,
+        id: &SessionId,
+    ) -> Result<Option<SharedStateRecord>, StoreError> {
+        let row = with_pool!(self, |pool, _begin| {
+            sqlx::query(
+                "SELECT owner, shared_state, shared_state_version FROM sessions WHERE id = $1",
+            )
+            .bind(id.as_str())
+            .fetch_optional(pool)
+            .await?
+            .map(|row| -> Result<_, sqlx::Error> {
+                Ok((
+                    row.try_get::<Option<String>, _>(0)?,
+                    row.try_get::<Option<String>, _>(1)?,
+                    row.try_get::<i64, _>(2)?,
+                ))
+            })
+            .transpose()?
+        });
+        let Some((owner, text, version)) = row else {
+            return Ok(None);
+        };
+        let state = match text {
+            Some(text) => serde_json::from_str(&text)?,
+            None => Value::Null,
+        };
+        Ok(Some(SharedStateRecord {
+            owner,
+            state,
+            version,
+        }))
+    }
+
+    /// Sets the session's shared state, if it is still at `version` (`None`: whatever it is)
+    /// and no run of the session is open; one statement, so neither can change between the
+    /// check and the write.
+    pub async fn set_shared_state(
+        &self,
+        id: &SessionId,
+        state: &Value,
+        version: Option<i64>,
+    ) -> Result<StateWrite, StoreError> {
+        let text = match state {
+            Value::Null => None,
+            state => Some(serde_json::to_string(state)?),
+        };
+        let _turn = self.write_turn().await;
+        let written: Option<i64> = with_pool!(self, |pool, _begin| {
+            // The open statuses are `run::OPEN_STATUSES`.
+            sqlx::query(
+                "UPDATE sessions SET shared_state = $2, \
+                 shared_state_version = shared_state_version + 1 \
+                 WHERE id = $1 AND (CAST($3 AS BIGINT) IS NULL OR shared_state_version = $3) \
+                 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_id = $1 \
+                 AND runs.status IN ('created', 'queued', 'in_progress', 'awaiting')) \
+                 RETURNING shared_state_version",
+            )
+            .bind(id.as_str())
+            .bind(text.as_deref())
+            .bind(version)
+            .fetch_optional(pool)
+            .await?
+            .map(|row| row.try_get::<i64, _>(0))
+            .transpose()?
+        });
+        if let Some(version) = written {
+            return Ok(StateWrite::Written { version });
+        }
+        // Nothing was written: say why.
+        let Some(record) = self.shared_state(id).await? else {
+            return Ok(StateWrite::NoSession);
+        };
+        let open = self
+            .last_session_run(id)
+            .await?
+            .filter(|run| !run.status.is_terminal());
+        Ok(match (open, version) {
+            (Some(run), _) => StateWrite::RunOpen(Some(run.id)),
+            (None, Some(version)) if version != record.version => StateWrite::Stale,
+            // A run opened and ended between the write and this look.
+            (None, _) => StateWrite::RunOpen(None),
+        })
+    }
+}
