@@ -23,7 +23,7 @@
 //! - **Depth is bounded** by the agent's `max_depth` (a run that deep answers further
 //!   sub-agent calls with an error), so agents that call each other cannot nest without end.
 //! - **A waiting tree is written down whole**: a parent that waits on its children is
-//!   checkpointed with theirs ([`ChildCheckpoint`]), and taken up again with them, so a restart
+//!   checkpointed with theirs, and taken up again with them, so a restart
 //!   or another node goes on where the child waited. And as a run whose host stores its events
 //!   runs what a person allowed only once its going on is stored, so does a child: its parent
 //!   tells it how far the parent's host has stored, in the child's own numbering.
