@@ -16,7 +16,11 @@
 //! - any other operation (`remove`, `move`, `copy`, `test`, or an `add` written value-first)
 //!   is applied whole when its object closes. A `test` changes nothing and is not reported;
 //! - an `add` to the end of an array (`/list/-`) is reported at the index it took, so the
-//!   members that follow have a real path.
+//!   members that follow have a real path;
+//! - a state that does not exist yet (`null`) is started as an empty object by an `add` of
+//!   `{}` at the root, reported before the first operation that needs it: a model adds
+//!   `/plan` to a new session as it would to an empty one, and every copy of the state,
+//!   applying the same operations, stays equal.
 //!
 //! Decided: the stream is checked once more at its end against the whole text, parsed as
 //! serde_json does and applied to the document as it was before the call
@@ -219,9 +223,7 @@ impl PatchStream {
             }
         };
         let mut expected = self.before.clone();
-        if let Err(error) = json_patch::patch(&mut expected, &ops) {
-            let index = error.operation;
-            let error = apply_error(&ops[index], index, &error.kind);
+        if let Err(error) = apply_patch(&mut expected, &ops) {
             return Err(self.fail(document, error));
         }
         let resynced = expected != *document;
@@ -327,6 +329,7 @@ impl OpProgress {
                 self.applied = true;
                 *operations += 1;
                 let op = resolve_append(document, op);
+                applied.extend(start(document, &op));
                 apply(document, &op, self.index)?;
                 if !matches!(op, PatchOperation::Test(_)) {
                     applied.push(op);
@@ -349,6 +352,7 @@ impl OpProgress {
                     _ => return Ok(()),
                 };
                 let op = resolve_append(document, op);
+                applied.extend(start(document, &op));
                 apply(document, &op, self.index)?;
                 self.applied = true;
                 *operations += 1;
@@ -492,9 +496,19 @@ fn resolve_append(document: &Value, op: PatchOperation) -> PatchOperation {
 
 /// Applies a whole patch to `document`, all or nothing, failing as a streamed one would (the
 /// same [`PatchStreamError::Apply`], naming the operation). An `add` to the end of an array is
-/// applied as written (`/list/-`).
-pub fn apply_patch(document: &mut Value, patch: &[PatchOperation]) -> Result<(), PatchStreamError> {
+/// applied as written (`/list/-`). A `null` document is started as an empty object first, as
+/// a streamed patch starts it: the operation that did so is returned, to be sent before the
+/// patch.
+pub fn apply_patch(
+    document: &mut Value,
+    patch: &[PatchOperation],
+) -> Result<Option<PatchOperation>, PatchStreamError> {
+    let before = document.is_null().then(Value::default);
+    let started = patch.first().and_then(|op| start(document, op));
     json_patch::patch(document, patch).map_err(|error| {
+        if let Some(before) = before {
+            *document = before;
+        }
         let index = error.operation;
         match patch.get(index) {
             Some(op) => apply_error(op, index, &error.kind),
@@ -502,7 +516,21 @@ pub fn apply_patch(document: &mut Value, patch: &[PatchOperation]) -> Result<(),
                 reason: error.to_string(),
             },
         }
-    })
+    })?;
+    Ok(started)
+}
+
+/// Starts a state that does not exist yet (`null`) as an empty object, when `op` changes a
+/// place inside it: returns the `add` that did so.
+fn start(document: &mut Value, op: &PatchOperation) -> Option<PatchOperation> {
+    if !document.is_null() || op.path().is_root() || matches!(op, PatchOperation::Test(_)) {
+        return None;
+    }
+    *document = Value::Object(Map::new());
+    Some(PatchOperation::Add(AddOperation {
+        path: PointerBuf::new(),
+        value: Value::Object(Map::new()),
+    }))
 }
 
 /// Applies one operation (the document is unchanged if it fails).

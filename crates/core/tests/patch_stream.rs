@@ -117,6 +117,55 @@ fn a_container_value_streams_as_an_empty_container_then_its_members() {
 }
 
 #[test]
+fn a_state_that_does_not_exist_yet_starts_as_an_empty_object() {
+    let mut state = Value::Null;
+    let (client, end) = stream(
+        &mut state,
+        &[
+            r#"{"ops": [{"op": "add", "path": "/plan", "value": {"ti"#,
+            r#"tle": "Trip"}}]}"#,
+        ],
+    );
+    assert_eq!(end, Ok(false));
+    assert_eq!(state, json!({"plan": {"title": "Trip"}}));
+    assert_eq!(client.copy, state, "the client started from null too");
+    assert_eq!(
+        reported(&client),
+        json!([
+            {"op": "add", "path": "", "value": {}},
+            {"op": "add", "path": "/plan", "value": {}},
+            {"op": "add", "path": "/plan/title", "value": "Trip"},
+        ])
+    );
+
+    // A failing call leaves no state, as before it.
+    let mut state = Value::Null;
+    let (client, end) = stream(
+        &mut state,
+        &[r#"{"ops": [{"op": "add", "path": "/a", "value": 1}, {"op": "remove", "path": "/b"}]}"#],
+    );
+    assert!(end.is_err());
+    assert_eq!(state, Value::Null);
+    assert_eq!(client.copy, Value::Null);
+
+    // Applied whole, the same: the operation that started it is returned, to be sent first.
+    let mut state = Value::Null;
+    let patch: Patch =
+        serde_json::from_value(json!([{"op": "add", "path": "/a", "value": 1}])).expect("a patch");
+    let started = agentwire_core::patch_stream::apply_patch(&mut state, &patch).expect("applies");
+    assert_eq!(state, json!({"a": 1}));
+    assert_eq!(
+        serde_json::to_value(started).expect("serializes"),
+        json!({"op": "add", "path": "", "value": {}})
+    );
+    let mut state = Value::Null;
+    let patch: Patch =
+        serde_json::from_value(json!([{"op": "remove", "path": "/a"}])).expect("a patch");
+    assert!(agentwire_core::patch_stream::apply_patch(&mut state, &patch).is_err());
+    assert_eq!(state, Value::Null, "a failed patch leaves no state");
+}
+
+#[test]
 fn operations_without_a_streaming_value_apply_when_their_object_closes() {
     let mut state = json!({"a": 1, "b": [1, 2], "c": {"d": true}});
     let text = r#"{"ops": [

@@ -57,6 +57,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
         include_str!("../webui/subrun.js"),
     ),
     (
+        "state.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../webui/state.js"),
+    ),
+    (
         "style.css",
         "text/css; charset=utf-8",
         include_str!("../webui/style.css"),

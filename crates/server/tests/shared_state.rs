@@ -298,6 +298,16 @@ async fn clients_read_and_set_the_state(settings: Settings) {
     let (status, _, state) =
         put_state(&server, "ses_1", &json!({"todo": []}), etag.as_deref()).await;
     assert_eq!((status, state), (200, json!({"todo": []})));
+    // A patch to a session without state starts it as an empty object.
+    assert_eq!(put_state(&server, "ses_1", &Value::Null, None).await.0, 200);
+    let (status, _, state) = patch_state(
+        &server,
+        "ses_1",
+        &json!([{"op": "add", "path": "/todo", "value": []}]),
+        "application/json-patch+json",
+    )
+    .await;
+    assert_eq!((status, state), (200, json!({"todo": []})));
 
     // While a run of the session is open (waiting for an approval), no change is taken.
     let mut body = run_body(Some("approver"), "remove it");

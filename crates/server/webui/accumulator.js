@@ -12,7 +12,13 @@
 // ids from the top run's child down. Each such run gets an accumulator of its own, a child of its
 // parent's (`children`), created at its `run_created`, as in the core crate; its changes come
 // back wrapped in a `nested` change that names the run.
+//
+// The session's shared state (`state_snapshot`, `state_delta`) is one for the whole tree,
+// whichever run changes it: the top accumulator keeps it (`state`), as the core crate's does.
 
+import { applyPatch } from './state.js';
+
+/** @typedef {import('./state.js').Operation} Operation */
 /**
  * @typedef {{type: string, [key: string]: any}} Part
  * @typedef {{id?: string, role: string, parts: Part[], metadata?: any, created_at?: number}} Message
@@ -32,6 +38,8 @@
  *   | {kind: 'error', error: ErrorInfo}
  *   | {kind: 'input', input: {client_message_id: string, outcome: string, step?: number, reason?: string}}
  *   | {kind: 'nested', path: string[], run: Accumulator, change: Change}
+ *   | {kind: 'state', state: any}
+ *   | {kind: 'state_patch', ops: Operation[], state: any}
  *   | {kind: 'none'}} Change
  */
 
@@ -68,6 +76,8 @@ export class Accumulator {
     this.parentToolCallId = undefined;
     /** @type {Map<string, Accumulator>} sub-agents' runs, by id, in the order they were created */
     this.children = new Map();
+    /** @type {any} the session's shared state as the stream built it (`null` before any) */
+    this.state = null;
   }
 
   /** The nested run at `path` (run ids from this run's child down); this run for `[]`. @param {string[]} path */
@@ -87,9 +97,24 @@ export class Accumulator {
     if (event.event === 'heartbeat') return { kind: 'none' };
     this.checkOrder(event);
     const path = event.namespace ?? [];
-    const change = path.length > 0 && KNOWN.has(event.event) ? this.nested(path, event) : this.apply(event);
+    /** @type {Change} */
+    let change;
+    if (event.event === 'state_snapshot' || event.event === 'state_delta') change = this.applyState(event);
+    else if (path.length > 0 && KNOWN.has(event.event)) change = this.nested(path, event);
+    else change = this.apply(event);
     this.lastSeq = event.seq;
     return change;
+  }
+
+  /** A change of the shared state, whichever run of the tree made it. @param {RunEvent} event @returns {Change} */
+  applyState(event) {
+    if (event.event === 'state_snapshot') {
+      this.state = event.state ?? null;
+      return { kind: 'state', state: this.state };
+    }
+    const { document, applied } = applyPatch(this.state, event.patch ?? []);
+    this.state = document;
+    return { kind: 'state_patch', ops: applied, state: document };
   }
 
   /** Throws unless `event` may come next: its `seq` grows, and the run has not ended. @param {RunEvent} event */

@@ -9,13 +9,16 @@
 // While a run works, what the user sends goes into the session's inbox (`inbox.js`): queued
 // for a run of its own, steered into the run, or interrupting it, as the control beside Send says.
 // Sub-agents' runs show inside the calls that started them (`subrun.js`); a session reopened
-// replays the logs of its runs whose agents call sub-agents, to show them again.
+// replays the logs of its runs whose agents call sub-agents, to show them again. The session's
+// shared state shows in a panel above the conversation, changed as its runs change it
+// (`state.js`), read whole when a session opens (`GET /v1/sessions/{id}/state`).
 
 import { Accumulator, TERMINAL, settled } from './accumulator.js';
 import { ApiError, request, storeKey, storedKey, stream } from './api.js';
 import { h } from './dom.js';
 import { Inbox } from './inbox.js';
 import { Conversation } from './render.js';
+import { StateView } from './state.js';
 import { showNested } from './subrun.js';
 
 /** @typedef {import('./accumulator.js').Message} Message */
@@ -58,6 +61,8 @@ const ui = {
   keyForm: /** @type {HTMLFormElement} */ ($('key-form')),
   keyInput: /** @type {HTMLInputElement} */ ($('key-input')),
   keyReason: $('key-reason'),
+  statePanel: /** @type {HTMLDetailsElement} */ ($('state-panel')),
+  state: $('state'),
 };
 
 /** How often a broken stream is picked up again before the UI gives up. */
@@ -81,6 +86,13 @@ const state = {
 };
 
 const conversation = new Conversation(ui.messages, { approve: answerApproval, resend, findCall });
+const stateView = new StateView(ui.state);
+
+/** Shows the session's shared state whole; the panel only while there is one. @param {any} document */
+function showState(document) {
+  stateView.reset(document);
+  ui.statePanel.hidden = document === null || document === undefined;
+}
 const inbox = new Inbox(ui.waiting, {
   conversation,
   transcript: ui.messages,
@@ -209,6 +221,13 @@ function apply(run, event) {
       break;
     case 'input':
       inbox.note(change.input);
+      break;
+    case 'state':
+      showState(change.state);
+      break;
+    case 'state_patch':
+      stateView.patch(change.ops, change.state);
+      ui.statePanel.hidden = change.state === null || change.state === undefined;
       break;
     default:
       break;
@@ -527,6 +546,7 @@ async function openSession(id) {
   state.run = undefined;
   stopReplays();
   conversation.clear();
+  showState(null);
   inbox.reset();
   clearError();
   setSession(id);
@@ -534,6 +554,7 @@ async function openSession(id) {
   refreshControls();
   try {
     const session = await request('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+    showState(await request('GET', `/v1/sessions/${encodeURIComponent(id)}/state`).catch(() => null));
     for (const message of session.messages) conversation.add(message);
     const last = session.last_run;
     if (last?.agent && [...ui.agent.options].some((option) => option.value === last.agent)) ui.agent.value = last.agent;
@@ -556,6 +577,7 @@ function newChat() {
   state.run = undefined;
   stopReplays();
   conversation.clear();
+  showState(null);
   inbox.reset();
   clearError();
   setSession(undefined);

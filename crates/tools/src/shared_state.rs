@@ -99,7 +99,7 @@ impl SharedState {
     pub fn patch(&self, patch: &[PatchOperation]) -> Result<(), StateError> {
         let mut inner = self.lock();
         let before = inner.schema.is_some().then(|| inner.document.clone());
-        patch_stream::apply_patch(&mut inner.document, patch)?;
+        let started = patch_stream::apply_patch(&mut inner.document, patch)?;
         if let Some(before) = before
             && let Err(error) = inner.check()
         {
@@ -107,7 +107,7 @@ impl SharedState {
             return Err(error);
         }
         inner.events.push(EventKind::StateDelta {
-            patch: Patch(patch.to_vec()),
+            patch: Patch(started.into_iter().chain(patch.iter().cloned()).collect()),
         });
         Ok(())
     }
