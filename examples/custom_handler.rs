@@ -1,6 +1,6 @@
-//! A custom agent in Rust: a handler writes each run's answer with the layered response
-//! builder (seed 002), and agentwire's server serves it through every dialect — the native API,
-//! the AI SDK, AG-UI, AgentScope, A2A and AgentX — with sessions, cancellation and heartbeats.
+//! A custom agent in Rust: a handler writes each run's answer with AgentScope's layered response
+//! builder, and agentwire's server serves it through every dialect — the native API, the AI SDK,
+//! AG-UI, AgentScope, A2A and AgentX — with sessions, cancellation and heartbeats.
 //!
 //! `cargo run -p agentwire-examples --example custom_handler -- [ADDR]` (default
 //! `127.0.0.1:8080`), then e.g. `agentwire chat --agent wordsmith` or any dialect's client.

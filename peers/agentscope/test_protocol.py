@@ -1,4 +1,4 @@
-"""Seed 002's protocol in full, through a live `agentwire serve` and agentscope-runtime's own
+"""AgentScope's Agent API in full, through a live `agentwire serve` and agentscope-runtime's own
 client and strict models: calls of an MCP server's tool as `mcp_call`/`mcp_call_output`, tools
 declared as plugins and components as `plugin_call`/`component_call`, a failure as an `error`
 message, `stream: false` answered with one `AgentResponse` as JSON with real times, a waiting

@@ -1,4 +1,4 @@
-"""Issue 19's webhook target end to end at small scale, its signatures checked by the reference
+"""The webhook target end to end at small scale, its signatures checked by the reference
 library: `agentwire-load --webhooks` (200 background runs, the server killed with SIGKILL mid-ramp
 and started again, the receiver answering 503 for two seconds across the kill, every request
 recorded), then `verify_recorded.py` over the recording. Every status change is delivered, and

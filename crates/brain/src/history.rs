@@ -8,11 +8,12 @@
 //!
 //! - An assistant message is cut into [`Step`]s: at each `step_start`, and where output
 //!   (reasoning, text, a refusal, data, a tool call) follows a tool result or error, so that a
-//!   history written without `step_start`s (seed 000 §3.3's separate messages) maps too. A step
-//!   keeps the output parts in order; everything else in the message is left out of it. Its
-//!   `data` parts are there for the adapters to pick what their provider wants back (Anthropic's
-//!   thinking signatures); each adapter leaves out every other data part, such as the provider
-//!   output kept only so that it is not lost (server tool blocks, citations, stop details).
+//!   history written without `step_start`s (a call, its error and the fix as separate messages)
+//!   maps too. A step keeps the output parts in order; everything else in the message is left
+//!   out of it. Its `data` parts are there for the adapters to pick what their provider wants
+//!   back (Anthropic's thinking signatures); each adapter leaves out every other data part, such
+//!   as the provider output kept only so that it is not lost (server tool blocks, citations, stop
+//!   details).
 //! - Each step that calls tools is followed by [`Entry::Outcomes`]: one [`Outcome`] per call, in
 //!   call order, found wherever the history has it (the assistant message itself, or a later
 //!   user or tool message). The first outcome of a call counts.
@@ -107,7 +108,7 @@ impl<'a> Answer<'a> {
 }
 
 /// A tool error as the model reads it, `{"error": {"type": "VALIDATION" | "EXECUTION",
-/// "message": "…"}}`, the shape it corrects itself from (seed 000 §3.3).
+/// "message": "…"}}`, the shape it corrects itself from.
 pub(crate) fn tool_error_text(kind: ToolErrorKind, message: &str) -> String {
     json!({"error": {"type": kind, "message": message}}).to_string()
 }
@@ -287,7 +288,8 @@ mod tests {
 
     #[test]
     fn without_step_starts_output_after_an_outcome_starts_a_step() {
-        // Seed 000 §3.3 as written: the call, its error and the correction as three messages.
+        // Self-correction as AgentX writes it: the call, its error and the correction as three
+        // messages.
         let entries = sketch(json!([
             {"role": "assistant", "parts": [
                 {"type": "tool_call", "tool_call_id": "tc_456", "tool_name": "write_file", "args": {}}

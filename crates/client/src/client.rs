@@ -129,7 +129,7 @@ pub struct AgentCard {
     /// The tools it may call.
     #[serde(default)]
     pub tools: Vec<ToolSpec>,
-    /// Its communication schema (seed 004's JSON).
+    /// Its communication schema, as JSON.
     #[serde(default)]
     pub schema: Value,
 }

@@ -2,7 +2,7 @@
 //!
 //! [`Client`] lists agents, starts runs, answers waiting runs, cancels them and reads sessions;
 //! [`RunStream`] streams one run's events into the core [`Accumulator`](agentwire_core::Accumulator)
-//! (the client state of seed 001 §3), resumes a broken connection after the last event it
+//! (the client's view of the run), resumes a broken connection after the last event it
 //! applied (no gap, no duplicate: both are checked), and follows the run on after the client
 //! answers an approval or a client tool call. Errors are typed ([`ClientError`]); the server's
 //! `{"error": {"code", "message"}}` arrives as [`ClientError::Api`].

@@ -1,5 +1,5 @@
 //! [`RunStream`]: one run's events as they arrive, applied to the core [`Accumulator`] (the
-//! client state of seed 001 §3), resumed after the last event when the connection breaks, and
+//! client's view of the run), resumed after the last event when the connection breaks, and
 //! followed again after the client answers a waiting run.
 //!
 //! Every event is checked to be the next one (`seq` grows by one; heartbeats repeat the last),

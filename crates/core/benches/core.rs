@@ -1,11 +1,10 @@
-//! The core's speed targets (issue "Core", numbers in the README):
+//! The core's speed targets (numbers in the README):
 //! - accumulate ≥ 10 million text deltas per second on one core;
 //! - one 78 KiB tool argument arriving as 20,000 deltas, with the partial view read after every
 //!   delta, in ≤ 20 ms in total;
 //! - build and serialize the native JSON of ≥ 2 million events per second on one core;
 //! - a 78 KiB shared state built by one `update_state` call whose arguments arrive as 20,000
-//!   deltas emits all its `state_delta` patches, as the deltas arrive, in ≤ 20 ms in total
-//!   (issue 20).
+//!   deltas emits all its `state_delta` patches, as the deltas arrive, in ≤ 20 ms in total.
 
 use std::hint::black_box;
 

@@ -1,6 +1,6 @@
-//! Streams the self-correction flow of seed 000 §3.3 through the core: a model's output becomes
-//! events (printed as the native NDJSON a client would receive), and the events become messages
-//! again in an accumulator, as a client would rebuild them.
+//! Streams a model's self-correction (a bad tool call, its error, the fixed call) through the
+//! core: a model's output becomes events (printed as the native NDJSON a client would receive),
+//! and the events become messages again in an accumulator, as a client would rebuild them.
 //!
 //! Run it with `cargo run -p agentwire-core --example stream`.
 

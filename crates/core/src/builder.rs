@@ -1,7 +1,7 @@
 //! [`MessageBuilder`]: turns what a model streams (text, reasoning, tool-call starts, argument
 //! deltas and ends, tool results and errors) into the events of one message.
 //!
-//! This is seed 001's `StreamingMessageBuilder`, done so that every part streams as it is made:
+//! This is a streaming message builder, done so that every part streams as it is made:
 //! a part opens with `part_start` at its first delta, grows with `part_delta`, and is closed with
 //! `part_complete` when the next kind of output begins or the message finishes. Each byte the
 //! model sends is handled once; nothing is re-read.

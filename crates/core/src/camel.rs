@@ -1,4 +1,4 @@
-//! The seed 003 spelling of the model: `"type": "tool-call"`, `toolCallId`, `isError`.
+//! Viber's camelCase spelling of the model: `"type": "tool-call"`, `toolCallId`, `isError`.
 //!
 //! Input in this spelling is read by the serde aliases on the model itself; this module writes
 //! it. It rewrites the native JSON rather than keeping a second set of types, so the two
@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-/// Rewrites a message's native JSON into the seed 003 spelling.
+/// Rewrites a message's native JSON into the camelCase spelling.
 pub(crate) fn message_to_camel(value: Value) -> Value {
     let Value::Object(message) = value else {
         return value;
@@ -23,7 +23,7 @@ pub(crate) fn message_to_camel(value: Value) -> Value {
     Value::Object(message)
 }
 
-/// Rewrites a part's native JSON into the seed 003 spelling.
+/// Rewrites a part's native JSON into the camelCase spelling.
 pub(crate) fn part_to_camel(value: Value) -> Value {
     let Value::Object(part) = value else {
         return value;
@@ -40,7 +40,7 @@ pub(crate) fn part_to_camel(value: Value) -> Value {
                 let kebab = value.as_str().map(|name| name.replace('_', "-"));
                 (key, kebab.map_or(value, Value::String))
             }
-            // Seed 003 names these two fields differently from seed 000.
+            // The camelCase spelling names these two fields differently from the native one.
             ("reasoning", "text") => ("content".to_owned(), value),
             ("file", "media_type") => ("mimeType".to_owned(), value),
             _ => (snake_to_camel(&key), value),

@@ -186,7 +186,8 @@ impl StreamedPart {
     }
 }
 
-/// Where a run is in its life (seed 002's statuses, with seed 004's waiting made explicit).
+/// Where a run is in its life (AgentScope's statuses, with the communication schema's waiting
+/// made explicit).
 ///
 /// On the wire it is two keys, `{"status": "awaiting", "awaiting": "approval"}`, the second only
 /// for `awaiting`.

@@ -11,7 +11,7 @@
 //! - [`Event`]: one step of a run's stream (`message_start`, `part_delta`, …);
 //! - [`MessageBuilder`] and [`Accumulator`]: model output → events → messages.
 //!
-//! Code that writes a run's answer itself (a custom agent handler) uses seed 002's layered
+//! Code that writes a run's answer itself (a custom agent handler) uses the layered
 //! [`ResponseBuilder`] → [`MessageWriter`] → [`ContentWriter`] over the same builder.
 //!
 //! ```

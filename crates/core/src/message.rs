@@ -162,10 +162,10 @@ pub struct JsonOptions {
 /// The two spellings of the message model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Spelling {
-    /// Seed 000: `"type": "tool_call"`, `tool_call_id`. The default.
+    /// AgentX's and agentwire's own: `"type": "tool_call"`, `tool_call_id`. The default.
     #[default]
     Native,
-    /// Seed 003: `"type": "tool-call"`, `toolCallId`.
+    /// Viber's: `"type": "tool-call"`, `toolCallId`.
     Camel,
 }
 

@@ -1,8 +1,8 @@
 //! [`Part`]: the typed pieces a [`Message`](crate::Message) is made of.
 //!
-//! The native JSON spelling is seed 000's: `"type": "tool_call"`, snake_case fields. The seed 003
-//! spelling (`"type": "tool-call"`, `toolCallId`) is accepted on input through aliases; producing
-//! it is the job of `camel`.
+//! The native JSON spelling is AgentX's: `"type": "tool_call"`, snake_case fields. Viber's
+//! camelCase spelling (`"type": "tool-call"`, `toolCallId`) is accepted on input through
+//! aliases; producing it is the job of `camel`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -64,7 +64,7 @@ pub struct TextPart {
     pub text: String,
 }
 
-/// `{"type": "reasoning", "text": "…"}`; seed 003 spells the field `content`, which is accepted.
+/// `{"type": "reasoning", "text": "…"}`; Viber spells the field `content`, which is accepted.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReasoningPart {
     /// The reasoning text.
@@ -144,7 +144,7 @@ pub struct ToolResult {
     /// The call this answers.
     #[serde(alias = "toolCallId")]
     pub tool_call_id: ToolCallId,
-    /// The tool that ran. `None` only in input that left it out (seed 000 does).
+    /// The tool that ran. `None` only in input that left it out (AgentX's examples do).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "toolName")]
     pub tool_name: Option<String>,
     /// The structured output.
@@ -163,13 +163,13 @@ impl ToolResult {
     }
 }
 
-/// A failed tool call, sent back to the model so it can correct itself (seed 000 §3.3).
+/// A failed tool call, sent back to the model so it can correct itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolError {
     /// The call that failed.
     #[serde(alias = "toolCallId")]
     pub tool_call_id: ToolCallId,
-    /// The tool that was called. `None` only in input that left it out (seed 000 does).
+    /// The tool that was called. `None` only in input that left it out (AgentX's examples do).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "toolName")]
     pub tool_name: Option<String>,
     /// Whether the arguments were invalid or the execution failed.
@@ -190,7 +190,7 @@ pub enum ToolErrorKind {
 }
 
 /// A file: `{"type": "file", "media_type", "url" | "data", "filename"?}`. Images and audio are
-/// files too. Seed 003's `mimeType` and the AI SDK's `mediaType` are accepted.
+/// files too. Viber's `mimeType` and the AI SDK's `mediaType` are accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePart {
     /// The IANA media type, e.g. `image/png`.

@@ -1,7 +1,7 @@
-//! [`ResponseBuilder`]: seed 002's layered builder, for code that writes a run's answer itself
+//! [`ResponseBuilder`]: AgentScope's layered builder, for code that writes a run's answer itself
 //! (a custom agent handler) rather than streaming it from a model.
 //!
-//! Three layers, as in seed 002's `agent_api_builder`:
+//! Three layers, as in AgentScope's `agent_api_builder`:
 //! - the [`ResponseBuilder`] is the run: `created → in_progress → completed` (or failed,
 //!   canceled, incomplete), with the run's usage;
 //! - a [`MessageWriter`] is one message of it: whole contents (text, data, an image or a file,
@@ -9,10 +9,10 @@
 //! - a [`ContentWriter`] is one streamed content of a message (text, reasoning, a refusal, a
 //!   tool call's arguments): deltas or its whole text (`set_text`), then `complete()`; a
 //!   [`DataWriter`] is a data content built up from dicts (`set_data`, `add_data_delta`,
-//!   merged as seed 002's `ContentBuilder` merges them), emitted whole when complete, since
+//!   merged as AgentScope's `ContentBuilder` merges them), emitted whole when complete, since
 //!   data parts do not stream in the canonical events.
 //!
-//! [`ResponseBuilder::generate_streaming_response`] writes seed 002's whole sequence for a text
+//! [`ResponseBuilder::generate_streaming_response`] writes AgentScope's whole sequence for a text
 //! answer in one call: `created`, `in_progress`, a message whose text streams token by token,
 //! its completion, `completed`.
 //!
@@ -277,7 +277,7 @@ impl ResponseBuilder {
         Ok(MessageWriter { response: self })
     }
 
-    /// Seed 002's `generate_streaming_response`: the whole answer of a run whose reply is one
+    /// AgentScope's `generate_streaming_response`: the whole answer of a run whose reply is one
     /// streamed text, in one call. Emits `run_created` and `in_progress` (those not emitted
     /// yet), the message `start` with a text content that streams `text_tokens` one delta each,
     /// its completion, the message's, and `completed`; returns the events (none when an outlet
@@ -533,7 +533,7 @@ pub struct ContentWriter<'m> {
 }
 
 impl ContentWriter<'_> {
-    /// The content's place in its message (seed 002's `index`).
+    /// The content's place in its message (AgentScope's `index`).
     pub fn index(&self) -> u32 {
         wire_index(self.index)
     }
@@ -554,7 +554,7 @@ impl ContentWriter<'_> {
         Ok(())
     }
 
-    /// Sets the content's whole text (seed 002's `set_text`): what it has not streamed yet goes
+    /// Sets the content's whole text (AgentScope's `set_text`): what it has not streamed yet goes
     /// out as one delta. Streamed text cannot be taken back, so `text` must start with what
     /// has streamed ([`ResponseError::TextConflict`] otherwise, emitting nothing); setting the
     /// text the deltas already made emits nothing.
@@ -595,7 +595,7 @@ pub struct DataWriter<'m> {
 }
 
 impl DataWriter<'_> {
-    /// The content's place in its message (seed 002's `index`).
+    /// The content's place in its message (AgentScope's `index`).
     pub fn index(&self) -> u32 {
         wire_index(self.index)
     }
@@ -605,12 +605,12 @@ impl DataWriter<'_> {
         self.data.as_ref().unwrap_or(&Value::Null)
     }
 
-    /// Replaces the data (seed 002's `set_data`).
+    /// Replaces the data (AgentScope's `set_data`).
     pub fn set_data(&mut self, data: Value) {
         self.data = Some(data);
     }
 
-    /// Merges `delta` into the data (seed 002's `add_data_delta`), key by key as their
+    /// Merges `delta` into the data (AgentScope's `add_data_delta`), key by key as their
     /// `ContentBuilder` merges deltas: strings are appended, numbers added, lists extended,
     /// objects merged the same way, and any other value (a boolean, a value of another type, a
     /// new key) replaces what was there. A `delta` that is not an object replaces the data.

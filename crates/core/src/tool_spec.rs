@@ -66,7 +66,7 @@ fn empty_object_schema() -> Value {
 impl ToolSpec {
     /// A tool a client declares in its request, in either shape clients send: OpenAI's function
     /// format `{"type": "function", "function": {name, description, parameters}}` (AgentScope's
-    /// `AgentRequest.tools`, seed 002 §2; `type` may be left out) or the function itself
+    /// `AgentRequest.tools`; `type` may be left out) or the function itself
     /// `{name, description, parameters}` (the native body, AG-UI). `at` is the field's path for
     /// errors, e.g. `tools[0]`.
     ///

@@ -1,7 +1,7 @@
-//! Communication schemas: the built-ins against seed 004's JSON, walks through each built-in as
-//! the seed describes it, refusals and their messages, loading errors, the mapping from messages
-//! to utterances, and a property test that the machine never panics and never moves on a
-//! refusal.
+//! Communication schemas: the built-ins against the example schemas' JSON, walks through each
+//! built-in as its example describes it, refusals and their messages, loading errors, the
+//! mapping from messages to utterances, and a property test that the machine never panics and
+//! never moves on a refusal.
 
 use agentwire_core::Message;
 use agentwire_core::communication::{
@@ -11,7 +11,8 @@ use agentwire_core::communication::{
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-// Seed 004's five examples, verbatim.
+// The five example schemas (chat, researcher, function-calling, interruptible, long-running),
+// verbatim.
 
 const SEED_CHAT: &str = r#"{ "idle": [ { "party": "client", "type": "user_message", "schema": [ { "contentType": "text/plain", "required": true } ], "nextState": "running" } ], "running": [ { "party": "server", "type": "agent_message", "schema": [ { "contentType": "text/plain", "required": true } ], "nextState": "idle" } ] }"#;
 
@@ -83,16 +84,16 @@ fn check(machine: &mut SchemaMachine, utterance: Utterance, expect: Result<&str,
 /// `schema`.
 #[track_caller]
 fn check_golden(schema: &CommunicationSchema, seed_json: &str) {
-    let seed: Value = serde_json::from_str(seed_json).expect("seed JSON parses");
+    let seed: Value = serde_json::from_str(seed_json).expect("the example JSON parses");
     let ours = serde_json::to_value(schema).expect("serializes");
     assert_eq!(ours, seed);
     assert_eq!(
         serde_json::to_string(schema).expect("serializes"),
         serde_json::to_string(&seed).expect("serializes"),
-        "key order differs from the seed"
+        "key order differs from the example"
     );
     assert_eq!(
-        &CommunicationSchema::from_json(seed_json).expect("seed loads"),
+        &CommunicationSchema::from_json(seed_json).expect("the example loads"),
         schema
     );
 }
@@ -115,7 +116,7 @@ fn check_contents(message: Value, expect: Vec<ContentItem>) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Golden: the built-ins are the seed's JSON
+// Golden: the built-ins are the examples' JSON
 
 #[test]
 fn builtins_are_the_seed_examples() {
@@ -140,7 +141,7 @@ fn every_seed_example_loads() {
         assert_eq!(schema, via_serde);
         assert!(schema.contains_state(StateName::IDLE));
     }
-    // The seed's function-calling JSON is a valid schema, just not ours: its call leads back to
+    // The example function-calling JSON is a valid schema, just not ours: its call leads back to
     // `running` (see `CommunicationSchema::function_calling`).
     let seed = CommunicationSchema::from_json(SEED_FUNCTION_CALLING).expect("loads");
     assert_ne!(seed, CommunicationSchema::function_calling());
@@ -756,7 +757,7 @@ fn loading_accepts_snake_case_and_defaults() {
     )])
     .expect("valid");
     assert_eq!(schema, expected);
-    // Output is always in the seed's spelling.
+    // Output is always in the examples' spelling.
     assert_eq!(
         serde_json::to_value(&schema).expect("serializes"),
         json!({"idle": [

@@ -193,7 +193,7 @@ fn an_outlet_gets_every_event_as_it_is_made() -> Result<(), ResponseError> {
     Ok(())
 }
 
-/// Seed 002's `ContentBuilder` example: deltas, then the whole text; the text is what it says.
+/// AgentScope's `ContentBuilder` example: deltas, then the whole text; the text is what it says.
 #[test]
 fn set_text_after_deltas_completes_the_text_the_deltas_made() -> Result<(), ResponseError> {
     let mut response = ResponseBuilder::new("run_1");
@@ -247,7 +247,7 @@ fn set_text_streams_what_is_new_and_refuses_to_take_text_back() -> Result<(), Re
     Ok(())
 }
 
-/// Seed 002's "Data Content Building": `set_data`, then two deltas, merged.
+/// AgentScope's "Data Content Building": `set_data`, then two deltas, merged.
 #[test]
 fn data_deltas_merge_into_the_data_set_before() -> Result<(), ResponseError> {
     let mut response = ResponseBuilder::new("run_1");
@@ -281,8 +281,8 @@ fn data_deltas_merge_into_the_data_set_before() -> Result<(), ResponseError> {
     Ok(())
 }
 
-/// How the seed's builders merge data deltas (agentscope-runtime's `ContentBuilder`): the
-/// streamed tool call of seed 002 §3.2, and every kind of value.
+/// How agentscope-runtime's `ContentBuilder` merges data deltas: AgentScope's streamed tool call
+/// example, and every kind of value.
 #[test]
 fn data_deltas_merge_as_agentscope_merges_them() -> Result<(), ResponseError> {
     let mut response = ResponseBuilder::new("run_1");
@@ -322,7 +322,7 @@ fn data_deltas_merge_as_agentscope_merges_them() -> Result<(), ResponseError> {
     Ok(())
 }
 
-/// Seed 002's "Multi-Content Message Building": a text set whole, then an image.
+/// AgentScope's "Multi-Content Message Building": a text set whole, then an image.
 #[test]
 fn a_message_of_a_text_set_whole_and_an_image() -> Result<(), ResponseError> {
     let mut response = ResponseBuilder::new("run_1");
@@ -346,7 +346,7 @@ fn a_message_of_a_text_set_whole_and_an_image() -> Result<(), ResponseError> {
     Ok(())
 }
 
-/// Seed 002's "Complete Usage Example" and the sequence it lists: response created, in
+/// AgentScope's "Complete Usage Example" and the sequence it lists: response created, in
 /// progress, the message, a delta per token, the content completed, the message, the response.
 #[test]
 fn generate_streaming_response_writes_the_seeds_sequence() -> Result<(), ResponseError> {

@@ -1,11 +1,12 @@
-//! Golden tests: every JSON example of seeds 000 (AgentX, the native spelling) and 003 (Viber,
-//! the camelCase spelling) parses, and re-serializes to the same JSON. The examples are quoted
-//! verbatim from `shared/seeds/`.
+//! Golden tests: every JSON example of the AgentX format (the native spelling) and of Viber's
+//! (the camelCase spelling) parses, and re-serializes to the same JSON. The examples are quoted
+//! verbatim.
 
 use agentwire_core::{JsonOptions, Message, Spelling};
 use serde_json::Value;
 
-/// Seed 000 §3.1–§3.3 and §4.2, in order.
+/// AgentX's examples (streaming, the write_file flow, self-correction, a streamed tool call), in
+/// order.
 const SEED_000: &[&str] = &[
     r#"{ "role": "user", "parts": [{ "type": "text", "text": "Hello, world!" }] }"#,
     r#"{ "role": "assistant", "parts": [{ "type": "text", "text": "Hello" }] }"#,
@@ -23,7 +24,7 @@ const SEED_000: &[&str] = &[
     r#"{ "role": "assistant", "id": "msg_abc", "parts": [{ "type": "text", "text": " written the file." }] }"#,
 ];
 
-/// Seed 003 §3.1–§3.2, in order.
+/// Viber's examples (streaming, the write_file flow), in order.
 const SEED_003: &[&str] = &[
     r#"{ "role": "user", "parts": [{ "type": "text", "text": "Hello, world!" }]}"#,
     r#"{ "role": "assistant", "parts": [{ "type": "text", "text": "Hello" }] }"#,
@@ -35,8 +36,8 @@ const SEED_003: &[&str] = &[
 
 #[track_caller]
 fn check(json: &str, spelling: Spelling) -> Message {
-    let expected: Value = serde_json::from_str(json).expect("the seed's example is JSON");
-    let message: Message = serde_json::from_str(json).expect("the seed's example parses");
+    let expected: Value = serde_json::from_str(json).expect("the example is JSON");
+    let message: Message = serde_json::from_str(json).expect("the example parses");
     let written = message.to_json(JsonOptions {
         spelling,
         with_content: false,
@@ -67,7 +68,7 @@ fn seed_003_examples_round_trip_in_the_camel_spelling() {
 
 #[test]
 fn both_spellings_read_as_one_model() {
-    // Examples 0–3 say the same thing in both seeds.
+    // Examples 0–3 say the same thing in both spellings.
     for (native, camel) in SEED_000.iter().zip(SEED_003).take(4) {
         assert_eq!(
             check(native, Spelling::Native),

@@ -1,4 +1,4 @@
-//! AgentX message packets (seed 000 §4): a turn streams as a sequence of partial `Message`
+//! AgentX message packets: a turn streams as a sequence of partial `Message`
 //! objects that share one `id`, over one connection (`POST /chat`).
 //!
 //! ```text
@@ -12,9 +12,9 @@
 //! Framing is SSE. Each packet is a `data:` frame of the default event type, carrying one
 //! message's `id`, `role` and what is new:
 //! - a text, reasoning or refusal delta is a packet with one part holding the delta's text;
-//!   consecutive packets of the same kind append to the same part, as in the seed's example;
+//!   consecutive packets of the same kind append to the same part, as in AgentX's example;
 //! - a tool call is one packet with the whole call (`args` parsed), sent when it completes, as
-//!   the seed shows it; tool results, tool errors and every other whole part are one packet each;
+//!   AgentX shows it; tool results, tool errors and every other whole part are one packet each;
 //! - the message's final metadata (usage, agent name), when it has any, is one last packet with
 //!   no parts. A message that produced no packet at all is sent as one empty packet so it exists.
 //!
@@ -58,12 +58,12 @@ use crate::{Encoder, StreamDecoder};
 
 /// The body of `POST /chat`: the new messages, and the session to continue.
 ///
-/// Accepted forms: one message (as the seed sends it), an array of messages, or
+/// Accepted forms: one message (as an AgentX client sends it), an array of messages, or
 /// `{"messages": [...], "session_id"?: "…", "agent"?: "…"}`. The object form also takes the
 /// run's generation settings as top-level keys, as the native body does (`model`,
 /// `temperature`, `top_p`, `max_tokens`, `stop`, `seed`, the penalties, `n`), and the tools the
 /// client runs itself as `tools` (OpenAI's function format, or `{name, description,
-/// parameters}`): seed 000 names neither, and a client that sends only messages is unaffected.
+/// parameters}`): AgentX names neither, and a client that sends only messages is unaffected.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// The agent to run; `None` means the default agent (or the one in the URL).
@@ -254,8 +254,8 @@ fn write_packet<P: Serialize>(
 
 /// Decodes AgentX packets (and the run events beside them) into events.
 ///
-/// A packet without an `id` belongs to the message of the previous packet without one (the
-/// seed's first example has none); such messages get ids `agentx_1`, `agentx_2`, ….
+/// A packet without an `id` belongs to the message of the previous packet without one (AgentX's
+/// first example has none); such messages get ids `agentx_1`, `agentx_2`, ….
 #[derive(Debug)]
 pub struct AgentxDecoder {
     reader: SseReader,

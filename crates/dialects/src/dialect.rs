@@ -22,21 +22,21 @@ use crate::{Encoder, StreamDecoder};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
-    /// agentwire's own events over SSE (seed 001).
+    /// agentwire's own events over SSE.
     Native,
     /// agentwire's own events, one JSON object per line.
     NativeNdjson,
-    /// AgentX message packets (seed 000 §4).
+    /// AgentX message packets.
     Agentx,
     /// The AI SDK UI message stream v1 (`useChat`, npm `ai` 7).
     AiSdk,
-    /// AgentScope's Agent API (seed 002, `agentscope-runtime`).
+    /// AgentScope's Agent API (`agentscope-runtime`).
     AgentScope,
     /// AG-UI 1.0 events (`@ag-ui/client`).
     AgUi,
     /// A2A 1.0 stream items in JSON-RPC responses (`a2a-sdk`).
     A2a,
-    /// Viber's camelCase message packets and chat status (seed 003).
+    /// Viber's camelCase message packets and chat status.
     Viber,
     /// OpenAI's Responses API stream events (the official `openai` SDKs).
     OpenAiResponses,

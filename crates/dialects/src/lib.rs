@@ -7,10 +7,10 @@
 //! - a [`StreamDecoder`]: the dialect's frames, fed in pieces as they arrive → canonical events;
 //! - a request decoder: the body a client of that dialect sends → canonical input messages.
 //!
-//! Dialects: [`native`] (seed 001's events, as SSE and NDJSON), [`agentx`] (seed 000's message
+//! Dialects: [`native`] (agentwire's own events, as SSE and NDJSON), [`agentx`] (AgentX message
 //! packets), [`ai_sdk`] (the AI SDK UI message stream that `useChat` reads), [`agentscope`]
-//! (AgentScope's Agent API, seed 002), [`ag_ui`] (AG-UI 1.0, `@ag-ui/client`), [`a2a`] (A2A 1.0,
-//! JSON-RPC binding), [`viber`] (Viber's camelCase message packets and chat status, seed 003),
+//! (AgentScope's Agent API), [`ag_ui`] (AG-UI 1.0, `@ag-ui/client`), [`a2a`] (A2A 1.0, JSON-RPC
+//! binding), [`viber`] (Viber's camelCase message packets and chat status),
 //! [`openai_responses`] (OpenAI's Responses API, the official `openai` SDKs' `responses`).
 //! [`Dialect`] names them all for code that picks one at run time.
 //!

@@ -1,4 +1,4 @@
-//! The native dialect (seed 001): agentwire's own events, as SSE or as NDJSON, and the
+//! The native dialect: agentwire's own events, as SSE or as NDJSON, and the
 //! `POST /v1/runs` request.
 //!
 //! SSE frames carry `id:` = the event's sequence number (so `Last-Event-ID` resumes a stream),

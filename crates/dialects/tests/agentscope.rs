@@ -764,7 +764,7 @@ fn requests_from_the_protocol_notes_decode() {
             (Role::User, "What is the capital of France?".to_owned()),
         ]
     );
-    // Seed 002's example.
+    // The Agent API's example request.
     let request = decode_request(br#"{"input": [{"role": "user", "content": [{"type": "text", "text": "Describe this image"}], "type": "message"}], "stream": true, "model": "gpt-4-vision", "temperature": 0.2}"#).expect("valid");
     assert_eq!(request.model.as_deref(), Some("gpt-4-vision"));
     assert_eq!(request.options.get("temperature"), Some(&json!(0.2)));

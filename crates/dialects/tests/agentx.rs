@@ -1,6 +1,6 @@
-//! AgentX packets: the seed's own packets decode to the messages it describes; every scenario
-//! has a golden transcript; decoding what was encoded gives the canonical messages, modulo the
-//! losses the module lists; bad input is a typed error.
+//! AgentX packets: AgentX's own example packets decode to the messages they describe; every
+//! scenario has a golden transcript; decoding what was encoded gives the canonical messages,
+//! modulo the losses the module lists; bad input is a typed error.
 
 mod common;
 
@@ -52,7 +52,7 @@ fn sse(packets: &[serde_json::Value]) -> Vec<u8> {
 
 #[test]
 fn the_seed_s_streamed_tool_call_decodes_to_one_message() {
-    // Seed 000 §4.2, packet for packet.
+    // AgentX's streamed tool call example, packet for packet.
     let wire = sse(&[
         json!({ "role": "assistant", "id": "msg_abc", "parts": [ { "type": "tool_call", "tool_call_id": "tc_123", "tool_name": "write_file", "args": { "path": "/hello.txt", "content": "Hello, world!" } } ] }),
         json!({ "role": "assistant", "id": "msg_abc", "parts": [ { "type": "tool_result", "tool_call_id": "tc_123", "result": { "status": "success", "message": "File written successfully." } } ] }),
@@ -86,7 +86,7 @@ fn the_seed_s_streamed_tool_call_decodes_to_one_message() {
 
 #[test]
 fn packets_without_an_id_form_one_message() {
-    // Seed 000 §3.1: two packets, no id.
+    // AgentX's streaming example: two packets, no id.
     let wire = sse(&[
         json!({ "role": "assistant", "parts": [{ "type": "text", "text": "Hello" }] }),
         json!({ "role": "assistant", "parts": [{ "type": "text", "text": " there!" }] }),

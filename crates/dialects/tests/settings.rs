@@ -150,7 +150,7 @@ fn the_agentx_envelope_takes_settings_and_client_tools_beside_its_messages() {
         Some("s1")
     );
 
-    // The seed's own forms carry neither.
+    // AgentX's own forms carry neither.
     let one =
         agentx::decode_request(br#"{"role": "user", "parts": [{"type": "text", "text": "Hi"}]}"#)
             .unwrap();

@@ -1,6 +1,6 @@
-//! Viber packets (seed 003): the seed's own examples are golden transcripts whose packets hold
-//! the seed's parts verbatim; every scenario has a golden transcript; the packets parse as the
-//! seed's TypeScript interfaces say (test-only structs that deny unknown fields); decoding what
+//! Viber packets: Viber's own examples are golden transcripts whose packets hold their parts
+//! verbatim; every scenario has a golden transcript; the packets parse as Viber's TypeScript
+//! interfaces say (test-only structs that deny unknown fields); decoding what
 //! was encoded gives the canonical messages, modulo the losses the module lists; requests in
 //! every form, and bad input is a typed error.
 
@@ -22,21 +22,21 @@ use proptest::sample::Index;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Seed 003 §3.1, the assistant's packets.
+/// Viber's streaming example: the assistant's packets.
 const SEED_3_1: &[&str] = &[
     r#"{ "role": "assistant", "parts": [{ "type": "text", "text": "Hello" }] }"#,
     r#"{ "role": "assistant", "parts": [{ "type": "text", "text": " there!" }] }"#,
 ];
 
-/// Seed 003 §3.2, the assistant's messages in order.
+/// Viber's tool-call example: the assistant's messages in order.
 const SEED_3_2: &[&str] = &[
     r#"{ "role": "assistant", "parts": [ { "type": "text", "text": "Sure, I can write that file for you. I will now call the tool." }, { "type": "tool-call", "toolCallId": "tc_123", "toolName": "write_file", "args": { "path": "/hello.txt", "content": "Hello, world!" } } ]}"#,
     r#"{ "role": "assistant", "parts": [ { "type": "tool-result", "toolCallId": "tc_123", "toolName": "write_file", "result": { "status": "success", "message": "File written successfully." }, "isError": false } ]}"#,
     r#"{ "role": "assistant", "parts": [ { "type": "text", "text": "I have successfully written the file to `/hello.txt`." } ]}"#,
 ];
 
-/// The run of seed 003 §3.1 or §3.2: the assistant's turn built from the seed's parts, text
-/// streamed as the seed's packets split it, every other part whole.
+/// The run of one of Viber's examples: the assistant's turn built from the example's parts, text
+/// streamed as its packets split it, every other part whole.
 fn seed_run(packets: &[&str]) -> Vec<agentwire_core::Event> {
     let mut out = Emitter::default();
     out.emit(EventKind::RunCreated {
@@ -53,7 +53,7 @@ fn seed_run(packets: &[&str]) -> Vec<agentwire_core::Event> {
     });
     let mut builder = MessageBuilder::start(&mut out, MessageStart::new("msg_1", Role::Assistant));
     for packet in packets {
-        let message: Message = serde_json::from_str(packet).expect("the seed's example parses");
+        let message: Message = serde_json::from_str(packet).expect("the example parses");
         for part in message.parts {
             match part {
                 Part::Text(text) => builder.text_delta(&mut out, text.text),
@@ -63,7 +63,8 @@ fn seed_run(packets: &[&str]) -> Vec<agentwire_core::Event> {
                 }
             }
         }
-        // The seed's §3.2 packets are separate messages: a text never runs on into the next.
+        // The tool-call example's packets are separate messages: a text never runs on into
+        // the next.
         if packets.len() > 2 {
             builder.close_text(&mut out);
         }
@@ -112,13 +113,13 @@ fn the_seed_s_examples_are_golden_transcripts_of_the_seed_s_parts() {
         let events = seed_run(seed);
         let wire = encode(&mut ViberEncoder::default(), &events);
         golden::check(common::golden("viber", &format!("{name}.sse")), &wire);
-        // Our packets carry exactly the seed's parts, in the seed's order.
+        // Our packets carry exactly the example's parts, in its order.
         let expected: Vec<Value> = seed
             .iter()
             .map(|packet| serde_json::from_str::<Value>(packet).expect("json"))
             .collect();
         assert_eq!(parts_of(&packets(&wire)), parts_of(&expected), "{name}");
-        // And they decode back to the message the seed's packets make.
+        // And they decode back to the message the example's packets make.
         let decoded =
             accumulate(&decode_whole(&mut ViberDecoder::default(), &wire).expect("decodes"));
         assert_eq!(decoded, accumulate(&events), "{name}");
@@ -271,7 +272,7 @@ fn a_tool_error_is_a_tool_result_with_is_error() {
     assert!(error["result"]["message"].is_string());
 }
 
-/// Seed 003 §2's interfaces, for the packets' parts: anything else in them fails the test.
+/// Viber's TypeScript interfaces, for the packets' parts: anything else in them fails the test.
 #[derive(Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 #[allow(dead_code)]
@@ -299,7 +300,7 @@ enum SeedPart {
     File {
         data: String,
         mime_type: String,
-        /// agentwire's one addition to a seed part: the file's name, when it has one.
+        /// agentwire's one addition to a Viber part: the file's name, when it has one.
         filename: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
@@ -322,7 +323,7 @@ enum SeedPart {
     },
 }
 
-/// Seed 003 §2.1's `XMessage`.
+/// Viber's `XMessage`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
@@ -356,7 +357,7 @@ fn packets_are_the_seed_s_xmessages() {
             for part in message.parts {
                 if seed_types.contains(&part["type"].as_str().unwrap_or("")) {
                     serde_json::from_value::<SeedPart>(part.clone()).unwrap_or_else(|error| {
-                        panic!("{}: {part} is not as the seed says: {error}", scenario.name)
+                        panic!("{}: {part} is not as Viber says: {error}", scenario.name)
                     });
                 }
             }
@@ -370,7 +371,7 @@ fn packets_are_the_seed_s_xmessages() {
 
 #[test]
 fn requests_come_as_a_message_a_list_or_an_envelope() {
-    // Seed 003 §3.1's user message.
+    // The user message of Viber's streaming example.
     let one = decode_request(
         br#"{ "role": "user", "parts": [{ "type": "text", "text": "Hello, world!" }]}"#,
     )
@@ -402,7 +403,7 @@ fn requests_come_as_a_message_a_list_or_an_envelope() {
         &single.messages[0].parts[0],
         Part::ApprovalResponse(response) if response.approved && response.approval_id == "apr_1"
     ));
-    // A client tool's failure, as the seed spells failures; unknown part types are skipped.
+    // A client tool's failure, as Viber spells failures; unknown part types are skipped.
     let failed = decode_request(
         br#"{"role": "user", "parts": [{"type": "tool-result", "toolCallId": "q1", "toolName": "confirm", "result": {"errorType": "EXECUTION", "message": "no"}, "isError": true}, {"type": "hologram", "x": 1}]}"#,
     )

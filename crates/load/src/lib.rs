@@ -1,4 +1,4 @@
-//! agentwire-load: the load generator of the issue "Server and store". It starts the real
+//! agentwire-load: the server's load generator. It starts the real
 //! `agentwire serve` as a child process (or uses one already running) with a `scripted` agent
 //! that streams `tokens` text deltas per run at `rate` tokens/s, opens `runs` streaming runs at
 //! once over real HTTP (`POST /v1/runs`, `Accept: text/event-stream`, one connection each),

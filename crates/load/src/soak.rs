@@ -4,7 +4,7 @@
 //! write-ahead log stay flat under load and come back after it. Each sample is printed as it is
 //! taken (and written to the CSV), so a soak that goes wrong shows it at once.
 //!
-//! The verdicts judge the targets: resident memory within 64 MiB of its start once the
+//! The verdicts judge the soak's targets: resident memory within 64 MiB of its start once the
 //! idle period is over, and flat under load (the last minute's mean within 10% of the second
 //! minute's, for memory and runs/s); the write-ahead log must stop growing (its file is not
 //! truncated after a checkpoint, only reused from its start, so growth in the last minute

@@ -1,4 +1,4 @@
-//! Memory per idle run (issue 4: ≤ 16 KiB beyond its messages), per sub-agent's run (issue 20:
+//! Memory per idle run (target: ≤ 16 KiB beyond its messages), per sub-agent's run (target:
 //! ≤ 8 KiB more than its parent holds without it), measured with a counting global allocator,
 //! and heap allocations per streamed token.
 //!

@@ -1,4 +1,4 @@
-//! The runtime's speed target (issue 4, numbers in the README): the orchestrator and the
+//! The runtime's speed target (numbers in the README): the orchestrator and the
 //! builder, driven by the unpaced scripted brain, stream ≥ 1 million tokens (text deltas) per
 //! second on one core, the events read by one reader as a server's would be.
 //!

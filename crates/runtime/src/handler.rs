@@ -1,4 +1,4 @@
-//! Custom agents: a [`Handler`] writes a run's answer itself with seed 002's layered builder
+//! Custom agents: a [`Handler`] writes a run's answer itself with the layered builder
 //! ([`ResponseBuilder`]) instead of a brain and the
 //! orchestrator. An agent built with [`AgentBuilder::handler`](crate::AgentBuilder::handler) is
 //! an [`Agent`](crate::Agent) like any other: a server serves it through every dialect, its runs

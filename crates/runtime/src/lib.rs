@@ -11,7 +11,7 @@
 //! run through [`agentwire_tools::Toolbox`].
 //!
 //! An agent can instead be served by a [`Handler`]: Rust code that writes each run's answer
-//! with seed 002's layered response builder (see [`handler`]).
+//! with a layered response builder (see [`handler`]).
 //!
 //! The three types to learn first:
 //! - [`Agent`] and its [`AgentBuilder`];

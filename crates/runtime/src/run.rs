@@ -8,7 +8,7 @@
 //! takes no more input. That keeps a run's life short and its state small, and leaves the
 //! conversation to the session, which outlives runs.
 //!
-//! The communication schema governs the conversation, not one turn (seed 004's "run" is the
+//! The communication schema governs the conversation, not one turn (a schema's "run" is the
 //! whole conversation): a run starts where its session's last run left the schema
 //! ([`RunStart::schema_state`]), and says where it leaves it ([`RunHandle::session_state`]), so
 //! a one-shot agent's session is over after its answer, and a client's `cancel` is an utterance
@@ -1043,7 +1043,7 @@ impl RunHandle {
 }
 
 /// A client may start a run with its messages and system messages (instructions for the model,
-/// as seed 002's `AgentRequest` allows); the name of any other role.
+/// as AgentScope's `AgentRequest` allows); the name of any other role.
 fn start_role(role: Role) -> Result<(), &'static str> {
     match role {
         Role::System => Ok(()),

@@ -26,12 +26,12 @@ use agentwire_core::communication::{
 };
 use agentwire_core::{Message, Part, ToolCall};
 
-/// The schema an agent follows unless its builder names another: seed 004's chat (the client
+/// The schema an agent follows unless its builder names another: the chat schema (the client
 /// and the agent take turns), with the two waits an agent with tools may need: the agent may
 /// ask the client to run a function (`awaiting_function_output`, as in the function-calling
 /// built-in) or to approve a tool call (`awaiting_approval`, as in the approval built-in), and
 /// the agent may ask the user a question and wait for their answer in the same run
-/// (`input_request` → `awaiting_input`, seed 004's "waiting for user"). Its answer may cite
+/// (`input_request` → `awaiting_input`, a "waiting for user" state). Its answer may cite
 /// sources (as the one-shot built-in's may) and hold files, such as images a model returns.
 /// The client may `cancel` while the agent works and while it waits (back to `idle`), as the
 /// interruptible built-in allows while it works: a UI's Stop button. And the user may write

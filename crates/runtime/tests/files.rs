@@ -1,4 +1,4 @@
-//! Runs with the built-in workspace file tools: the write_file flow of seed 000 §3.2, and
+//! Runs with the built-in workspace file tools: the write_file flow, and
 //! attempts to write outside the workspace.
 #![allow(clippy::unwrap_used)]
 
@@ -14,7 +14,7 @@ fn write_call(id: &str, args: Value) -> Value {
     finish(call(id, "write_file", args), "tool_calls")
 }
 
-/// Seed 000 §3.2: the assistant explains and calls `write_file`; the file is written, the
+/// The write_file flow: the assistant explains and calls `write_file`; the file is written, the
 /// result joins the same message, and the model's final answer follows.
 #[tokio::test]
 async fn the_write_file_flow_of_seed_000() {

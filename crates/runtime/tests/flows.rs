@@ -1,4 +1,4 @@
-//! End-to-end runs through the orchestrator loop: the self-correction flow of seed 000 §3.3,
+//! End-to-end runs through the orchestrator loop: a model correcting its own bad tool call,
 //! really concurrent tools, a panicking tool, the step and time limits, a failing model, and a
 //! run nobody reads.
 #![allow(clippy::unwrap_used)]
@@ -42,7 +42,7 @@ fn tool_errors(message: &Message) -> Vec<&agentwire_core::ToolError> {
         .collect()
 }
 
-/// Seed 000 §3.3: a call missing `path` is answered with a VALIDATION error that names it; the
+/// Self-correction: a call missing `path` is answered with a VALIDATION error that names it; the
 /// model reads the error in its next request and corrects the call, which then runs.
 #[tokio::test]
 async fn a_validation_error_reaches_the_model_which_corrects_its_call() {

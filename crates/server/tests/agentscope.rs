@@ -1,4 +1,4 @@
-//! Seed 002's protocol in full through the live server's `POST /process` (and AgentX's
+//! AgentScope's Agent API in full through the live server's `POST /process` (and AgentX's
 //! `POST /chat` where it shares the path): the JSON answer to `"stream": false`, real times,
 //! waiting runs answered through the request that started them, calls of plugins shown as
 //! theirs, failures as `error` messages, system messages in the input. Each stream is read as

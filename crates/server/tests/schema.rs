@@ -1,4 +1,4 @@
-//! The communication schema governs the session (seed 004's "run" is the whole conversation):
+//! The communication schema governs the session (a schema's "run" is the whole conversation):
 //! its state is stored with the session and survives a restart, every message is checked
 //! against it, the client's cancel is one of its messages, the A2A card publishes it, and a
 //! user message may carry what the agent's model reads (an image).
@@ -33,7 +33,7 @@ fn agent_with(name: &str, schema: CommunicationSchema, words: &[&str], pace: f64
         .unwrap()
 }
 
-/// The researcher of seed 004: one question, one answer, then `done`.
+/// The one-shot researcher: one question, one answer, then `done`.
 fn researcher() -> Agent {
     agent_with(
         "researcher",
@@ -145,7 +145,7 @@ async fn the_clients_cancel_is_refused_where_the_schema_does_not_allow_it() {
     )
     .await;
 
-    // The chat built-in, as seed 004's chat agent, has no cancel.
+    // The chat built-in has no cancel.
     let mut chat = server.post_sse(&run_body(Some("chatter"), "talk")).await;
     chat.until_events(3).await;
     let id = run_id(&chat);
@@ -274,7 +274,7 @@ async fn the_default_agent_takes_an_image_to_its_model() {
     server.shutdown().await;
 }
 
-/// Seed 004's long-running agent: started by a question, it keeps the word, so each step it
+/// The long-running agent: started by a question, it keeps the word, so each step it
 /// reports is a message of its own in the stream and the session, and the session stays
 /// `running`, where the client may say nothing.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -119,7 +119,7 @@ async fn session(server: &TestServer, id: &str) -> Value {
 #[tokio::test]
 async fn a_text_answer_streams_as_packets_in_its_space() {
     let server = server().await;
-    // Seed 003 §3.1's user message, as it is: no space, so a new one.
+    // The user message of Viber's streaming example, as it is: no space, so a new one.
     let (wire, events) = post(&server, CHAT, &user("Hello, world!")).await;
     let messages = accumulate(&events);
     assert_eq!(messages.last().unwrap().content(), "Hello there!");

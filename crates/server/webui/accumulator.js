@@ -1,5 +1,5 @@
 // @ts-check
-// The client state of one run, built from its native events (seed 001 §3), as the core crate's
+// The client state of one run, built from its native events, as the core crate's
 // `Accumulator` builds it: messages whose parts grow as deltas arrive. Each event is applied
 // once and tells the view what changed, so the page updates only that part: streaming stays
 // O(total bytes) (a delta is appended once, never re-parsed or re-rendered).

@@ -1,9 +1,12 @@
-//! Notices between the nodes sharing a store: "run X has new events up to seq N" and "cancel
-//! run X". On PostgreSQL they travel by LISTEN/NOTIFY, so a node can stream or cancel a run that
-//! another node executes; on SQLite (one process) they go between the clones of one [`Store`].
+//! Notices between the nodes sharing a store ([`Notice`]): a run has new events, is to be
+//! canceled, has input written down or answered, is followed by a client (and the live events
+//! its node sends for that), and a session's inbox has a new message. On PostgreSQL they travel
+//! by LISTEN/NOTIFY, so a node can stream, answer or cancel a run that another node executes; on
+//! SQLite (one process) they go between the clones of one [`Store`].
 //!
-//! A notice is a hint to read the log, never the data itself: a listener subscribes first, then
-//! replays with [`Store::events_after`], then reads again after each notice for its run.
+//! A notice is a hint, never the truth: a listener subscribes first, then replays with
+//! [`Store::events_after`], then reads again after each notice for its run. Even the events of a
+//! [`Notice::Live`] are stored too, and a follower that misses one reads the log.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

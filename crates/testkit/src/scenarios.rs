@@ -301,8 +301,7 @@ pub fn tool_call() -> Scenario {
     )
 }
 
-/// A call with a missing field, the validation error, the corrected call and the answer
-/// (seed 000 §3.3).
+/// A call with a missing field, the validation error, the corrected call and the answer.
 pub fn tool_error() -> Scenario {
     let mut run = Run::start();
     run.message("msg_1", |b, out| {

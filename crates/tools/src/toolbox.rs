@@ -322,7 +322,7 @@ impl std::fmt::Debug for Toolbox {
     }
 }
 
-/// Seed 000 §3.3's wording: `Validation failed for tool 'write_file': …`.
+/// The wording a model corrects itself from: `Validation failed for tool 'write_file': …`.
 fn invalid(name: &str, problems: &str) -> ToolFailure {
     let problems = problems.trim_end_matches('.');
     ToolFailure::invalid_arguments(format!("Validation failed for tool '{name}': {problems}."))

@@ -12,7 +12,7 @@
 //!   `"is_error": true` when the result says it failed. A tool error is a result with
 //!   `"is_error": true` and content `{"error": {"type": "VALIDATION" | "EXECUTION", "message":
 //!   "…"}}` (the text the OpenAI adapter writes too), which the model reads and corrects itself
-//!   from (seed 000 §3.3).
+//!   from.
 //! - Reasoning goes back as a `thinking` block only with the signature that followed it (a
 //!   [`THINKING_SIGNATURE`] data part); Anthropic refuses thinking it did not sign, so reasoning
 //!   without one (e.g. from another provider) is left out. A [`REDACTED_THINKING`] data part

@@ -13,7 +13,7 @@
 //!   call order. `content` is a string result as is, any other result as JSON text, a result
 //!   marked `is_error` as `{"error": <result>}`, and a tool error as `{"error": {"type":
 //!   "VALIDATION" | "EXECUTION", "message": "…"}}`, which the model reads and corrects itself
-//!   from (seed 000 §3.3).
+//!   from.
 //! - User (and other tool-role) parts: text as a `content` string (parts joined by `\n`); with a
 //!   file, `content` parts: images as `image_url` (the URL, or a `data:` URL of inline data),
 //!   WAV and MP3 data as `input_audio`, other inline data as `file` (`file_data`), a file only

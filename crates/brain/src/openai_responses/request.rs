@@ -15,7 +15,7 @@
 //!   call order: a string result as is, any other as JSON text, a result marked `is_error` as
 //!   `{"error": <result>}`, a tool error as `{"error": {"type": "VALIDATION" | "EXECUTION",
 //!   "message": "…"}}` (the text the other adapters write), which the model reads and corrects
-//!   itself from (seed 000 §3.3).
+//!   itself from.
 //! - A reasoning item without `encrypted_content` is left out: with `store: false` the API
 //!   cannot look it up by id. So is one that ends its step (a turn cut short right after the
 //!   reasoning), since the API refuses a reasoning item without the item that followed it.

@@ -1,13 +1,14 @@
-//! The built-in communication schemas: seed 004's examples, plus an approval schema of our own.
+//! The built-in communication schemas: chat, one-shot, function-calling, interruptible and
+//! long-running, plus an approval schema of our own.
 //!
 //! They are built in code, so constructing one cannot fail. The tests in
-//! `crates/core/tests/communication.rs` hold them to the seed's JSON, value for value, and check
+//! `crates/core/tests/communication.rs` hold them to their JSON, value for value, and check
 //! that each satisfies the invariants of [`CommunicationSchema`].
 
 use super::schema::{CommunicationSchema, ContentSpec, MessageKind, Party, Transition};
 
 impl CommunicationSchema {
-    /// The names [`CommunicationSchema::builtin`] knows, in the order the seed introduces them.
+    /// The names [`CommunicationSchema::builtin`] knows, in the order they are defined here.
     pub const BUILTIN_NAMES: &'static [&'static str] = &[
         "chat",
         "one_shot",
@@ -30,7 +31,7 @@ impl CommunicationSchema {
         })
     }
 
-    /// A chat agent (seed 004): the client and the agent take turns, without end.
+    /// A chat agent: the client and the agent take turns, without end.
     ///
     /// ```json
     /// {
@@ -45,7 +46,7 @@ impl CommunicationSchema {
         ])
     }
 
-    /// A one-shot agent, seed 004's "researcher": one question, one answer that may cite
+    /// A one-shot agent (a "researcher"): one question, one answer that may cite
     /// sources, then the run is over (`done` is final).
     ///
     /// ```json
@@ -68,11 +69,12 @@ impl CommunicationSchema {
     /// A function-calling agent: a chat agent that may ask the client to run a function, and
     /// waits for its output before it goes on.
     ///
-    /// This deviates from seed 004 on purpose. The seed's prose says the client "must respond
-    /// with the result of the function call in order for the agent to continue", but its JSON
-    /// sends `function_call` from `running` back to `running` and gives the client no message
-    /// to answer with, so the output could never be sent. Here the call leads to
-    /// `awaiting_function_output`, where only the client's `function_output` is accepted:
+    /// This deviates on purpose from the usual function-calling schema, whose prose says the
+    /// client "must respond with the result of the function call in order for the agent to
+    /// continue", but whose JSON sends `function_call` from `running` back to `running` and
+    /// gives the client no message to answer with, so the output could never be sent. Here the
+    /// call leads to `awaiting_function_output`, where only the client's `function_output` is
+    /// accepted:
     ///
     /// ```json
     /// {
@@ -100,7 +102,7 @@ impl CommunicationSchema {
         ])
     }
 
-    /// An interruptible chat agent (seed 004): while the agent is answering, the client may
+    /// An interruptible chat agent: while the agent is answering, the client may
     /// `cancel`, which returns the run to `idle`.
     ///
     /// ```json
@@ -125,7 +127,7 @@ impl CommunicationSchema {
         ])
     }
 
-    /// A long-running agent (seed 004): started by one client message, it then reports its
+    /// A long-running agent: started by one client message, it then reports its
     /// progress in as many agent messages as it likes, staying in `running`.
     ///
     /// ```json
@@ -141,7 +143,7 @@ impl CommunicationSchema {
         ])
     }
 
-    /// A chat agent whose tool calls may need a person's approval (ours, not in seed 004): the
+    /// A chat agent whose tool calls may need a person's approval (our own): the
     /// agent's `approval_request` moves the run to `awaiting_approval`, where only the client's
     /// `approval_response` is accepted.
     ///

@@ -1,11 +1,11 @@
-//! Communication schemas (seed 004): which messages each party may send at each point of a run,
+//! Communication schemas: which messages each party may send at each point of a run,
 //! and the state machine that holds a run to its schema.
 //!
 //! A run starts in `idle`. Each state lists the messages that may be sent in it: by whom
 //! ([`Party`]), of which type ([`MessageKind`]), with what content ([`ContentSpec`]), and the
 //! state the run moves to ([`Transition`]). A state that lists nothing is final. The pieces:
 //!
-//! - [`CommunicationSchema`]: the declaration, in seed 004's JSON, checked when loaded; the
+//! - [`CommunicationSchema`]: the declaration, as JSON, checked when loaded; the
 //!   built-ins are [`CommunicationSchema::chat`], [`one_shot`](CommunicationSchema::one_shot),
 //!   [`function_calling`](CommunicationSchema::function_calling),
 //!   [`interruptible`](CommunicationSchema::interruptible),

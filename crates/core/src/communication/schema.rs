@@ -1,5 +1,5 @@
 //! [`CommunicationSchema`]: the states of a run and the messages each party may send in each,
-//! in seed 004's JSON shape, and the checks made when one is loaded.
+//! in their JSON shape, and the checks made when one is loaded.
 //!
 //! Following a run through a schema is [`SchemaMachine`](super::SchemaMachine)'s job; this module
 //! only holds the declaration.
@@ -13,7 +13,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use super::utterance::ContentItem;
 use crate::ids::string_newtype;
 
-/// Who sends a message: the caller of the agent or the agent itself (seed 004's `party`).
+/// Who sends a message: the caller of the agent or the agent itself (`party` in the JSON).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Party {
@@ -32,7 +32,7 @@ string_newtype!(
 );
 
 string_newtype!(
-    /// The type of a message in a schema (seed 004's `type`), e.g. `user_message`.
+    /// The type of a message in a schema (`type` in the JSON), e.g. `user_message`.
     ///
     /// Any string is accepted, so agents can declare their own kinds; the associated constants
     /// name the kinds the built-in schemas use. Clones share one allocation.
@@ -88,7 +88,7 @@ pub struct Transition {
     pub next_state: StateName,
 }
 
-/// An agent's communication schema (seed 004): for each state of a run, the messages that may be
+/// An agent's communication schema: for each state of a run, the messages that may be
 /// sent in it, by whom, with what content, and where each leads.
 ///
 /// ```json
@@ -113,7 +113,7 @@ pub struct CommunicationSchema {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InvalidSchema {
-    /// The text is not JSON, or not in seed 004's shape.
+    /// The text is not JSON, or not in a schema's shape.
     #[error("communication schema is not valid json: {source}")]
     Json {
         /// The parser's error.
@@ -199,7 +199,7 @@ impl MessageKind {
     /// `approval_response`: the client approves or denies a tool call.
     pub const APPROVAL_RESPONSE: &'static str = "approval_response";
     /// `input_request`: the agent asks the client a question and waits, in the same run, for
-    /// the user's answer (a `user_message`), as seed 004's "waiting for user" states do.
+    /// the user's answer (a `user_message`), as a "waiting for user" state does.
     pub const INPUT_REQUEST: &'static str = "input_request";
 }
 
@@ -294,7 +294,7 @@ impl CommunicationSchema {
         Ok(schema)
     }
 
-    /// Reads a schema from seed 004's JSON and checks it.
+    /// Reads a schema from its JSON and checks it.
     pub fn from_json(json: &str) -> Result<Self, InvalidSchema> {
         let DeclaredStates(states) =
             serde_json::from_str(json).map_err(|source| InvalidSchema::Json { source })?;
@@ -435,7 +435,7 @@ impl Serialize for CommunicationSchema {
 }
 
 impl<'de> Deserialize<'de> for CommunicationSchema {
-    /// Reads seed 004's JSON and checks the invariants; a schema that breaks one is an error.
+    /// Reads a schema's JSON and checks the invariants; a schema that breaks one is an error.
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let DeclaredStates(states) = DeclaredStates::deserialize(deserializer)?;
         Self::new(states).map_err(de::Error::custom)

@@ -92,7 +92,7 @@ impl ContentItem {
     /// | `approval_request`, `approval_response` | `/approval`             | `application/json`  |
     /// | `reasoning`, `step_start`, `plan_update`, `artifact` | not content | —                 |
     ///
-    /// The names follow seed 004's one example, `/sources/*`, and its function-calling schema's
+    /// The names follow the one-shot schema's `/sources/*` and the function-calling schema's
     /// `/function`.
     pub fn from_part(part: &Part) -> Option<Self> {
         const JSON: &str = "application/json";

@@ -49,8 +49,7 @@ pub struct AgentExtension {
 }
 
 /// The URI of agentwire's communication-schema extension: its `params.schema` is the agent's
-/// communication schema (seed 004's JSON), which every message of a conversation is checked
-/// against.
+/// communication schema (as JSON), which every message of a conversation is checked against.
 pub const COMMUNICATION_SCHEMA_EXTENSION: &str =
     "https://agentwire.dev/extensions/communication-schema/v1";
 
@@ -61,7 +60,7 @@ impl AgentExtension {
     pub fn communication_schema(schema: &CommunicationSchema) -> Self {
         Self {
             uri: COMMUNICATION_SCHEMA_EXTENSION.to_owned(),
-            description: "The agent's communication schema (seed 004): for each state of a \
+            description: "The agent's communication schema: for each state of a \
                           conversation, the messages the client and the agent may send, their \
                           content types and the state each leads to. A conversation starts in \
                           `idle`; a message the schema does not allow is refused."

@@ -1,4 +1,4 @@
-//! The AgentScope Runtime Agent API (seed 002; PyPI `agentscope-runtime` 1.1.6.post2): the SSE
+//! The AgentScope Runtime Agent API (PyPI `agentscope-runtime` 1.1.6.post2): the SSE
 //! stream `POST /process` answers with, and the `AgentRequest` body it takes.
 //!
 //! # Framing

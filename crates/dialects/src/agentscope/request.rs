@@ -33,8 +33,8 @@ pub struct AgentRequest {
     pub options: Map<String, Value>,
     /// The generation settings among `model` and the other keys, checked.
     pub settings: GenerationSettings,
-    /// `tools` as the client-executed tools of the run (OpenAI's function format, seed 002
-    /// §2, or a bare function), checked: a call to one waits for the client's
+    /// `tools` as the client-executed tools of the run (OpenAI's function format, or a
+    /// bare function), checked: a call to one waits for the client's
     /// `function_call_output`.
     pub client_tools: Vec<ToolSpec>,
 }

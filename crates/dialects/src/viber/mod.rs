@@ -1,4 +1,4 @@
-//! Viber's message stream (seed 003): a turn streams as `XMessage` packets in the camelCase
+//! Viber's message stream: a turn streams as `XMessage` packets in the camelCase
 //! spelling (`"type": "tool-call"`, `toolCallId`, `isError`), sharing one message id, over one
 //! connection; beside them, the chat's status (`idle | streaming | awaiting-approval`) for
 //! `useXChat`, with the space (`spaceId`) the chat lives in.
@@ -18,8 +18,8 @@
 //!
 //! SSE. A packet is a `data:` frame of the default event type holding one `XMessage`: its `id`,
 //! `role`, the parts that are new (one per packet) and, when they hold text, the plain-text
-//! `content` of that packet, so a client that reads only `content` (seed 003 §6, "backward
-//! compatible") appends it as it appends parts. The chat's status is an `event: status` frame;
+//! `content` of that packet, so a client that reads only `content` (Viber keeps it for backward
+//! compatibility) appends it as it appends parts. The chat's status is an `event: status` frame;
 //! an in-band error an `event: error` frame `{"code", "message"}`; heartbeats are the comment
 //! `: heartbeat`. The last frame written for an event has `id:` = its sequence number, so
 //! `Last-Event-ID` resumes.
@@ -28,9 +28,9 @@
 //!
 //! | canonical | Viber |
 //! |---|---|
-//! | text delta | a packet with `{"type": "text", "text": <delta>}` (seed 003 §3.1) |
+//! | text delta | a packet with `{"type": "text", "text": <delta>}` |
 //! | reasoning delta | `{"type": "reasoning", "content": <delta>}` |
-//! | refusal delta | `{"type": "refusal", "text": <delta>}` (not in the seed; its text is in `content`) |
+//! | refusal delta | `{"type": "refusal", "text": <delta>}` (not in Viber's parts; its text is in `content`) |
 //! | tool call | `{"type": "tool-call", "toolCallId", "toolName", "args"}`, whole when its arguments are |
 //! | tool result | `{"type": "tool-result", "toolCallId", "toolName", "result", "isError"?}` |
 //! | tool error | `{"type": "tool-result", …, "result": {"errorType", "message"}, "isError": true}` |
@@ -38,9 +38,9 @@
 //! | step start | `{"type": "step-start", "stepId", "stepName"?}` |
 //! | artifact | `{"type": "artifact", "artifactId", "title", "version"?, "preview"?}` |
 //! | plan update | `{"type": "plan-update", "planId", "action", "details"?}` |
-//! | data | `{"type": "data", "name", "data"}` (not in the seed) |
-//! | approval request / response | `{"type": "approval-request", "approvalId", "toolCallId", "reason"?}` / `{"type": "approval-response", "approvalId", "approved", "reason"?}` (not in the seed) |
-//! | source | `{"type": "source", "sourceId", "url", "title"?}` (not in the seed) |
+//! | data | `{"type": "data", "name", "data"}` (not in Viber's parts) |
+//! | approval request / response | `{"type": "approval-request", "approvalId", "toolCallId", "reason"?}` / `{"type": "approval-response", "approvalId", "approved", "reason"?}` (not in Viber's parts) |
+//! | source | `{"type": "source", "sourceId", "url", "title"?}` (not in Viber's parts) |
 //! | message metadata, `created_at` | one last packet without parts: `metadata: {agentName?, timestamp?, usage?, …}` (`timestamp` is `created_at` in ms; usage as `{inputTokens, outputTokens, totalTokens, …}`) |
 //! | `run_created` | `status: streaming` with `spaceId` (the session), `runId`, `agent` |
 //! | `run_status` created / queued / in progress | `status: streaming` |
@@ -53,17 +53,17 @@
 //! `usage`. Packets go out in part order (see `packet.rs`), because the receiver knows no
 //! part indexes.
 //!
-//! # Where the seed is silent
+//! # Where Viber is silent
 //!
-//! Seed 003 gives the message and part shapes, the packets of §3 and the status values of
+//! Viber's format gives the message and part shapes, the packets and the status values of
 //! `useXChat`, and nothing else on the wire. What agentwire chose, as a Viber client would
 //! expect it:
-//! - Tool errors are tool results with `isError: true`, the only failure the seed's parts
-//!   know, so the client's `ToolResultDisplay` shows them.
-//! - Parts agentwire has and the seed lacks (`refusal`, `data`, `approval-request`,
-//!   `approval-response`, `source`) keep their names in the seed's spelling; the seed's own
-//!   renderer skips types it does not draw (§5's `default: return null`), and the client needs
-//!   the approval request to answer it.
+//! - Tool errors are tool results with `isError: true`, the only failure Viber's parts know,
+//!   so the client's `ToolResultDisplay` shows them.
+//! - Parts agentwire has and Viber lacks (`refusal`, `data`, `approval-request`,
+//!   `approval-response`, `source`) keep their names in Viber's spelling; Viber's own renderer
+//!   skips types it does not draw (its `default: return null`), and the client needs the
+//!   approval request to answer it.
 //! - A run that waits for a client tool's output or for input is `idle`: Viber has no status
 //!   for it; `runStatus` says which.
 //! - The request ([`decode_request`]) is what `useXChat({spaceId})` would post: `{"spaceId",
@@ -72,12 +72,12 @@
 //!
 //! # Losses
 //! - Sub-agents' runs nested in the stream are not sent: a space is one conversation whose
-//!   messages `useXChat` shows as they come, and seed 003 has no place for another agent's run
+//!   messages `useXChat` shows as they come, and Viber has no place for another agent's run
 //!   (its packets name a message, not a run, and every agent's first message may share an id).
 //!   A sub-agent's answer is its call's `tool-result`, as for any tool. A run that waits because
 //!   a sub-agent does reports its own status (`awaiting-approval` …), but the request it waits
 //!   on is in the sub-agent's messages, which are not sent.
-//! - The session's shared state (`state_snapshot`, `state_delta`): seed 003 has no shared state,
+//! - The session's shared state (`state_snapshot`, `state_delta`): Viber has no shared state,
 //!   so it is not sent; a client reads it with `GET /v1/sessions/{id}/state`.
 //! - Two adjacent parts of the same text kind arrive as one part; the packets carry no part
 //!   boundary. Tool-call arguments do not stream: the call arrives whole.
@@ -119,8 +119,8 @@ enum ChatStatus {
     AwaitingApproval,
 }
 
-/// An `XMessagePart` (seed 003 §2.2), plus the parts agentwire has and the seed lacks. Text-like
-/// fields borrow, so a delta is written without a copy.
+/// An `XMessagePart`, plus the parts agentwire has and Viber lacks. Text-like fields borrow, so
+/// a delta is written without a copy.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 enum WirePart<'a> {
@@ -205,7 +205,7 @@ enum WirePart<'a> {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
-    /// A part type neither the seed nor agentwire defines: skipped, so newer peers keep working.
+    /// A part type neither Viber nor agentwire defines: skipped, so newer peers keep working.
     #[serde(other, skip_serializing)]
     Unknown,
 }

@@ -9,7 +9,7 @@ use crate::error::DecodeError;
 
 /// A Viber chat request: the space to talk in and the messages sent.
 ///
-/// Accepted forms (seed 003 §4.1 says only that the client posts its user message;
+/// Accepted forms (Viber says only that the client posts its user message;
 /// `useXChat({spaceId})` names the space):
 /// - `{"spaceId"?: "…", "messages": [XMessage, …]}`, the history or only what is new;
 /// - `{"spaceId"?: "…", "message": XMessage}`;
@@ -18,7 +18,7 @@ use crate::error::DecodeError;
 /// A message is read in Viber's spelling, with `parts` or the plain-text `content` alone. The
 /// object forms also take the run's generation settings as top-level keys (`model`,
 /// `temperature`, `topP`, `maxTokens`, …) and the tools the client runs itself as `tools`
-/// (OpenAI's function format, or `{name, description, parameters}`); the seed names neither.
+/// (OpenAI's function format, or `{name, description, parameters}`); Viber names neither.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChatRequest {
     /// The space (agentwire's session) to talk in; `None` starts a new one.

@@ -1,4 +1,4 @@
-//! The webhooks scenario (`--webhooks`), issue 19's target in one run: `runs` background runs
+//! The webhooks scenario (`--webhooks`), the webhook target in one run: `runs` background runs
 //! (`POST /v1/runs` with `"background": true`, answered 202 at once) of the scripted agent,
 //! started evenly over `ramp`, with one webhook subscribed to every status change and delivered
 //! to a receiver on loopback in this program (`receiver.rs`). On request the server is killed

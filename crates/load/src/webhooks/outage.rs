@@ -1,6 +1,6 @@
 //! What the webhooks scenario breaks on purpose, and which latencies that leaves out: a window
 //! in which the receiver answers 503 (`--receiver-down 5s..12s`, from the first run's start) and
-//! the time between killing the server and its restart. Issue 19's target times status changes
+//! the time between killing the server and its restart. The webhook target times status changes
 //! "while the receiver is up"; a change whose way to the receiver met either outage waited for
 //! the outage, not for the server's delivery, so its latency is reported apart, with why.
 

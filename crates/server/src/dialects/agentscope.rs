@@ -1,4 +1,4 @@
-//! AgentScope Runtime's `POST /process` (seed 002): an `AgentRequest`, answered with the run as
+//! AgentScope Runtime's `POST /process`: an `AgentRequest`, answered with the run as
 //! AgentScope `response`, `message` and `content` objects over SSE, or, for `"stream": false`,
 //! with the final `response` object as JSON (AgentApp streams either way; the protocol's
 //! `stream` flag says what a client asks for). Its generation settings (`model`, `temperature`,

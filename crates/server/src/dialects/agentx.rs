@@ -1,4 +1,4 @@
-//! AgentX's `POST /chat` (seed 000): new messages, optionally in a session, answered with the
+//! AgentX's `POST /chat`: new messages, optionally in a session, answered with the
 //! run's message packets over SSE. Messages in a session whose run waits that answer it (approval
 //! responses, client tool outputs) continue that run; messages that answer nothing of it are
 //! refused as busy.

@@ -1,5 +1,5 @@
-//! Viber's chat endpoints (seed 003): `POST /viber/api/chat`, what `useXChat({spaceId})` posts
-//! (seed 003 §4.1's `POST /api/chat`, under `/viber` so it does not meet the AI SDK's), answered
+//! Viber's chat endpoints: `POST /viber/api/chat`, what `useXChat({spaceId})` posts (Viber's
+//! `POST /api/chat`, under `/viber` so it does not meet the AI SDK's), answered
 //! with message packets and the chat's status over SSE; `GET /viber/api/chat/{id}/stream`, the
 //! space's stream again (after `Last-Event-ID`); and `POST /viber/api/chat/{id}/cancel`.
 //!
@@ -7,7 +7,7 @@
 //! message) answer what the space's waiting run waits for (`approval-response` parts,
 //! `tool-result`s of client tools) continues that run, and the stream picks up where the run
 //! stopped; any other request starts a run in the space, and is refused while one waits
-//! (409 `session_busy`). The seed describes no cancel or resume: these follow the native API.
+//! (409 `session_busy`). Viber describes no cancel or resume: these follow the native API.
 
 use agentwire_core::Part;
 use agentwire_dialects::viber::{self, ViberEncoder};

@@ -1,5 +1,5 @@
 //! The document's schemas (JSON Schema 2020-12, as OpenAPI 3.1 uses it): the native JSON as
-//! the server writes it (snake_case; input may also use seed 003's camelCase, which the server
+//! the server writes it (snake_case; input may also use Viber's camelCase, which the server
 //! accepts), the error shape, and the WebSocket frames. Objects allow keys they do not list, as
 //! the API's readers ignore unknown keys.
 
@@ -335,7 +335,7 @@ pub(super) fn all() -> Map<String, Value> {
                     ("subagents", subagent_names()),
                     (
                         "schema",
-                        json!({"type": "object", "description": "The agent's communication schema (seed 004)."}),
+                        json!({"type": "object", "description": "The agent's communication schema."}),
                     ),
                 ],
                 &[],
@@ -354,8 +354,8 @@ pub(super) fn all() -> Map<String, Value> {
                         "state",
                         json!({
                             "type": "string",
-                            "description": "Where the conversation stands in its agent's communication schema \
-                                (seed 004): the state the session's last run that ended left it in (`idle` for a \
+                            "description": "Where the conversation stands in its agent's communication schema: \
+                                the state the session's last run that ended left it in (`idle` for a \
                                 new session or a fork). The next message is checked against it: a one-shot agent's \
                                 session is `done` after its answer and refuses another question (409 \
                                 `input_refused`). A run that fails or is incomplete leaves the state it started \

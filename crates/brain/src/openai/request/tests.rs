@@ -136,7 +136,8 @@ fn a_multi_step_turn_becomes_assistant_and_tool_messages() {
 
 #[test]
 fn steps_are_found_without_step_starts_and_across_messages() {
-    // Seed 000 §3.3 as written: the call, its error and the correction as separate messages.
+    // Self-correction as AgentX writes it: the call, its error and the correction as separate
+    // messages.
     check(
         json!([
             {"role": "assistant", "parts": [{"type": "tool_call", "tool_call_id": "tc_456",
