@@ -410,6 +410,29 @@ proptest! {
         }
     }
 
+    /// An answer streamed any way and the snapshot of it, as the next run of the thread sends
+    /// it, leave the client the same messages.
+    #[test]
+    fn any_answer_snapshots_as_its_stream_built_it(
+        message in strategy::message(),
+        mut choices in any::<Choices>(),
+    ) {
+        let mut message = message;
+        message.role = Role::Assistant;
+        prop_assume!(message.id.is_some() && unique_call_ids(&message));
+        let streamed = reduced(&frames(&encode(&mut AgUiEncoder::default(), &run_of(&message, &mut choices))));
+        let mut encoder = AgUiEncoder::new("t", "r2").with_snapshot(std::slice::from_ref(&message));
+        let next = frames(&encode(&mut encoder, &run_of(&message, &mut choices)[..1]));
+        prop_assert_eq!(&next[1]["type"], "MESSAGES_SNAPSHOT");
+        let snapshot = next[1]["messages"].as_array().cloned().unwrap_or_default();
+        // No optional field is `null` (the client refuses it); the content is the parts' own.
+        for message in &snapshot {
+            let fields = message.as_object().cloned().unwrap_or_default();
+            prop_assert!(fields.values().all(|value| !value.is_null()), "{}", message);
+        }
+        prop_assert_eq!(parsed_arguments(snapshot), parsed_arguments(streamed));
+    }
+
     /// A run with sub-agents, every message streamed any way and the runs interleaved any way:
     /// each run reads back as its own messages, under its own path.
     #[test]
@@ -1215,4 +1238,156 @@ fn the_clients_resume_of_a_subagents_interrupt_decodes_to_its_approval_and_drops
             json!({"role": "user", "parts": [{"type": "approval_response", "approval_id": "apr_1", "approved": true}]}),
         ]
     );
+}
+
+/// The run's own messages as the client's reducer builds them from the stream: texts,
+/// reasoning, tool calls on their holders, tool results and activities, by id, in order of
+/// appearance (a sub-agent's events are left out, as a snapshot leaves them).
+fn reduced(frames: &[Value]) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    let find = |messages: &mut Vec<Value>, id: &str| {
+        messages
+            .iter()
+            .position(|message| message["id"] == id)
+            .expect("a message the stream opened")
+    };
+    for frame in frames
+        .iter()
+        .filter(|frame| frame.get("subagentRunId").is_none())
+    {
+        let id = frame["messageId"].as_str().unwrap_or_default();
+        match frame["type"].as_str().unwrap_or_default() {
+            "TEXT_MESSAGE_START" => {
+                let mut message = json!({"id": id, "role": frame["role"], "content": ""});
+                if let Some(metadata) = frame.get("metadata") {
+                    message["metadata"] = metadata.clone();
+                }
+                messages.push(message);
+            }
+            "TEXT_MESSAGE_CONTENT" | "REASONING_MESSAGE_CONTENT" => {
+                let at = find(&mut messages, id);
+                let text = format!(
+                    "{}{}",
+                    messages[at]["content"].as_str().unwrap_or_default(),
+                    frame["delta"].as_str().unwrap_or_default()
+                );
+                messages[at]["content"] = json!(text);
+            }
+            "REASONING_MESSAGE_START" => {
+                messages.push(json!({"id": id, "role": "reasoning", "content": ""}));
+            }
+            "TOOL_CALL_START" => {
+                let parent = frame["parentMessageId"].as_str().unwrap_or_default();
+                let at = match messages.iter().position(|message| message["id"] == parent) {
+                    Some(at) => at,
+                    None => {
+                        messages.push(json!({"id": parent, "role": "assistant"}));
+                        messages.len() - 1
+                    }
+                };
+                let calls = messages[at]
+                    .as_object_mut()
+                    .expect("a message")
+                    .entry("toolCalls")
+                    .or_insert_with(|| json!([]));
+                calls.as_array_mut().expect("calls").push(json!({
+                    "id": frame["toolCallId"],
+                    "type": "function",
+                    "function": {"name": frame["toolCallName"], "arguments": ""},
+                }));
+            }
+            "TOOL_CALL_ARGS" => {
+                let call_id = &frame["toolCallId"];
+                for message in &mut messages {
+                    let Some(calls) = message.get_mut("toolCalls").and_then(Value::as_array_mut)
+                    else {
+                        continue;
+                    };
+                    for call in calls.iter_mut().filter(|call| call["id"] == *call_id) {
+                        let text = format!(
+                            "{}{}",
+                            call["function"]["arguments"].as_str().unwrap_or_default(),
+                            frame["delta"].as_str().unwrap_or_default()
+                        );
+                        call["function"]["arguments"] = json!(text);
+                    }
+                }
+            }
+            "TOOL_CALL_RESULT" => {
+                let mut message = json!({
+                    "id": id,
+                    "role": "tool",
+                    "toolCallId": frame["toolCallId"],
+                    "content": frame["content"],
+                });
+                if let Some(metadata) = frame.get("metadata") {
+                    message["metadata"] = metadata.clone();
+                }
+                messages.push(message);
+            }
+            "ACTIVITY_SNAPSHOT" => messages.push(json!({
+                "id": id,
+                "role": "activity",
+                "activityType": frame["activityType"],
+                "content": frame["content"],
+                "metadata": frame["metadata"],
+            })),
+            "ACTIVITY_DELTA" => {
+                let at = find(&mut messages, id);
+                let patch: json_patch::Patch =
+                    serde_json::from_value(frame["patch"].clone()).expect("a patch");
+                json_patch::patch(&mut messages[at]["content"], &patch).expect("applies");
+                messages[at]["metadata"] = frame["metadata"].clone();
+            }
+            _ => {}
+        }
+    }
+    messages
+}
+
+/// Tool-call arguments as JSON rather than text: a stream carries the model's text, a
+/// snapshot the parsed arguments written again.
+fn parsed_arguments(mut messages: Vec<Value>) -> Vec<Value> {
+    for message in &mut messages {
+        let Some(calls) = message.get_mut("toolCalls").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for call in calls {
+            let text = call["function"]["arguments"]
+                .as_str()
+                .unwrap_or("{}")
+                .to_owned();
+            call["function"]["arguments"] =
+                serde_json::from_str(&text).unwrap_or(Value::String(text));
+        }
+    }
+    messages
+}
+
+#[test]
+fn a_snapshot_holds_the_messages_the_stream_built() {
+    for scenario in scenarios::all() {
+        let streamed = reduced(&frames(&wire(&scenario)));
+        let mut history = scenario.input.clone();
+        history.extend(scenario.messages.clone());
+        // The next run of the thread opens with the snapshot of everything so far.
+        let mut encoder = AgUiEncoder::new("t", "r2").with_snapshot(&history);
+        let next = encode(&mut encoder, &scenario.events[..1]);
+        let frames = frames(&next);
+        assert_eq!(frames[0]["type"], "RUN_STARTED", "{}", scenario.name);
+        assert_eq!(frames[1]["type"], "MESSAGES_SNAPSHOT", "{}", scenario.name);
+        assert!(!has_null(&frames[1]), "{}", scenario.name);
+        let snapshot = frames[1]["messages"].as_array().expect("messages").clone();
+        let inputs = scenario.input.len();
+        for (message, input) in snapshot.iter().zip(&scenario.input) {
+            assert_eq!(message["id"], json!(input.id), "{}", scenario.name);
+            assert_eq!(message["role"], "user", "{}", scenario.name);
+        }
+        assert_eq!(
+            parsed_arguments(snapshot[inputs..].to_vec()),
+            parsed_arguments(streamed),
+            "{}: the snapshot differs from what the stream built",
+            scenario.name
+        );
+    }
 }

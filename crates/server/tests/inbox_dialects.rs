@@ -171,6 +171,125 @@ async fn an_ag_ui_run_on_a_busy_thread_steers_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ag_ui_rollback_opens_with_the_conversation_without_the_run_on_sqlite() {
+    let (server, _dir) = server().await;
+    ag_ui_rollback_snapshot(server).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ag_ui_rollback_opens_with_the_conversation_without_the_run_on_postgres() {
+    let settings = Settings {
+        database_url: Some(agentwire_testkit::postgres::required_schema_url().await),
+        ..Settings::default()
+    };
+    ag_ui_rollback_snapshot(TestServer::start(vec![worker(800)], settings).await).await;
+}
+
+/// A thread with one finished turn and a run working on the next: a rollback's response opens
+/// with `MESSAGES_SNAPSHOT`, the finished turn as it was streamed and the new question, not the
+/// rolled-back one; a steer's response does not.
+async fn ag_ui_rollback_snapshot(server: TestServer) {
+    let input = |run: &str, messages: Value, props: Value| {
+        json!({"threadId": "t-rb", "runId": run, "state": {}, "tools": [], "context": [],
+               "forwardedProps": props, "messages": messages})
+    };
+    let u0 = json!({"id": "u0", "role": "user", "content": "first"});
+    let done = server
+        .post_json("/ag-ui", &input("r0", json!([u0]), json!({})))
+        .await;
+    let turn = frames(&done.text().await.unwrap());
+    assert_eq!(turn.last().unwrap()["type"], "RUN_FINISHED");
+    let first = background(
+        &server,
+        "/ag-ui",
+        input(
+            "r1",
+            json!([u0, {"id": "u1", "role": "user", "content": "start"}]),
+            json!({}),
+        ),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let steer = server
+        .post_json(
+            "/ag-ui",
+            &input(
+                "r2",
+                json!([{"id": "s1", "role": "user", "content": "hurry"}]),
+                json!({"mode": "steer"}),
+            ),
+        )
+        .await;
+    let steered = frames(&steer.text().await.unwrap());
+    assert!(
+        !steered
+            .iter()
+            .any(|event| event["type"] == "MESSAGES_SNAPSHOT")
+    );
+    // A question queued behind the run gets a turn of its own after it.
+    let second = background(
+        &server,
+        "/ag-ui",
+        input(
+            "r3",
+            json!([{"id": "u2", "role": "user", "content": "instead"}]),
+            json!({}),
+        ),
+    );
+    first.await.unwrap();
+    second.await.unwrap();
+    // The next run is at work when the user takes its question back.
+    let first = background(
+        &server,
+        "/ag-ui",
+        input(
+            "r4",
+            json!([{"id": "u3", "role": "user", "content": "next"}]),
+            json!({}),
+        ),
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rollback = server
+        .post_json(
+            "/ag-ui",
+            &input(
+                "r5",
+                json!([{"id": "u4", "role": "user", "content": "no, this"}]),
+                json!({"mode": "rollback"}),
+            ),
+        )
+        .await;
+    assert_eq!(rollback.status(), 200);
+    let events = frames(&rollback.text().await.unwrap());
+    assert_eq!(events[0]["type"], "RUN_STARTED");
+    assert_eq!(events[1]["type"], "MESSAGES_SNAPSHOT");
+    let ids: Vec<&str> = events[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["id"].as_str().unwrap())
+        .collect();
+    // The finished turns as they were streamed, the rolled-back question gone, the new one last.
+    assert_eq!(ids.first(), Some(&"u0"));
+    assert!(ids.contains(&"u2"), "{ids:?}");
+    assert!(!ids.contains(&"u3"), "{ids:?}");
+    assert_eq!(ids.last(), Some(&"u4"));
+    let streamed: Vec<&str> = turn
+        .iter()
+        .filter_map(|event| match event["type"].as_str() {
+            Some("TEXT_MESSAGE_START" | "TOOL_CALL_RESULT") => event["messageId"].as_str(),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        streamed.iter().all(|id| ids.contains(id)),
+        "{streamed:?} in {ids:?}"
+    );
+    assert_eq!(events.last().unwrap()["type"], "RUN_FINISHED");
+    first.await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_a2a_message_to_a_working_context_queues_a_new_task() {
     let (server, _dir) = server().await;
     let send = |id: &str, text: &str, metadata: Value| {

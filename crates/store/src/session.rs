@@ -2,7 +2,7 @@
 
 use sqlx::Row;
 
-use agentwire_core::{Message, MessageId, SessionId, Timestamp};
+use agentwire_core::{Message, MessageId, RunId, SessionId, Timestamp};
 
 use crate::error::StoreError;
 use crate::group::{Group, Started};
@@ -131,6 +131,49 @@ impl Store {
             .iter()
             .map(|text| serde_json::from_str(text).map_err(StoreError::from))
             .collect()
+    }
+
+    /// Session `id`'s messages before run `run_id`'s input: the conversation as it will be once
+    /// the run is rolled back. `None` when the run has no input in the session (it was rolled
+    /// back already, or is not the session's).
+    pub async fn messages_before_run(
+        &self,
+        id: &SessionId,
+        run_id: &RunId,
+    ) -> Result<Option<Vec<Message>>, StoreError> {
+        let texts: Option<Vec<String>> = with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            let first: Option<i64> = sqlx::query_scalar(
+                "SELECT MIN(position) FROM messages WHERE session_id = $1 AND input_of = $2",
+            )
+            .bind(id.as_str())
+            .bind(run_id.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
+            let texts = match first {
+                Some(first) => Some(
+                    sqlx::query_scalar(
+                        "SELECT message FROM messages WHERE session_id = $1 AND position < $2 \
+                         ORDER BY position",
+                    )
+                    .bind(id.as_str())
+                    .bind(first)
+                    .fetch_all(&mut *tx)
+                    .await?,
+                ),
+                None => None,
+            };
+            tx.commit().await?;
+            texts
+        });
+        texts
+            .map(|texts| {
+                texts
+                    .iter()
+                    .map(|text| serde_json::from_str(text).map_err(StoreError::from))
+                    .collect()
+            })
+            .transpose()
     }
 
     /// Creates session `new`, owned by `owner`, holding a copy of session `from`'s messages

@@ -11,12 +11,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { HttpAgent } from '@ag-ui/client';
 import { run } from '../agent.mjs';
-import { hasNull, validateClient, validateOfficial } from '../support.mjs';
+import { hasNull, normalizeArgs, validateClient, validateOfficial } from '../support.mjs';
 import { getHistory, getInbox, getSession, startAgentwire, waitFor } from '../../agentwire-server.mjs';
 
 const WORDS = Array.from({ length: 30 }, (_, n) => `word${n} `);
 
 const scripts = {
+  'talker.json': { turns: [[...WORDS.map((text) => ({ type: 'text_delta', text })), { type: 'finish', reason: 'stop' }]] },
   'worker.json': {
     turns: [
       [
@@ -42,6 +43,12 @@ script = "worker.json"
 tokens_per_second = 30
 tools = ["list_files"]
 workspace = "ws"
+
+[[agents]]
+name = "talker"
+provider = "scripted"
+script = "talker.json"
+tokens_per_second = 30
 `;
 
 let server;
@@ -59,7 +66,8 @@ const working = (threadId) =>
   });
 
 /** Runs the agent and checks every event the client saw. */
-async function checkedRun(agent, params) {
+async function checkedRun(agent, params, name) {
+  if (name) agent.url = `${server.url}/agents/${name}/ag-ui`;
   const out = await run(agent, params);
   assert.equal(out.error, null, `the client rejected the run: ${out.error}`);
   assert.deepEqual(out.warnings, [], 'the client warned');
@@ -146,6 +154,45 @@ describe('AG-UI HttpAgent: a run on a busy thread', () => {
       }
     });
   }
+
+  test('rollback from the client that shows the run: MESSAGES_SNAPSHOT takes it out of its list', async () => {
+    const thread = 't-rollback-list';
+    // An earlier turn, with a tool call and its result, that the thread keeps.
+    const client = agentOf(thread, 'u0', 'look around');
+    const earlier = await checkedRun(client, { runId: 'r0' });
+    assert.ok(earlier.messages.some((message) => message.role === 'tool'));
+    const kept = normalizeArgs(structuredClone(earlier.messages));
+    // The next question, to the talker; the client shows the start of its answer when the user
+    // changes their mind in another tab of the same conversation.
+    const talking = checkedRun(agentOf(thread, 'u1', 'start'), { runId: 'r1' }, 'talker');
+    await working(thread);
+    const tab = new HttpAgent({
+      url: `${server.url}/agents/talker/ag-ui`,
+      threadId: thread,
+      initialMessages: [
+        ...structuredClone(earlier.messages),
+        { id: 'u1', role: 'user', content: 'start' },
+        { id: 'a1', role: 'assistant', content: WORDS[0] },
+      ],
+    });
+    tab.addMessage({ id: 'u2', role: 'user', content: 'do this instead' });
+    const out = await checkedRun(tab, { runId: 'r2', forwardedProps: { mode: 'rollback' } });
+    assert.equal((await talking).finished.outcome, 'cancelled');
+    assert.deepEqual(
+      out.events.slice(0, 2).map((event) => event.type),
+      ['RUN_STARTED', 'MESSAGES_SNAPSHOT'],
+    );
+    // The earlier turn stays as the client had it, message for message; the rolled-back
+    // question and answer are gone; the new question and its answer follow.
+    const list = normalizeArgs(structuredClone(out.messages));
+    assert.deepEqual(list.slice(0, kept.length), kept);
+    assert.deepEqual(list[kept.length], { id: 'u2', role: 'user', content: 'do this instead' });
+    assert.deepEqual(
+      list.slice(kept.length + 1).map((message) => `${message.role}: ${message.content}`),
+      [`assistant: ${WORDS.join('')}`],
+    );
+    assert.ok(!list.some((message) => message.id === 'u1' || message.id === 'a1'));
+  });
 
   test('reject: the client fails with the 409', async () => {
     const firstRun = checkedRun(agentOf('t-reject', 'u1', 'start'), { runId: 'r1' });

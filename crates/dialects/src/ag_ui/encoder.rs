@@ -6,13 +6,14 @@
 
 use agentwire_core::part::ApprovalRequest;
 use agentwire_core::{
-    Awaiting, ErrorInfo, Event, EventKind, MessageId, Namespace, Part, RunId, RunStatus,
+    Awaiting, ErrorInfo, Event, EventKind, Message, MessageId, Namespace, Part, RunId, RunStatus,
     ToolCallId, Usage,
 };
 use serde_json::{Map, Value, json};
 
 use super::request::RunAgentInput;
 use super::run::{Activity, Ctx, RunState, prefixed, write};
+use super::snapshot;
 use super::wire::{
     CUSTOM_ERROR, CUSTOM_INPUT, Interrupt, NAMESPACE, Outcome, PROTOCOL_VERSION, SubagentOutcome,
     TokenUsage, WireEvent,
@@ -47,6 +48,8 @@ pub struct AgUiEncoder {
     client_messages: Vec<MessageId>,
     /// Plans and artifacts shown as activity messages, with the content the client holds.
     activities: Vec<Activity>,
+    /// A `MESSAGES_SNAPSHOT` frame to send right after `RUN_STARTED`.
+    snapshot: Option<Vec<u8>>,
 }
 
 /// A sub-agent's run nested in the stream: an AG-UI subagent, `SUBAGENT_STARTED` …
@@ -116,6 +119,21 @@ impl AgUiEncoder {
         }
     }
 
+    /// Opens the stream with a `MESSAGES_SNAPSHOT` of `history` after `RUN_STARTED`: the
+    /// thread's conversation as the run starts from it, its input included, for a client whose
+    /// list of messages holds what the thread no longer does (a run rolled back). The client
+    /// keeps what the snapshot holds and drops the rest; the messages are cut and named as this
+    /// encoder streams them, so what it keeps is what it had.
+    pub fn with_snapshot(mut self, history: &[Message]) -> Self {
+        let messages = snapshot::messages(history);
+        self.snapshot = Some(snapshot::frame(&messages));
+        self.activities = snapshot::activities(messages)
+            .into_iter()
+            .map(|(id, content)| Activity::held(id, content))
+            .collect();
+        self
+    }
+
     fn start_run(&mut self, out: &mut Vec<u8>) {
         if self.run_open {
             return;
@@ -131,6 +149,9 @@ impl AgUiEncoder {
             },
             None,
         );
+        if let Some(frame) = self.snapshot.take() {
+            out.extend_from_slice(&frame);
+        }
     }
 
     /// The context the run's own events are written in.

@@ -33,6 +33,7 @@
 //! | `input` (what became of a message sent while the run worked) | `CUSTOM {name: "agentwire.input", value: {client_message_id, outcome, step?, reason?}}`; a steer the run took follows as a user `TEXT_MESSAGE_START {role: "user"}` / `_CONTENT` / `_END` |
 //! | `state_snapshot` | `STATE_SNAPSHOT {snapshot}`: the session's shared state is the thread's (the client's `agent.state`) |
 //! | `state_delta` | `STATE_DELTA {delta}`: the RFC 6902 operations as they are |
+//! | the thread's conversation, when the server gives it (see below) | `MESSAGES_SNAPSHOT {messages}` right after `RUN_STARTED` |
 //! | `message_start`, `message_complete`, `part_start` of whole parts | nothing of their own |
 //! | a sub-agent's `run_created` (namespace `[…, run]`) | `SUBAGENT_STARTED {subagentRunId: run, name: agent, parentSubagentRunId?, parentToolCallId, parentMessageId?}` (the parent's id when the parent is itself a sub-agent; the AG-UI message that holds the call) |
 //! | a sub-agent's events | the same events as the run's own, each with `subagentRunId`; its AG-UI message ids and tool call ids are prefixed `<run>:` (`run_b:msg_1`, `run_b:call_1`), so they never meet another run's in the client's one list |
@@ -71,10 +72,18 @@
 //! per run) when its first event comes, its parents first, named by its run id (its agent's name
 //! was in the earlier stream).
 //!
-//! The spec suggests a `MESSAGES_SNAPSHOT` before an interrupting `RUN_FINISHED`. It is not sent:
-//! the client treats a snapshot as the whole conversation and drops what it leaves out, and the
-//! encoder sees one run's events, not the thread's history as the client holds it; the client's
-//! reducer already holds every message the stream made.
+//! # Messages snapshot
+//!
+//! The client treats a `MESSAGES_SNAPSHOT` as the whole conversation and drops what it leaves out,
+//! so it is sent only where the server knows the thread's conversation and the client's list has
+//! drifted from it: [`AgUiEncoder::with_snapshot`] opens the stream with the conversation the run
+//! starts from (the server gives it when a message rolled the thread's run back, which the
+//! client still shows). Its messages are cut and named as the stream cuts them, so the client
+//! replaces each message it holds with the same message and drops only what the thread dropped.
+//! The client keeps its own order for the messages it holds and appends the rest, so a snapshot
+//! cannot put earlier turns before a client's new question: a client new to a thread reads the
+//! thread's messages from the server instead. Not before an interrupting `RUN_FINISHED` (the
+//! spec suggests it there): the client's reducer already holds every message the stream made.
 //!
 //! # Losses
 //!
@@ -112,6 +121,7 @@ mod decoder;
 mod encoder;
 mod request;
 mod run;
+mod snapshot;
 mod wire;
 
 pub use decoder::AgUiDecoder;

@@ -13,6 +13,13 @@ use super::wire::{
 
 type Out<'a> = WireEvent<&'a str>;
 
+impl Activity {
+    /// A plan or artifact the client holds already (a snapshot sent it).
+    pub(super) fn held(id: String, content: Map<String, Value>) -> Self {
+        Self { id, content }
+    }
+}
+
 /// What a run is in the middle of: the message being written, its open step, and the calls and
 /// approval requests of the current AG-UI run.
 #[derive(Debug, Default)]

@@ -21,9 +21,11 @@
 //! AG-UI run the request names, as `HttpAgent` expects: for a steer, the rest of the thread's
 //! current run, in which the steer is a user `TEXT_MESSAGE_*` and its outcome a `CUSTOM`
 //! `agentwire.input`; for a queued message (interrupt, rollback), the run it starts, once it
-//! starts. `reject` is the `409 session_busy` of before.
+//! starts. `reject` is the `409 session_busy` of before. A rollback's run opens with a
+//! `MESSAGES_SNAPSHOT` of the conversation it starts from: the client still holds the run rolled
+//! back, and the snapshot takes it out of the client's list.
 
-use agentwire_core::{Message, Part, Role, ToolSpec};
+use agentwire_core::{InputMode, Message, Part, Role, ToolSpec};
 use agentwire_dialects::ag_ui::{self, AgUiEncoder};
 use agentwire_runtime::RunStart;
 use axum::Router;
@@ -138,12 +140,28 @@ async fn run(
             let Some(message) = newest else {
                 return Err(busy(&thread_id, ""));
             };
+            // The client still shows the run a rollback takes out: the conversation without it
+            // (read before the message rolls it back) replaces the client's list.
+            let kept = match mode.unwrap_or(agent.input_mode()) {
+                InputMode::Rollback => match state.store.last_session_run(&thread).await? {
+                    Some(run) => state.store.messages_before_run(&thread, &run.id).await?,
+                    None => None,
+                },
+                _ => None,
+            };
             let busy_message = BusyMessage {
                 client_message_id: message.id.as_ref().map(ToString::to_string),
-                message,
+                message: message.clone(),
                 mode,
             };
             let answer = busy::post_busy(&state, agent, &caller, &thread, busy_message).await?;
+            let encoder = match kept {
+                Some(mut kept) if answer.rolled_back => {
+                    kept.push(message);
+                    encoder.with_snapshot(&kept)
+                }
+                _ => encoder,
+            };
             Ok(stream_reader(
                 answer.reader,
                 &answer.run_id,

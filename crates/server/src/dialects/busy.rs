@@ -38,6 +38,8 @@ pub(crate) struct BusyMessage {
 pub(crate) struct Answer {
     pub(crate) reader: Reader,
     pub(crate) run_id: String,
+    /// The message rolled the session's run back (it is out of the session's history).
+    pub(crate) rolled_back: bool,
 }
 
 /// The mode a client named in a field of its request (`field` says which, for the error):
@@ -102,6 +104,7 @@ pub(crate) async fn post_busy(
         return Ok(Answer {
             reader,
             run_id: run_id.to_string(),
+            rolled_back: false,
         });
     }
     let reader = PostedReader::new(
@@ -116,5 +119,6 @@ pub(crate) async fn post_busy(
             .run_id
             .as_ref()
             .map_or_else(|| entry.client_message_id.clone(), ToString::to_string),
+        rolled_back: entry.rollback_of.is_some(),
     })
 }
