@@ -350,8 +350,9 @@ fn the_client_messages_are_golden_and_read_back_as_requests() {
     }
 }
 
-/// A turn with every kind of part the scenarios leave out, metadata and a time, ending
-/// incomplete: written as `every_part.sse` / `.ui.json` for the peer too.
+/// A turn with every kind of part the scenarios leave out (a plan updated twice: the client
+/// keeps one part for it), metadata and a time, ending incomplete: written as `every_part.sse` /
+/// `.ui.json` for the peer too.
 #[test]
 fn every_part_is_golden_and_round_trips() {
     let message: Message = serde_json::from_value(json!({
@@ -366,6 +367,7 @@ fn every_part_is_golden_and_round_trips() {
             {"type": "artifact", "artifact_id": "art_1", "title": "Report", "version": 2},
             {"type": "plan_update", "plan_id": "plan_1", "action": "created", "details": {"steps": ["a", "b"]}},
             {"type": "source", "source_id": "src_1", "url": "https://example.com"},
+            {"type": "plan_update", "plan_id": "plan_1", "action": "updated", "details": {"steps": ["a", "b", "c"]}},
             {"type": "data", "name": "note", "data": null},
             {"type": "tool_call", "tool_call_id": "call_rm", "tool_name": "rm", "args": {"path": "/"}},
             {"type": "approval_request", "approval_id": "apr_rm", "tool_call_id": "call_rm"},

@@ -476,8 +476,8 @@ impl AiSdkEncoder {
             ),
             Part::Data(data) => write_data(out, &data.name, &data.data),
             Part::Artifact(_) | Part::PlanUpdate(_) => {
-                if let Some((name, data)) = part_as_data(part) {
-                    write_data(out, name, &data);
+                if let Some((name, id, data)) = part_as_data(part) {
+                    write_data_part(out, &format!("data-{name}"), Some(id), &data, false);
                 }
             }
         }

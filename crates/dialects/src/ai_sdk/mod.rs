@@ -27,7 +27,7 @@
 //! | file | `file {url, mediaType}` (inline data as a `data:` URL; the filename in `providerMetadata.agentwire.filename`) |
 //! | source | `source-url {sourceId, url, title?}` |
 //! | data | `data-<name> {data}` |
-//! | artifact, plan update | `data-artifact`, `data-plan_update` with the part's native JSON (without `type`) as `data` |
+//! | artifact, plan update | `data-artifact`, `data-plan_update` with the part's native JSON (without `type`) as `data` and the artifact's or plan's id as `id`: the client replaces the part of that type and id in place, so a message holds each artifact and plan once, as it stands |
 //! | message metadata, `created_at` | `start.messageMetadata`, then `message-metadata` if it changed by `message_complete`: `{agentName?, usage?, createdAt?, …}`, usage as `{inputTokens, outputTokens, totalTokens, reasoningTokens?, cachedInputTokens?}` |
 //! | `run_status` usage | `message-metadata {usage}` |
 //! | `run_status` completed / awaiting input | `finish {finishReason: "stop"}` |
@@ -115,6 +115,9 @@
 //!   quiet until the run works.
 //! - A file URL that is a `data:<media type>;base64,` URL reads back as inline data.
 //! - A data part named `artifact` or `plan_update` whose payload is such a part reads back as one.
+//!   The client keeps one part per artifact or plan (the latest); the decoder reads every chunk
+//!   of the stream, so it reads each update, and a `UIMessage` (the client's, or one this crate
+//!   writes) holds the latest only.
 //! - Metadata is deep-merged by the client: a key removed between `message_start` and
 //!   `message_complete` stays. `createdAt` is read from `start` only.
 //! - Deltas of two text parts interleaved by id (never sent by the encoder) split into parts.
@@ -263,18 +266,20 @@ fn provider_metadata(key: &str, value: Value) -> Value {
     Value::Object(metadata)
 }
 
-/// The data part that carries an artifact or a plan update: its native JSON without `type`.
-fn part_as_data(part: &Part) -> Option<(&'static str, Value)> {
-    let name = match part {
-        Part::Artifact(_) => ARTIFACT,
-        Part::PlanUpdate(_) => PLAN_UPDATE,
+/// The data part that carries an artifact or a plan update: its name, its id (the artifact's
+/// or the plan's, so that the client keeps one part per artifact or plan, updated in place) and
+/// its native JSON without `type`.
+fn part_as_data(part: &Part) -> Option<(&'static str, &str, Value)> {
+    let (name, id) = match part {
+        Part::Artifact(artifact) => (ARTIFACT, artifact.artifact_id.as_str()),
+        Part::PlanUpdate(plan) => (PLAN_UPDATE, plan.plan_id.as_str()),
         _ => return None,
     };
     let mut json = serde_json::to_value(part).ok()?;
     if let Some(object) = json.as_object_mut() {
         object.remove("type");
     }
-    Some((name, json))
+    Some((name, id, json))
 }
 
 /// The part a `data-<name>` chunk or part stands for.

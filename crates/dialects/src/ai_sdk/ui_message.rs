@@ -129,8 +129,16 @@ pub fn to_ui_message(message: &Message) -> Value {
                 parts.push(json!({"type": format!("data-{}", data.name), "data": data.data}));
             }
             Part::Artifact(_) | Part::PlanUpdate(_) => {
-                if let Some((name, data)) = part_as_data(part) {
-                    parts.push(json!({"type": format!("data-{name}"), "data": data}));
+                if let Some((name, id, data)) = part_as_data(part) {
+                    // As the client reconciles the stream: one part per artifact or plan.
+                    let kind = format!("data-{name}");
+                    let held = parts
+                        .iter_mut()
+                        .find(|held| held["type"] == kind.as_str() && held["id"] == id);
+                    match held {
+                        Some(held) => held["data"] = data,
+                        None => parts.push(json!({"type": kind, "id": id, "data": data})),
+                    }
                 }
             }
         }
