@@ -302,7 +302,10 @@ impl Orchestrator {
                 }
                 return Some(Halt::Canceled);
             }
-            match self.message(opening).await {
+            // Boxed: writing a message (a model streaming, tools running) takes far more room
+            // than waiting does, and a run spends most of its life waiting; in place, every
+            // waiting run would hold that room.
+            match Box::pin(self.message(opening)).await {
                 // Steers that came during the answer are answered too.
                 MessageEnd::Answer => match self.take_steers(true) {
                     true => opening = Resolution::default(),

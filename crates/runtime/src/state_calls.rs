@@ -28,8 +28,9 @@ use crate::run::Shared;
 /// A run's streaming and streamed `update_state` calls (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct StateCalls {
-    /// The call streaming into the state.
-    open: Option<Streaming>,
+    /// The call streaming into the state (boxed: every run holds a `StateCalls`, few stream
+    /// into the state).
+    open: Option<Box<Streaming>>,
     /// The answers of calls that streamed to their end, not yet in the message.
     answers: Vec<Part>,
 }
@@ -56,11 +57,11 @@ impl StateCalls {
                     && config.toolbox.contains(UpdateState::NAME)
                     && !config.approval.contains(UpdateState::NAME);
                 if streams {
-                    self.open = Some(Streaming {
+                    self.open = Some(Box::new(Streaming {
                         tool_call_id: id.clone(),
                         stream: shared.shared_state.begin_stream(),
                         failed: None,
-                    });
+                    }));
                 }
                 None
             }

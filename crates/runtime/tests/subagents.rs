@@ -405,20 +405,20 @@ fn delete_file(calls: Arc<AtomicUsize>) -> common::FnTool {
     })
 }
 
-#[tokio::test]
-async fn an_approval_three_levels_down_is_answered_through_the_top_run() {
-    let deletes = Arc::new(AtomicUsize::new(0));
+/// A `cleaner` whose `delete_file` (counted in `deletes`) needs approval, under a `manager`
+/// that asks it to delete old.log: the manager's agent, two levels of the tree.
+fn cleaning_manager(deletes: &Arc<AtomicUsize>) -> Agent {
     let mut delete_turn = vec![];
     delete_turn.extend(call("call_d", "delete_file", json!({"path": "old.log"})));
     let cleaner = child(
         "cleaner",
         &Recording::new(json!({"turns": [finish(delete_turn, "tool_calls"), answer("Deleted.")]})),
     )
-    .tool(delete_file(Arc::clone(&deletes)))
+    .tool(delete_file(Arc::clone(deletes)))
     .approval(["delete_file"])
     .build()
     .unwrap();
-    let manager = child(
+    child(
         "manager",
         &Recording::new(json!({"turns": [
             calling(&[("call_c", "cleaner", "delete old.log")]),
@@ -427,7 +427,13 @@ async fn an_approval_three_levels_down_is_answered_through_the_top_run() {
     )
     .subagent(cleaner)
     .build()
-    .unwrap();
+    .unwrap()
+}
+
+#[tokio::test]
+async fn an_approval_three_levels_down_is_answered_through_the_top_run() {
+    let deletes = Arc::new(AtomicUsize::new(0));
+    let manager = cleaning_manager(&deletes);
     let director = child(
         "director",
         &Recording::new(json!({"turns": [
@@ -645,28 +651,7 @@ async fn a_waiting_child_canceled_through_its_parent_ends_and_answers_its_call()
 async fn a_waiting_tree_is_checkpointed_and_goes_on_where_its_child_waited() {
     let deletes = Arc::new(AtomicUsize::new(0));
     let tree = || {
-        let mut delete_turn = vec![];
-        delete_turn.extend(call("call_d", "delete_file", json!({"path": "old.log"})));
-        let cleaner = child(
-            "cleaner",
-            &Recording::new(
-                json!({"turns": [finish(delete_turn, "tool_calls"), answer("Deleted.")]}),
-            ),
-        )
-        .tool(delete_file(Arc::clone(&deletes)))
-        .approval(["delete_file"])
-        .build()
-        .unwrap();
-        let manager = child(
-            "manager",
-            &Recording::new(json!({"turns": [
-                calling(&[("call_c", "cleaner", "delete old.log")]),
-                answer("The cleaner deleted it."),
-            ]})),
-        )
-        .subagent(cleaner)
-        .build()
-        .unwrap();
+        let manager = cleaning_manager(&deletes);
         agent(&Recording::new(json!({"turns": [
             calling(&[("call_1", "manager", "clean up")]),
             answer("All clean."),
