@@ -644,9 +644,9 @@ fn client_requests_decode_as_sent() {
         Role::User,
         vec![
             Part::text("See the attached files."),
-            serde_json::from_value(json!({"type": "file", "media_type": "image/png", "url": "https://example.com/chart.png"})).unwrap(),
-            serde_json::from_value(json!({"type": "file", "media_type": "text/plain", "data": "YnV5IG1pbGs=", "filename": "notes.txt"})).unwrap(),
-            serde_json::from_value(json!({"type": "data", "name": "rows", "data": {"n": 2}})).unwrap(),
+            serde_json::from_value::<Part>(json!({"type": "file", "media_type": "image/png", "url": "https://example.com/chart.png"})).expect("reads"),
+            serde_json::from_value::<Part>(json!({"type": "file", "media_type": "text/plain", "data": "YnV5IG1pbGs=", "filename": "notes.txt"})).expect("reads"),
+            serde_json::from_value::<Part>(json!({"type": "data", "name": "rows", "data": {"n": 2}})).expect("reads"),
         ],
     )
     .with_id("msg_1");
@@ -656,14 +656,14 @@ fn client_requests_decode_as_sent() {
         &message,
         Some("ctx_1"),
     );
-    let wire: Value = serde_json::from_slice(&body).unwrap();
+    let wire: Value = serde_json::from_slice(&body).expect("reads");
     assert_eq!(wire["method"], "SendStreamingMessage");
     assert_eq!(wire["params"]["message"]["role"], "ROLE_USER");
     assert_eq!(
         wire["params"]["message"]["parts"][1],
         json!({"url": "https://example.com/chart.png", "mediaType": "image/png"})
     );
-    let request = decode_request(&body).unwrap();
+    let request = decode_request(&body).expect("reads");
     assert_eq!(request.id, json!(7));
     assert_eq!(request.context_id.as_deref(), Some("ctx_1"));
     assert_eq!(request.input, vec![message]);
@@ -674,7 +674,7 @@ fn client_requests_decode_as_sent() {
         A2aMethod::SubscribeToTask,
     ] {
         let request =
-            decode_task_request(&encode_task_request(&json!("r"), method, "run_9")).unwrap();
+            decode_task_request(&encode_task_request(&json!("r"), method, "run_9")).expect("reads");
         assert_eq!(
             (request.method, request.task_id.as_str()),
             (method, "run_9")
@@ -701,7 +701,7 @@ fn cards_read_back_with_their_json_rpc_interface() {
         extensions: Vec::new(),
         bearer_auth: false,
     });
-    let card = decode_card(ours.to_string().as_bytes()).unwrap();
+    let card = decode_card(ours.to_string().as_bytes()).expect("reads");
     assert_eq!(card.name, "assistant");
     assert_eq!(
         card.json_rpc_url(),
@@ -720,18 +720,18 @@ fn cards_read_back_with_their_json_rpc_interface() {
         "capabilities": {"streaming": true},
         "skills": [{"id": "s", "name": "S", "description": "Say hi.", "tags": ["sample"], "examples": ["hi"], "inputModes": ["text"]}],
     });
-    let card = decode_card(sdk.to_string().as_bytes()).unwrap();
+    let card = decode_card(sdk.to_string().as_bytes()).expect("reads");
     assert_eq!(card.json_rpc_url(), Some("http://h/a2a/jsonrpc"));
     assert_eq!(card.skills[0].examples, ["hi"]);
 
     let legacy = json!({"name": "old", "url": "http://h/rpc", "preferredTransport": "JSONRPC", "protocolVersion": "0.3"});
-    let card = decode_card(legacy.to_string().as_bytes()).unwrap();
+    let card = decode_card(legacy.to_string().as_bytes()).expect("reads");
     assert_eq!(card.interfaces.len(), 1);
     assert_eq!(card.interfaces[0].protocol_version, "0.3");
     assert_eq!(card.json_rpc_url(), None, "A2A 0.3 is not spoken");
 
     for bad in [&b"<html>"[..], br#"{"description": "no name"}"#, br#"[1]"#] {
-        let err = decode_card(bad).unwrap_err();
+        let err = decode_card(bad).expect_err("not a card");
         assert!(matches!(err, DecodeError::InvalidCard { .. }), "{err}");
     }
 }

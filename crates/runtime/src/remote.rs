@@ -1,9 +1,10 @@
 //! Remote agents' runs: an agent built with
 //! [`AgentBuilder::remote`](crate::AgentBuilder::remote) is served elsewhere (an A2A agent,
 //! another agentwire server; the clients are `agentwire_tools::remote`), and a run of it is
-//! driven by the remote run's stream instead of a brain. Such an agent is an [`Agent`] like any
-//! other, so it is a sub-agent like any other ([`AgentBuilder::subagent`]): the model calls it
-//! with `input`, its run streams nested in the caller's, and its answer is the call's result.
+//! driven by the remote run's stream instead of a brain. Such an agent is an
+//! [`Agent`](crate::Agent) like any other, so it is a sub-agent like any other
+//! ([`AgentBuilder::subagent`](crate::AgentBuilder::subagent)): the model calls it with
+//! `input`, its run streams nested in the caller's, and its answer is the call's result.
 //!
 //! The run emits its own `run_created` and `in_progress`, starts the remote run with its input
 //! (the last user message), and passes the remote run's events on as they come, numbered in its

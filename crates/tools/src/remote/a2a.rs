@@ -172,7 +172,7 @@ impl RemoteAgent for A2aAgent {
     }
 
     fn run(&self, request: RemoteRequest) -> RemoteEvents {
-        let start = Reading::Start(Arc::clone(&self.inner), request);
+        let start = Reading::Start(Arc::clone(&self.inner), Box::new(request));
         Box::pin(stream::unfold(start, Reading::next).flat_map(stream::iter))
     }
 
@@ -243,16 +243,19 @@ impl Inner {
 /// Where reading a run's answer is.
 enum Reading {
     /// Nothing sent yet.
-    Start(Arc<Inner>, RemoteRequest),
+    Start(Arc<Inner>, Box<RemoteRequest>),
     /// The answer's SSE body, being read.
-    Body {
-        inner: Arc<Inner>,
-        response: reqwest::Response,
-        decoder: A2aDecoder,
-        seen: Seen,
-    },
+    Body(Box<Body>),
     /// Everything has been given.
     Done,
+}
+
+/// An answer's SSE body and what has been read of it.
+struct Body {
+    inner: Arc<Inner>,
+    response: reqwest::Response,
+    decoder: A2aDecoder,
+    seen: Seen,
 }
 
 /// What the decoded stream has said, for its end.
@@ -273,37 +276,32 @@ type Batch = Vec<Result<Event, RemoteError>>;
 impl Reading {
     async fn next(self) -> Option<(Batch, Reading)> {
         match self {
-            Reading::Start(inner, request) => Some(start(inner, request).await),
-            Reading::Body {
-                inner,
-                mut response,
-                mut decoder,
-                mut seen,
-            } => {
-                let url = inner.endpoint.clone();
+            Reading::Start(inner, request) => Some(start(inner, *request).await),
+            Reading::Body(mut body) => {
+                let url = body.inner.endpoint.clone();
                 let mut events = Vec::new();
                 let step = loop {
-                    match response.chunk().await {
+                    match body.response.chunk().await {
                         Ok(Some(bytes)) => {
-                            if let Err(source) = decoder.decode(&bytes, &mut events) {
+                            if let Err(source) = body.decoder.decode(&bytes, &mut events) {
                                 break Some(RemoteError::Decode { url, source });
                             }
                             if !events.is_empty() {
-                                seen.note(&events);
+                                body.seen.note(&events);
                                 let batch = events.into_iter().map(Ok).collect();
-                                let reading = Reading::Body {
-                                    inner,
-                                    response,
-                                    decoder,
-                                    seen,
-                                };
-                                return Some((batch, reading));
+                                return Some((batch, Reading::Body(body)));
                             }
                         }
                         Ok(None) => break None,
                         Err(source) => break Some(RemoteError::Broken { url, source }),
                     }
                 };
+                let Body {
+                    inner,
+                    mut decoder,
+                    mut seen,
+                    ..
+                } = *body;
                 let batch = ended(&inner.endpoint, &mut decoder, &mut seen, step);
                 Some((batch, Reading::Done))
             }
@@ -344,13 +342,13 @@ async fn start(inner: Arc<Inner>, request: RemoteRequest) -> (Batch, Reading) {
     let mut decoder = A2aDecoder::default();
     let mut seen = Seen::default();
     if !is_json {
-        let reading = Reading::Body {
+        let body = Body {
             inner,
             response,
             decoder,
             seen,
         };
-        return (Vec::new(), reading);
+        return (Vec::new(), Reading::Body(Box::new(body)));
     }
     // One JSON-RPC response: the decoder reads it as the one item of a stream.
     let bytes = match response.bytes().await {

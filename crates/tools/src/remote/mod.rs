@@ -1,5 +1,5 @@
 //! Remote agents: agents served elsewhere that an agent's model calls like its own sub-agents
-//! (DESIGN §11's `[[agents.remote]]`). This module is the client side: reaching the agent,
+//! (`[[agents.remote]]` of `agentwire.toml`). This module is the client side: reaching the agent,
 //! starting its run and reading its stream as canonical events; the runtime drives a run of
 //! its own from that stream (the runtime's `remote` module), nested in the caller's stream as
 //! any sub-agent's run is.
