@@ -491,6 +491,64 @@ impl Accumulator {
         self.messages
     }
 
+    /// The events that complete every message of this run still open, as it stands: each
+    /// streaming part completed with what arrived (a tool call with its argument text so far,
+    /// by the rule of [`ToolArgs::from_json_text`]), then the message. Pushed in order (with
+    /// growing sequence numbers) they are accepted, and leave every message whole with what
+    /// it had. What a reader emits for a stream it stops reading mid-message, so the stream it
+    /// passes on stays well formed. Runs nested in this one are not included (each is one of
+    /// [`Accumulator::children`]).
+    ///
+    /// ```
+    /// use agentwire_core::{Accumulator, Event, EventKind, MessageId, Role, StreamedPart};
+    ///
+    /// let message_id = MessageId::from("msg_1");
+    /// let mut run = Accumulator::default();
+    /// run.push(&Event::new(1, EventKind::MessageStart {
+    ///     message_id: message_id.clone(),
+    ///     role: Role::Assistant,
+    ///     metadata: Default::default(),
+    ///     created_at: None,
+    /// }))?;
+    /// run.push(&Event::new(2, EventKind::PartStart { message_id: message_id.clone(), index: 0, part: StreamedPart::Text }))?;
+    /// run.push(&Event::new(3, EventKind::PartDelta { message_id, index: 0, delta: "Hel".into() }))?;
+    ///
+    /// let mut seq = 3;
+    /// for kind in run.completions() {
+    ///     seq += 1;
+    ///     run.push(&Event::new(seq, kind))?;
+    /// }
+    /// assert!(run.completions().is_empty());
+    /// assert_eq!(run.messages()[0].content(), "Hel");
+    /// # Ok::<(), agentwire_core::AccumulateError>(())
+    /// ```
+    pub fn completions(&self) -> Vec<EventKind> {
+        let mut events = Vec::new();
+        for stream in &self.streams {
+            let message = &self.messages[stream.position];
+            let mut whole = message.clone();
+            for (index, progress) in stream.parts.iter().enumerate() {
+                let part = match (progress, &message.parts[index]) {
+                    (Progress::Complete, _) => continue,
+                    (Progress::Args(args), Part::ToolCall(call)) => Part::ToolCall(ToolCall {
+                        args: ToolArgs(final_args(args, &call.args.0).into_owned()),
+                        ..call.clone()
+                    }),
+                    (_, part) => part.clone(),
+                };
+                whole.parts[index] = part.clone();
+                events.push(EventKind::PartComplete {
+                    message_id: stream.message_id.clone(),
+                    // A message's parts are counted in u32 on the wire.
+                    index: u32::try_from(index).unwrap_or(u32::MAX),
+                    part,
+                });
+            }
+            events.push(EventKind::MessageComplete { message: whole });
+        }
+        events
+    }
+
     fn check_order(&self, event: &Event) -> Result<(), AccumulateError> {
         let is_heartbeat = matches!(event.kind, EventKind::Heartbeat {});
         if let Some(last) = self.last_seq

@@ -54,6 +54,26 @@ proptest! {
         prop_assert!(accumulate(prefix).is_ok());
     }
 
+    /// A stream cut anywhere is completed by the accumulator's `completions`: they are
+    /// accepted, leave nothing open, and change no part that had completed.
+    #[test]
+    fn completions_close_any_prefix(message in strategy::message(), mut choices in any::<Choices>(), cut in any::<Index>()) {
+        let events = events_for(&message, &mut choices);
+        let prefix = &events[..cut.index(events.len() + 1)];
+        let mut accumulator = accumulate(prefix).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        let before = accumulator.messages().to_vec();
+        let mut seq = prefix.last().map_or(0, |event| event.seq);
+        for kind in accumulator.completions() {
+            seq += 1;
+            accumulator.push(&Event::new(seq, kind)).map_err(|err| TestCaseError::fail(err.to_string()))?;
+        }
+        prop_assert!(accumulator.completions().is_empty());
+        prop_assert_eq!(accumulator.messages().len(), before.len());
+        if prefix.len() == events.len() {
+            prop_assert_eq!(accumulator.messages(), std::slice::from_ref(&message));
+        }
+    }
+
     #[test]
     fn damaged_streams_give_typed_errors_and_change_nothing(
         message in strategy::message(),

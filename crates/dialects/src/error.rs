@@ -32,6 +32,13 @@ pub enum DecodeError {
         #[source]
         source: serde_json::Error,
     },
+    /// An agent card does not parse, or lacks what every card has (`name`).
+    #[error("invalid agent card: {source}")]
+    InvalidCard {
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
     /// A request field parses but cannot be used (a generation setting out of range, a tool
     /// declared without a name, …); the error names it.
     #[error("invalid request: {0}")]

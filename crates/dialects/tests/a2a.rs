@@ -10,7 +10,7 @@ use agentwire_core::{
 use agentwire_dialects::DecodeError;
 use agentwire_dialects::a2a::{
     A2aDecoder, A2aEncoder, A2aMethod, AgentDescription, AgentExtension, AgentSkill, agent_card,
-    decode_request, decode_task_request,
+    decode_card, decode_request, decode_task_request, encode_request, encode_task_request,
 };
 use agentwire_testkit::stream::{Choices, events_for, tree_events};
 use agentwire_testkit::{golden, scenarios, strategy};
@@ -634,6 +634,106 @@ fn the_agent_card_is_golden() {
     let mut json = serde_json::to_vec_pretty(&card).expect("serializes");
     json.push(b'\n');
     golden::check(common::golden("a2a", "agent-card.json"), &json);
+}
+
+/// A client's requests (agentwire calling another A2A agent) read back as the server reads
+/// them: every part kind a user message may hold, the conversation, the task named.
+#[test]
+fn client_requests_decode_as_sent() {
+    let message = Message::new(
+        Role::User,
+        vec![
+            Part::text("See the attached files."),
+            serde_json::from_value::<Part>(json!({"type": "file", "media_type": "image/png", "url": "https://example.com/chart.png"})).expect("reads"),
+            serde_json::from_value::<Part>(json!({"type": "file", "media_type": "text/plain", "data": "YnV5IG1pbGs=", "filename": "notes.txt"})).expect("reads"),
+            serde_json::from_value::<Part>(json!({"type": "data", "name": "rows", "data": {"n": 2}})).expect("reads"),
+        ],
+    )
+    .with_id("msg_1");
+    let body = encode_request(
+        &json!(7),
+        A2aMethod::SendStreamingMessage,
+        &message,
+        Some("ctx_1"),
+    );
+    let wire: Value = serde_json::from_slice(&body).expect("reads");
+    assert_eq!(wire["method"], "SendStreamingMessage");
+    assert_eq!(wire["params"]["message"]["role"], "ROLE_USER");
+    assert_eq!(
+        wire["params"]["message"]["parts"][1],
+        json!({"url": "https://example.com/chart.png", "mediaType": "image/png"})
+    );
+    let request = decode_request(&body).expect("reads");
+    assert_eq!(request.id, json!(7));
+    assert_eq!(request.context_id.as_deref(), Some("ctx_1"));
+    assert_eq!(request.input, vec![message]);
+
+    for method in [
+        A2aMethod::GetTask,
+        A2aMethod::CancelTask,
+        A2aMethod::SubscribeToTask,
+    ] {
+        let request =
+            decode_task_request(&encode_task_request(&json!("r"), method, "run_9")).expect("reads");
+        assert_eq!(
+            (request.method, request.task_id.as_str()),
+            (method, "run_9")
+        );
+    }
+}
+
+/// Cards as clients meet them: our own, the a2a-sdk sample's (1.0 with gRPC first), an A2A 0.3
+/// card, and what is not a card.
+#[test]
+fn cards_read_back_with_their_json_rpc_interface() {
+    let ours = agent_card(&AgentDescription {
+        name: "assistant".into(),
+        description: "Helps.".into(),
+        url: "http://127.0.0.1:8000/agents/assistant/a2a".into(),
+        version: "0.1.0".into(),
+        skills: vec![AgentSkill {
+            id: "chat".into(),
+            name: "assistant".into(),
+            description: "Helps.".into(),
+            tags: vec!["chat".into()],
+            examples: Vec::new(),
+        }],
+        extensions: Vec::new(),
+        bearer_auth: false,
+    });
+    let card = decode_card(ours.to_string().as_bytes()).expect("reads");
+    assert_eq!(card.name, "assistant");
+    assert_eq!(
+        card.json_rpc_url(),
+        Some("http://127.0.0.1:8000/agents/assistant/a2a")
+    );
+    assert!(card.streaming);
+    assert_eq!(card.skills[0].tags, ["chat"]);
+
+    let sdk = json!({
+        "name": "Sample Agent", "description": "A sample agent.", "version": "1.0.0",
+        "supportedInterfaces": [
+            {"protocolBinding": "GRPC", "protocolVersion": "1.0", "url": "127.0.0.1:50051"},
+            {"protocolBinding": "JSONRPC", "protocolVersion": "0.3", "url": "http://h/old"},
+            {"protocolBinding": "JSONRPC", "protocolVersion": "1.0", "url": "http://h/a2a/jsonrpc"},
+        ],
+        "capabilities": {"streaming": true},
+        "skills": [{"id": "s", "name": "S", "description": "Say hi.", "tags": ["sample"], "examples": ["hi"], "inputModes": ["text"]}],
+    });
+    let card = decode_card(sdk.to_string().as_bytes()).expect("reads");
+    assert_eq!(card.json_rpc_url(), Some("http://h/a2a/jsonrpc"));
+    assert_eq!(card.skills[0].examples, ["hi"]);
+
+    let legacy = json!({"name": "old", "url": "http://h/rpc", "preferredTransport": "JSONRPC", "protocolVersion": "0.3"});
+    let card = decode_card(legacy.to_string().as_bytes()).expect("reads");
+    assert_eq!(card.interfaces.len(), 1);
+    assert_eq!(card.interfaces[0].protocol_version, "0.3");
+    assert_eq!(card.json_rpc_url(), None, "A2A 0.3 is not spoken");
+
+    for bad in [&b"<html>"[..], br#"{"description": "no name"}"#, br#"[1]"#] {
+        let err = decode_card(bad).expect_err("not a card");
+        assert!(matches!(err, DecodeError::InvalidCard { .. }), "{err}");
+    }
 }
 
 #[test]

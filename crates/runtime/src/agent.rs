@@ -12,6 +12,7 @@ use std::time::Duration;
 use agentwire_brain::Brain;
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{GenerationSettings, InputMode, InvalidField, ToolKind, ToolSpec};
+use agentwire_tools::remote::RemoteAgent;
 use agentwire_tools::{AskUser, StateError, StateSchema, Tool, ToolLimits, Toolbox, ToolboxError};
 use serde_json::Value;
 use thiserror::Error;
@@ -53,6 +54,8 @@ pub(crate) struct AgentParts {
     pub(crate) brain: Option<Arc<dyn Brain>>,
     /// Writes the runs' answers instead of the brain and the orchestrator.
     pub(crate) handler: Option<Arc<dyn Handler>>,
+    /// Runs the runs elsewhere instead of the brain and the orchestrator.
+    pub(crate) remote: Option<Arc<dyn RemoteAgent>>,
     pub(crate) system: Option<String>,
     pub(crate) toolbox: Toolbox,
     /// The agent's tools as the model is offered them, in the order they were added.
@@ -87,6 +90,7 @@ pub struct AgentBuilder {
     description: String,
     brain: Option<Arc<dyn Brain>>,
     handler: Option<Arc<dyn Handler>>,
+    remote: Option<Arc<dyn RemoteAgent>>,
     system: Option<String>,
     toolbox: Toolbox,
     tool_error: Option<ToolboxError>,
@@ -113,8 +117,8 @@ pub const DEFAULT_MAX_DEPTH: u32 = 4;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum AgentError {
-    /// Neither a brain nor a handler was given.
-    #[error("agent '{agent}' has no brain (and no handler)")]
+    /// Neither a brain, a handler nor a remote agent was given.
+    #[error("agent '{agent}' has no brain (and no handler or remote agent)")]
     NoBrain {
         /// The agent.
         agent: String,
@@ -177,6 +181,7 @@ impl Agent {
             description: String::new(),
             brain: None,
             handler: None,
+            remote: None,
             system: None,
             toolbox: Toolbox::new(ToolLimits::default()),
             tool_error: None,
@@ -217,12 +222,21 @@ impl Agent {
         self.inner.brain.as_ref()
     }
 
-    /// What runs the agent, for people: the brain's [`Brain::describe`], or `handler`.
+    /// What runs the agent, for people: the brain's [`Brain::describe`], `handler`, or the
+    /// remote agent's [`RemoteAgent::describe`] (`remote a2a http://…`).
     pub fn describe(&self) -> String {
+        if let Some(remote) = &self.inner.remote {
+            return format!("remote {}", remote.describe());
+        }
         match &self.inner.brain {
             Some(brain) if self.inner.handler.is_none() => brain.describe(),
             _ => "handler".into(),
         }
+    }
+
+    /// Whether the agent's runs are run elsewhere ([`AgentBuilder::remote`]).
+    pub fn is_remote(&self) -> bool {
+        self.inner.remote.is_some()
     }
 
     /// The system prompt.
@@ -387,6 +401,23 @@ impl AgentBuilder {
         self
     }
 
+    /// A remote agent that runs every run instead of a brain: an A2A agent or an agent of
+    /// another agentwire server (`agentwire_tools::remote`). Its runs stream the remote run's
+    /// events as their own (see [`crate::remote`]); offered to another agent with
+    /// [`AgentBuilder::subagent`], it is a sub-agent whose work happens elsewhere. Its
+    /// description, unless set, is the remote agent's. Its tools, approvals, schema-driven
+    /// waits and `max_steps` are the remote's business; its `max_duration` still ends a run
+    /// that works too long.
+    pub fn remote(self, remote: impl RemoteAgent) -> Self {
+        self.remote_arc(Arc::new(remote))
+    }
+
+    /// A shared remote agent; see [`AgentBuilder::remote`].
+    pub fn remote_arc(mut self, remote: Arc<dyn RemoteAgent>) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
     /// The system prompt. Default: none.
     pub fn system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
@@ -529,7 +560,7 @@ impl AgentBuilder {
         if let Some(source) = self.tool_error {
             return Err(AgentError::Tool { agent, source });
         }
-        if self.brain.is_none() && self.handler.is_none() {
+        if self.brain.is_none() && self.handler.is_none() && self.remote.is_none() {
             return Err(AgentError::NoBrain { agent });
         }
         if self.max_steps == 0 {
@@ -578,12 +609,17 @@ impl AgentBuilder {
             return Err(AgentError::SchemaLacksInput { agent });
         }
         let tool_specs: Arc<[ToolSpec]> = self.toolbox.specs().cloned().collect();
+        let description = match (&self.remote, self.description.trim()) {
+            (Some(remote), "") => remote.description().to_owned(),
+            _ => self.description,
+        };
         Ok(Agent {
             inner: Arc::new(AgentParts {
                 name: agent,
-                description: self.description,
+                description,
                 brain: self.brain,
                 handler: self.handler,
+                remote: self.remote,
                 system: self.system,
                 toolbox: self.toolbox,
                 tool_specs,

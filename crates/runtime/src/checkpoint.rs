@@ -149,6 +149,9 @@ pub enum ResumeError {
     /// The agent's runs are written by a handler, which cannot be checkpointed.
     #[error("the agent's runs are written by a handler and cannot be resumed")]
     Handler,
+    /// The agent's runs are run by a remote agent, which cannot be checkpointed.
+    #[error("the agent's runs are run by a remote agent and cannot be resumed")]
+    Remote,
     /// The run waited on a sub-agent its agent no longer has.
     #[error("the run waited on the sub-agent '{0}', which the agent no longer has")]
     UnknownSubagent(String),
@@ -234,6 +237,9 @@ impl Agent {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| ResumeError::NoRuntime)?;
         if self.inner.handler.is_some() {
             return Err(ResumeError::Handler);
+        }
+        if self.inner.remote.is_some() {
+            return Err(ResumeError::Remote);
         }
         let RunResume {
             run_id,

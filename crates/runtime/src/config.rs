@@ -24,12 +24,22 @@
 //! [[agents.mcp]]
 //! name = "fs"
 //! command = ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+//!
+//! [[agents.remote]]                 # an agent served elsewhere, called like a sub-agent
+//! name = "researcher"               # the tool's name
+//! url = "https://agents.example.com/.well-known/agent-card.json"   # A2A: its agent card
+//! api_key_env = "RESEARCHER_KEY"    # optional bearer key
+//!
+//! [[agents.remote]]
+//! name = "reviewer"
+//! url = "http://10.0.0.7:8080"      # another agentwire server
+//! agent = "reviewer"                # its agent: the protocol is then `agentwire`
 //! ```
 //!
 //! Reading a file ([`AgentsFile::from_toml`]) only parses and checks what can be checked without
 //! the outside world, so a typo is reported with its line. Building ([`AgentConfig::build`]) reads
-//! the key from the environment, loads the script and schema files, opens the workspace and
-//! connects to the MCP servers. Relative paths (`script`, `schema`, `state_schema`, `workspace`) are resolved
+//! the key from the environment, loads the script and schema files, opens the workspace,
+//! connects to the MCP servers and reads the remote agents' cards. Relative paths (`script`, `schema`, `state_schema`, `workspace`) are resolved
 //! against the directory of the configuration file.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,6 +53,7 @@ use agentwire_brain::{
 use agentwire_core::communication::{CommunicationSchema, MessageKind, Party};
 use agentwire_core::{InputMode, ToolKind};
 use agentwire_tools::mcp::{McpError, McpServer, McpServerConfig};
+use agentwire_tools::remote::{RemoteAgentConfig, RemoteError};
 use agentwire_tools::{
     AskUser, SaveArtifact, StateSchema, Tool, UpdatePlan, UpdateState, Workspace,
 };
@@ -240,6 +251,12 @@ pub struct AgentConfig {
     /// MCP servers whose tools the agent may use.
     #[serde(default)]
     pub mcp: Vec<McpServerConfig>,
+    /// Agents served elsewhere (A2A agents, agents of other agentwire servers) the agent's
+    /// model may call like sub-agents, each by its `name`: a call's run streams the remote
+    /// run's events nested in this one's, and its answer is the call's result (see the
+    /// runtime's `remote` module). Their cards are read when the agent is built. Default: none.
+    #[serde(default)]
+    pub remote: Vec<RemoteAgentConfig>,
     /// For `scripted`: the script file, `{"turns": [[event, …], …]}`.
     pub script: Option<PathBuf>,
     /// For `scripted` and `demo`: the pace of the deltas; 0 is as fast as possible.
@@ -356,6 +373,17 @@ pub enum ConfigError {
         #[source]
         source: Box<McpError>,
     },
+    /// A remote agent could not be reached, or its card not read.
+    #[error("agent '{agent}': remote agent '{remote}': {source}")]
+    Remote {
+        /// The agent.
+        agent: String,
+        /// The remote agent's name.
+        remote: String,
+        /// Why (boxed: this error travels far).
+        #[source]
+        source: Box<RemoteError>,
+    },
     /// The parts did not make an agent (a tool name twice, approval for a missing tool, …).
     #[error(transparent)]
     Agent(#[from] AgentError),
@@ -404,6 +432,7 @@ impl AgentConfig {
             input_types: None,
             max_steps: None,
             mcp: Vec::new(),
+            remote: Vec::new(),
             script: None,
             tokens_per_second: None,
             temperature: None,
@@ -516,6 +545,9 @@ impl AgentConfig {
                 builder = builder.tool_arc(tool);
             }
         }
+        for remote in &self.remote {
+            builder = builder.subagent(self.remote_agent(remote, env).await?);
+        }
         for (tool, kind) in &self.tool_kinds {
             builder = builder.tool_kind(tool, ToolKind::from(*kind));
         }
@@ -529,6 +561,24 @@ impl AgentConfig {
             builder = builder.max_depth(max_depth);
         }
         Ok(builder.build()?)
+    }
+
+    /// The agent that runs the calls of a `[[agents.remote]]` entry: connected (its card read)
+    /// now, so a wrong URL fails the build.
+    async fn remote_agent(
+        &self,
+        remote: &RemoteAgentConfig,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<Agent, ConfigError> {
+        let connected = remote
+            .connect(env)
+            .await
+            .map_err(|source| ConfigError::Remote {
+                agent: self.name.clone(),
+                remote: remote.name.clone(),
+                source: Box::new(source),
+            })?;
+        Ok(Agent::builder(&remote.name).remote_arc(connected).build()?)
     }
 
     fn invalid(&self, message: impl Into<String>) -> ConfigError {

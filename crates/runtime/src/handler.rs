@@ -280,12 +280,13 @@ pub(crate) async fn drive(
 /// message joins the run's conversation before its event is out, a status is set after its
 /// event is (as the orchestrator does). A handler is not held to the schema, but its messages
 /// move the schema as an agent's answer would where the schema allows it, so its session
-/// goes on from there (`RunHandle::session_state`).
-fn forward(shared: &Shared, queue: &EventQueue, events: Vec<Event>) {
+/// goes on from there (`RunHandle::session_state`). Events of runs nested in this one (a
+/// remote agent's sub-agents, [`crate::remote`]) are passed on and change nothing here.
+pub(crate) fn forward(shared: &Shared, queue: &EventQueue, events: Vec<Event>) {
     let mut status = None;
     {
         let mut state = shared.lock();
-        for event in &events {
+        for event in events.iter().filter(|event| event.namespace.is_root()) {
             match &event.kind {
                 EventKind::MessageComplete { message } => {
                     if message.role == Role::Assistant {

@@ -11,7 +11,9 @@
 //! run through [`agentwire_tools::Toolbox`].
 //!
 //! An agent can instead be served by a [`Handler`]: Rust code that writes each run's answer
-//! with a layered response builder (see [`handler`]).
+//! with a layered response builder (see [`handler`]); or by a remote agent, an A2A agent or
+//! another agentwire server's, whose runs stream the remote run's events (see [`remote`]);
+//! either is a sub-agent like any other.
 //!
 //! The three types to learn first:
 //! - [`Agent`] and its [`AgentBuilder`];
@@ -70,6 +72,7 @@ pub mod handler;
 pub mod handoff;
 mod ids;
 mod orchestrator;
+pub mod remote;
 mod run;
 pub mod schema;
 mod slots;

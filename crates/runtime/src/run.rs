@@ -43,6 +43,7 @@ use crate::handler;
 use crate::handoff::Agents;
 use crate::ids::IdKind;
 use crate::orchestrator::Orchestrator;
+use crate::remote;
 use crate::schema;
 use crate::slots::RunSlots;
 use crate::steer::Inbox;
@@ -90,7 +91,8 @@ pub struct RunStart {
     pub schema_state: Option<StateName>,
     /// The host's slots for working runs: the run reports `queued` while it waits for one,
     /// and ends `rejected` (`queue_full`) when their line is full ([`RunSlots`]). `None`: the
-    /// run works at once. Runs written by a handler do not take slots.
+    /// run works at once. Runs written by a handler, and remote agents' runs, do not take
+    /// slots.
     pub slots: Option<RunSlots>,
     /// Where the run's OpenTelemetry spans and metrics go (an `invoke_agent` span, a `chat`
     /// span per model call, an `execute_tool` span per tool call); `None`, the default, makes
@@ -573,7 +575,7 @@ impl Agent {
                 wait: None,
                 parked: None,
                 interrupted: None,
-                inbox: Inbox::new(config.handler.is_none()),
+                inbox: Inbox::new(config.handler.is_none() && config.remote.is_none()),
                 children: Vec::new(),
                 handoff: None,
             }),
@@ -594,6 +596,15 @@ impl Agent {
                 request,
                 max_duration,
             );
+            runtime.spawn(drive.in_current_span());
+            return Ok(Run {
+                handle: RunHandle { shared },
+                events: RunEvents::new(queue),
+            });
+        }
+        if let Some(remote) = &config.remote {
+            let max_duration = start.limits.working_time(config.max_duration);
+            let drive = remote::drive(shared.clone(), queue.clone(), remote.clone(), max_duration);
             runtime.spawn(drive.in_current_span());
             return Ok(Run {
                 handle: RunHandle { shared },

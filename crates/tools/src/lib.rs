@@ -26,7 +26,8 @@
 //! to the agent's [`StateSchema`] if it has one; any tool may read and change that state
 //! through [`ToolContext::state`]. [`AskUser`] (`ask_user`) is only its spec: a runtime answers its calls with the user's next
 //! message. [`mcp`] offers the tools of MCP servers (stdio or streamable HTTP)
-//! as [`Tool`]s.
+//! as [`Tool`]s, and [`remote`] reaches agents of other servers (A2A, or another agentwire) that
+//! a runtime offers its model like sub-agents.
 //!
 //! ```
 //! use agentwire_core::{Part, ToolCall};
@@ -63,6 +64,7 @@ mod fn_tool;
 pub mod mcp;
 mod output;
 mod plan;
+pub mod remote;
 mod schema;
 mod shared_state;
 mod state_schema;

@@ -1,10 +1,13 @@
 //! [`agent_card`]: the A2A 1.0 `AgentCard` an agent publishes at
 //! `/.well-known/agent-card.json`, with the agent's communication schema as an extension of
-//! agentwire's own ([`AgentExtension::communication_schema`]).
+//! agentwire's own ([`AgentExtension::communication_schema`]); and [`decode_card`], another
+//! agent's card as a client reads it ([`RemoteCard`]).
 
 use agentwire_core::communication::CommunicationSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::error::DecodeError;
 
 /// What the card says about an agent.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -72,18 +75,22 @@ impl AgentExtension {
 }
 
 /// One skill of an agent (`AgentSkill`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentSkill {
     /// A stable id.
+    #[serde(default)]
     pub id: String,
     /// A name for people.
+    #[serde(default)]
     pub name: String,
     /// What the skill does.
+    #[serde(default)]
     pub description: String,
     /// Keywords.
+    #[serde(default)]
     pub tags: Vec<String>,
     /// Example requests.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<String>,
 }
 
@@ -169,4 +176,150 @@ pub fn agent_card(agent: &AgentDescription) -> Value {
     };
     // Serializing strings, booleans and JSON values cannot fail.
     serde_json::to_value(card).unwrap_or(Value::Null)
+}
+
+/// Another agent's card as a client reads it ([`decode_card`]): what it is, and where and how
+/// it is spoken to. Fields of the card not listed here are not read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RemoteCard {
+    /// The agent's name.
+    pub name: String,
+    /// What it does; empty when the card says nothing.
+    pub description: String,
+    /// Its skills, in the card's order.
+    pub skills: Vec<AgentSkill>,
+    /// `supportedInterfaces`, in the card's order (its preference), then an A2A 0.3 card's
+    /// `url` with its `preferredTransport` and its `additionalInterfaces`, as version `0.3`.
+    pub interfaces: Vec<AgentInterface>,
+    /// `capabilities.streaming`: whether it answers `SendStreamingMessage`.
+    pub streaming: bool,
+}
+
+/// Where an agent is spoken to in one binding (`AgentInterface`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentInterface {
+    /// The endpoint's absolute URL.
+    pub url: String,
+    /// `JSONRPC`, `HTTP+JSON` or `GRPC`.
+    pub protocol_binding: String,
+    /// The A2A version spoken there, e.g. `1.0`; empty when the card does not say.
+    pub protocol_version: String,
+}
+
+impl RemoteCard {
+    /// The URL of the first JSON-RPC interface of A2A 1.x (one that names no version counts as
+    /// 1.0): where `SendStreamingMessage` goes. `None` when the card offers none (only gRPC,
+    /// HTTP+JSON, or A2A 0.3).
+    pub fn json_rpc_url(&self) -> Option<&str> {
+        self.interfaces
+            .iter()
+            .find(|interface| {
+                interface.protocol_binding.eq_ignore_ascii_case("JSONRPC")
+                    && (interface.protocol_version.is_empty()
+                        || interface.protocol_version == "1"
+                        || interface.protocol_version.starts_with("1."))
+            })
+            .map(|interface| interface.url.as_str())
+    }
+}
+
+/// Reads an agent card (`GET /.well-known/agent-card.json`) as a client needs it: name,
+/// description, skills, interfaces and whether it streams. A card of A2A 0.3 (a `url` and a
+/// `preferredTransport` instead of `supportedInterfaces`) reads too, its interfaces marked
+/// `0.3`.
+///
+/// ```
+/// use agentwire_dialects::a2a::decode_card;
+///
+/// let card = decode_card(br#"{"name": "Sample Agent", "description": "Says hi.",
+///     "supportedInterfaces": [
+///         {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+///         {"url": "http://127.0.0.1:41241/a2a/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+///     "capabilities": {"streaming": true},
+///     "skills": [{"id": "hi", "name": "Hi", "description": "Say hi.", "tags": ["sample"]}]}"#)?;
+/// assert_eq!(card.json_rpc_url(), Some("http://127.0.0.1:41241/a2a/jsonrpc"));
+/// assert_eq!(card.skills[0].description, "Say hi.");
+/// # Ok::<(), agentwire_dialects::DecodeError>(())
+/// ```
+///
+/// # Errors
+/// [`DecodeError::InvalidCard`] for JSON that is not an object with a `name`, or whose known
+/// fields have the wrong types.
+pub fn decode_card(bytes: &[u8]) -> Result<RemoteCard, DecodeError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Card {
+        name: String,
+        #[serde(default)]
+        description: String,
+        #[serde(default, alias = "supported_interfaces")]
+        supported_interfaces: Vec<Interface>,
+        #[serde(default)]
+        capabilities: Capabilities,
+        #[serde(default)]
+        skills: Vec<AgentSkill>,
+        // A2A 0.3.
+        #[serde(default)]
+        url: Option<String>,
+        #[serde(default, alias = "preferred_transport")]
+        preferred_transport: Option<String>,
+        #[serde(default, alias = "additional_interfaces")]
+        additional_interfaces: Vec<LegacyInterface>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Interface {
+        url: String,
+        #[serde(default, alias = "protocol_binding")]
+        protocol_binding: String,
+        #[serde(default, alias = "protocol_version")]
+        protocol_version: String,
+    }
+    #[derive(Deserialize)]
+    struct LegacyInterface {
+        url: String,
+        #[serde(default)]
+        transport: String,
+    }
+    #[derive(Default, Deserialize)]
+    struct Capabilities {
+        #[serde(default)]
+        streaming: bool,
+    }
+    let card: Card =
+        serde_json::from_slice(bytes).map_err(|source| DecodeError::InvalidCard { source })?;
+    let mut interfaces: Vec<AgentInterface> = card
+        .supported_interfaces
+        .into_iter()
+        .map(|interface| AgentInterface {
+            url: interface.url,
+            protocol_binding: interface.protocol_binding,
+            protocol_version: interface.protocol_version,
+        })
+        .collect();
+    let legacy = card.url.map(|url| LegacyInterface {
+        url,
+        transport: card
+            .preferred_transport
+            .unwrap_or_else(|| "JSONRPC".to_owned()),
+    });
+    for interface in legacy.into_iter().chain(card.additional_interfaces) {
+        let known = interfaces.iter().any(|known| {
+            known.url == interface.url && known.protocol_binding == interface.transport
+        });
+        if !known {
+            interfaces.push(AgentInterface {
+                url: interface.url,
+                protocol_binding: interface.transport,
+                protocol_version: "0.3".to_owned(),
+            });
+        }
+    }
+    Ok(RemoteCard {
+        name: card.name,
+        description: card.description,
+        skills: card.skills,
+        interfaces,
+        streaming: card.capabilities.streaming,
+    })
 }

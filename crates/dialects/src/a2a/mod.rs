@@ -1,7 +1,9 @@
 //! A2A 1.0 (the Agent2Agent protocol), JSON-RPC binding: the SSE stream of a
 //! `SendStreamingMessage` response, the `SendMessage` / `SendStreamingMessage` request, the
 //! `GetTask` / `CancelTask` / `SubscribeToTask` request, the `ListTasks` request, and the agent
-//! card.
+//! card. A client of another A2A agent uses the same codec the other way round:
+//! [`decode_card`] reads the agent's card, [`encode_request`] and [`encode_task_request`] write
+//! its requests, and [`A2aDecoder`] reads its stream.
 //!
 //! # Framing
 //!
@@ -117,7 +119,8 @@ mod request;
 mod wire;
 
 pub use card::{
-    AgentDescription, AgentExtension, AgentSkill, COMMUNICATION_SCHEMA_EXTENSION, agent_card,
+    AgentDescription, AgentExtension, AgentInterface, AgentSkill, COMMUNICATION_SCHEMA_EXTENSION,
+    RemoteCard, agent_card, decode_card,
 };
 pub use decode::A2aDecoder;
 pub use encode::A2aEncoder;
@@ -127,5 +130,5 @@ pub use push::{
 };
 pub use request::{
     A2aListRequest, A2aMethod, A2aRequest, A2aTaskRequest, decode_list_request, decode_request,
-    decode_task_request,
+    decode_task_request, encode_request, encode_task_request,
 };

@@ -1,11 +1,13 @@
 //! [`decode_request`]: a `SendMessage` or `SendStreamingMessage` JSON-RPC request → the
 //! canonical input message and the ids it continues; [`decode_task_request`]: a `GetTask`,
 //! `CancelTask` or `SubscribeToTask` request → the task it names; [`decode_list_request`]: a
-//! `ListTasks` request → its filter and page.
+//! `ListTasks` request → its filter and page. The client's side: [`encode_request`] and
+//! [`encode_task_request`] write the first two.
 
-use agentwire_core::{Awaiting, Message, Metadata, RunStatus};
+use agentwire_core::part::FileSource;
+use agentwire_core::{Awaiting, Message, Metadata, Part, Role, RunStatus};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::push::PushConfig;
 use super::wire;
@@ -36,6 +38,18 @@ pub enum A2aMethod {
 }
 
 impl A2aMethod {
+    /// The method's A2A 1.0 name, as a request names it (`SendStreamingMessage`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::SendMessage => "SendMessage",
+            Self::SendStreamingMessage => "SendStreamingMessage",
+            Self::GetTask => "GetTask",
+            Self::CancelTask => "CancelTask",
+            Self::SubscribeToTask => "SubscribeToTask",
+            Self::ListTasks => "ListTasks",
+        }
+    }
+
     /// Whether the method sends a message ([`decode_request`]) rather than naming a task
     /// ([`decode_task_request`]).
     pub fn sends_message(self) -> bool {
@@ -121,6 +135,93 @@ pub fn decode_request(body: &[u8]) -> Result<A2aRequest, DecodeError> {
         push_config: configuration.task_push_notification_config,
         metadata: request.params.metadata.unwrap_or_default(),
     })
+}
+
+/// The body of a `SendMessage` or `SendStreamingMessage` JSON-RPC 2.0 request (`method`)
+/// sending `message`, what [`decode_request`] reads: its id is the `messageId` (`message` when
+/// it has none), `ROLE_USER` unless it is an assistant's, its parts mapped as the stream's are
+/// (text as TextParts, files as `url`/`raw` with their `mediaType`, any other part as a
+/// DataPart holding its native JSON), in the conversation `context_id` when given.
+///
+/// ```
+/// use agentwire_core::Message;
+/// use agentwire_dialects::a2a::{A2aMethod, decode_request, encode_request};
+///
+/// let message = Message::user("Summarize the report.").with_id("msg_1");
+/// let body = encode_request(&1.into(), A2aMethod::SendStreamingMessage, &message, None);
+/// let request = decode_request(&body)?;
+/// assert_eq!(request.method, A2aMethod::SendStreamingMessage);
+/// assert_eq!(request.input, vec![message]);
+/// # Ok::<(), agentwire_dialects::DecodeError>(())
+/// ```
+pub fn encode_request(
+    id: &Value,
+    method: A2aMethod,
+    message: &Message,
+    context_id: Option<&str>,
+) -> Vec<u8> {
+    let parts: Vec<Value> = message.parts.iter().map(a2a_part).collect();
+    let mut wire = json!({
+        "messageId": message.id.as_ref().map_or("message", |id| id.as_str()),
+        "role": match message.role {
+            Role::Assistant => "ROLE_AGENT",
+            _ => "ROLE_USER",
+        },
+        "parts": parts,
+    });
+    if let Some(context_id) = context_id {
+        wire["contextId"] = json!(context_id);
+    }
+    if !message.metadata.is_empty() {
+        wire["metadata"] = json!(message.metadata);
+    }
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": method.name(),
+        "params": {"message": wire},
+    });
+    body.to_string().into_bytes()
+}
+
+/// The body of a `GetTask`, `CancelTask` or `SubscribeToTask` JSON-RPC 2.0 request (`method`)
+/// naming `task_id`, what [`decode_task_request`] reads.
+///
+/// ```
+/// use agentwire_dialects::a2a::{A2aMethod, decode_task_request, encode_task_request};
+///
+/// let body = encode_task_request(&"req-1".into(), A2aMethod::CancelTask, "task_1");
+/// let request = decode_task_request(&body)?;
+/// assert_eq!((request.method, request.task_id.as_str()), (A2aMethod::CancelTask, "task_1"));
+/// # Ok::<(), agentwire_dialects::DecodeError>(())
+/// ```
+pub fn encode_task_request(id: &Value, method: A2aMethod, task_id: &str) -> Vec<u8> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": method.name(),
+        "params": {"id": task_id},
+    });
+    body.to_string().into_bytes()
+}
+
+/// One canonical part as an A2A part of a request.
+fn a2a_part(part: &Part) -> Value {
+    match part {
+        Part::Text(text) => json!({"text": text.text}),
+        Part::File(file) => {
+            let mut wire = match &file.source {
+                FileSource::Url(url) => json!({"url": url}),
+                FileSource::Data(data) => json!({"raw": data}),
+            };
+            wire["mediaType"] = json!(file.media_type);
+            if let Some(filename) = &file.filename {
+                wire["filename"] = json!(filename);
+            }
+            wire
+        }
+        other => json!({"data": other}),
+    }
 }
 
 /// A decoded `GetTask`, `CancelTask` or `SubscribeToTask` request.
