@@ -1391,3 +1391,35 @@ fn a_snapshot_holds_the_messages_the_stream_built() {
         );
     }
 }
+
+#[test]
+fn an_activity_snapshot_that_does_not_replace_leaves_a_known_activity() {
+    let frames = [
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "plan:p1", "activityType": "agentwire.plan",
+               "content": {"plan_id": "p1", "action": "created", "details": {"steps": ["a"]}}}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "plan:p1", "activityType": "agentwire.plan",
+               "content": {"plan_id": "p1", "action": "updated"}, "replace": false}),
+        json!({"type": "ACTIVITY_SNAPSHOT", "messageId": "plan:p2", "activityType": "agentwire.plan",
+               "content": {"plan_id": "p2", "action": "created"}, "replace": false}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    ];
+    let wire: String = frames
+        .iter()
+        .map(|frame| format!("data: {frame}\n\n"))
+        .collect();
+    let events = decode_whole(&mut AgUiDecoder::default(), wire.as_bytes()).expect("decodes");
+    let messages = accumulate(&events);
+    let plans: Vec<Value> = messages
+        .iter()
+        .flat_map(|message| &message.parts)
+        .map(|part| serde_json::to_value(part).expect("serializes"))
+        .collect();
+    assert_eq!(
+        plans,
+        [
+            json!({"type": "plan_update", "plan_id": "p1", "action": "created", "details": {"steps": ["a"]}}),
+            json!({"type": "plan_update", "plan_id": "p2", "action": "created"}),
+        ]
+    );
+}

@@ -356,50 +356,13 @@ impl AgUiDecoder {
                 result: _,
                 outcome,
                 metadata,
-            } => {
-                let ours = ours(metadata.as_ref());
-                let at = self.open_subagent(&subagent_run_id)?;
-                let status = match outcome {
-                    Some(SubagentOutcome::Suspended { .. }) => {
-                        let waits = ours
-                            .awaiting
-                            .unwrap_or_else(|| self.subagents[at].run.waits_for());
-                        RunStatus::Awaiting(waits)
-                    }
-                    Some(SubagentOutcome::Success) | None => RunStatus::Completed,
-                };
-                self.end_subagent(
-                    at,
-                    status,
-                    None,
-                    ours.usage.map(|usage| sum_usage(&[usage])),
-                    out,
-                );
-            }
+            } => self.subagent_finished(subagent_run_id, outcome, metadata, out)?,
             In::SubagentError {
                 subagent_run_id,
                 message,
                 code,
                 metadata,
-            } => {
-                let ours = ours(metadata.as_ref());
-                let at = self.open_subagent(&subagent_run_id)?;
-                let status = match ours.status.as_deref() {
-                    Some("canceled") => RunStatus::Canceled,
-                    Some("incomplete") => RunStatus::Incomplete,
-                    Some("rejected") => RunStatus::Rejected,
-                    _ => RunStatus::Failed,
-                };
-                let error =
-                    ErrorInfo::new(code.unwrap_or_else(|| "subagent_error".into()), message);
-                self.end_subagent(
-                    at,
-                    status,
-                    Some(error),
-                    ours.usage.map(|usage| sum_usage(&[usage])),
-                    out,
-                );
-            }
+            } => self.subagent_error(subagent_run_id, message, code, metadata, out)?,
             In::StepStarted {
                 step_name,
                 metadata,
@@ -422,239 +385,53 @@ impl AgUiDecoder {
                 message_id,
                 role,
                 metadata,
-            } => {
-                let refusal = ours(metadata.as_ref()).refusal;
-                let role = match role.as_deref() {
-                    Some("user") => Role::User,
-                    Some("system" | "developer") => Role::System,
-                    _ => Role::Assistant,
-                };
-                let kind = if refusal {
-                    StreamedPart::Refusal
-                } else {
-                    StreamedPart::Text
-                };
-                let run = self.run(tag, out)?;
-                if run
-                    .message
-                    .as_ref()
-                    .is_some_and(|m| m.texts.contains_key(&message_id))
-                {
-                    return Err(self.invalid(format!("text message {message_id} started twice")));
-                }
-                let (run, mut sink) = self.split(tag, out);
-                let index = run.start_part(Some(&message_id), role, kind, &mut sink);
-                let open = OpenText {
-                    index,
-                    text: String::new(),
-                    refusal,
-                };
-                run.building().texts.insert(message_id, open);
-            }
+            } => self.text_start(message_id, role, metadata, tag, out)?,
             In::TextMessageContent { message_id, delta } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.texts.get_mut(&message_id))
-                else {
-                    return Err(self.not_open("text message", &message_id));
-                };
-                open.text.push_str(&delta);
-                let index = open.index;
-                let (run, mut sink) = self.split(tag, out);
-                run.delta(index, delta, &mut sink);
+                self.text_content(message_id, delta, tag, out)?
             }
-            In::TextMessageEnd { message_id } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.texts.remove(&message_id))
-                else {
-                    return Err(self.not_open("text message", &message_id));
-                };
-                let (run, mut sink) = self.split(tag, out);
-                run.complete_part(open.index, text_part(open), &mut sink);
-            }
+            In::TextMessageEnd { message_id } => self.text_end(message_id, tag, out)?,
             In::ReasoningMessageStart { message_id, .. } => {
-                let run = self.run(tag, out)?;
-                if run
-                    .message
-                    .as_ref()
-                    .is_some_and(|m| m.reasonings.contains_key(&message_id))
-                {
-                    return Err(self.invalid(format!("reasoning {message_id} started twice")));
-                }
-                let (run, mut sink) = self.split(tag, out);
-                let index = run.start_part(
-                    Some(&message_id),
-                    Role::Assistant,
-                    StreamedPart::Reasoning,
-                    &mut sink,
-                );
-                let open = OpenText {
-                    index,
-                    text: String::new(),
-                    refusal: false,
-                };
-                run.building().reasonings.insert(message_id, open);
+                self.reasoning_start(message_id, tag, out)?
             }
             In::ReasoningMessageContent { message_id, delta } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.reasonings.get_mut(&message_id))
-                else {
-                    return Err(self.not_open("reasoning message", &message_id));
-                };
-                open.text.push_str(&delta);
-                let index = open.index;
-                let (run, mut sink) = self.split(tag, out);
-                run.delta(index, delta, &mut sink);
+                self.reasoning_content(message_id, delta, tag, out)?
             }
-            In::ReasoningMessageEnd { message_id } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.reasonings.remove(&message_id))
-                else {
-                    return Err(self.not_open("reasoning message", &message_id));
-                };
-                let part = Part::Reasoning(ReasoningPart { text: open.text });
-                let (run, mut sink) = self.split(tag, out);
-                run.complete_part(open.index, part, &mut sink);
-            }
+            In::ReasoningMessageEnd { message_id } => self.reasoning_end(message_id, tag, out)?,
             In::ToolCallStart {
                 tool_call_id,
                 tool_call_name,
                 parent_message_id,
-            } => {
-                let run = self.run(tag, out)?;
-                if run
-                    .message
-                    .as_ref()
-                    .is_some_and(|m| m.calls.contains_key(&tool_call_id))
-                {
-                    return Err(self.invalid(format!("tool call {tool_call_id} started twice")));
-                }
-                let kind = StreamedPart::ToolCall {
-                    tool_call_id: run.local(&tool_call_id).into(),
-                    tool_name: tool_call_name.clone(),
-                };
-                let owner = parent_message_id
-                    .as_deref()
-                    .unwrap_or(&tool_call_id)
-                    .to_owned();
-                let (run, mut sink) = self.split(tag, out);
-                let index = run.start_part(Some(&owner), Role::Assistant, kind, &mut sink);
-                run.calls
-                    .insert(tool_call_id.clone(), (tool_call_name.clone(), false));
-                let open = OpenCall {
-                    index,
-                    name: tool_call_name,
-                    args: String::new(),
-                };
-                run.building().calls.insert(tool_call_id, open);
-            }
+            } => self.tool_call_start(tool_call_id, tool_call_name, parent_message_id, tag, out)?,
             In::ToolCallArgs {
                 tool_call_id,
                 delta,
-            } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.calls.get_mut(&tool_call_id))
-                else {
-                    return Err(self.not_open("tool call", &tool_call_id));
-                };
-                open.args.push_str(&delta);
-                let index = open.index;
-                let (run, mut sink) = self.split(tag, out);
-                run.delta(index, delta, &mut sink);
-            }
-            In::ToolCallEnd { tool_call_id } => {
-                let run = self.run(tag, out)?;
-                let Some(open) = run
-                    .message
-                    .as_mut()
-                    .and_then(|m| m.calls.remove(&tool_call_id))
-                else {
-                    return Err(self.not_open("tool call", &tool_call_id));
-                };
-                let (index, part) = run.call_part(&tool_call_id, open);
-                let (run, mut sink) = self.split(tag, out);
-                run.complete_part(index, part, &mut sink);
-            }
+            } => self.tool_call_args(tool_call_id, delta, tag, out)?,
+            In::ToolCallEnd { tool_call_id } => self.tool_call_end(tool_call_id, tag, out)?,
             In::ToolCallResult {
                 message_id,
                 tool_call_id,
                 content,
                 metadata,
-            } => {
-                let ours = ours(metadata.as_ref());
-                let run = self.run(tag, out)?;
-                let called = run.calls.get_mut(&tool_call_id).map(|(name, answered)| {
-                    *answered = true;
-                    name.clone()
-                });
-                let tool_name = ours.tool_name.or(called);
-                let tool_call_id = run.local(&tool_call_id);
-                let part = match ours.error_type {
-                    Some(error_type) => Part::ToolError(ToolError {
-                        tool_call_id: tool_call_id.into(),
-                        tool_name,
-                        error_type,
-                        message: match content {
-                            Value::String(text) => text,
-                            other => other.to_string(),
-                        },
-                    }),
-                    None => Part::ToolResult(ToolResult {
-                        tool_call_id: tool_call_id.into(),
-                        tool_name,
-                        result: result_of(content),
-                        is_error: ours.is_error,
-                    }),
-                };
-                self.whole_part(tag, Some(&message_id), part, out)?;
-            }
+            } => self.tool_call_result(message_id, tool_call_id, content, metadata, tag, out)?,
+            // A snapshot that does not replace leaves a known activity as it is.
+            In::ActivitySnapshot {
+                message_id,
+                replace: Some(false),
+                ..
+            } if self.activities.contains_key(&message_id) => {}
             In::ActivitySnapshot {
                 message_id,
                 activity_type,
                 content,
-                replace,
                 metadata,
-            } => {
-                let content = match content {
-                    Value::Object(content) => content,
-                    other => Map::from_iter([("value".to_owned(), other)]),
-                };
-                if replace == Some(false) && self.activities.contains_key(&message_id) {
-                    return Ok(());
-                }
-                let part = activity_part(&activity_type, &content);
-                self.activities.insert(message_id, content);
-                let message_id = ours(metadata.as_ref()).message_id;
-                self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
-            }
+                ..
+            } => self.activity_snapshot(message_id, activity_type, content, metadata, tag, out)?,
             In::ActivityDelta {
                 message_id,
                 activity_type,
                 patch,
                 metadata,
-            } => {
-                let Some(content) = self.activities.get_mut(&message_id) else {
-                    return Ok(());
-                };
-                apply_patch(content, patch);
-                let part = activity_part(&activity_type, content);
-                let message_id = ours(metadata.as_ref()).message_id;
-                self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
-            }
+            } => self.activity_delta(message_id, activity_type, patch, metadata, tag, out)?,
             In::StateSnapshot { snapshot } => {
                 // The thread's state is one, whichever run changed it.
                 Self::sink(&mut self.seq, out).emit(
@@ -705,113 +482,23 @@ impl AgUiDecoder {
                 message_id,
                 role,
                 delta,
-            } => {
-                let open = match (&self.chunk, &message_id) {
-                    (Some((Chunk::Text(id), _)), None) => Some(id.clone()),
-                    (Some((Chunk::Text(id), _)), Some(given)) if id == given => Some(id.clone()),
-                    _ => None,
-                };
-                let id = match open {
-                    Some(id) => id,
-                    None => {
-                        self.close_chunk(out)?;
-                        let Some(id) = message_id else {
-                            return Err(self
-                                .invalid("the first TEXT_MESSAGE_CHUNK has no messageId".into()));
-                        };
-                        let start = In::TextMessageStart {
-                            message_id: id.clone(),
-                            role,
-                            metadata: None,
-                        };
-                        self.apply(start, tag.map(str::to_owned), out)?;
-                        self.chunk = Some((Chunk::Text(id.clone()), tag.map(str::to_owned)));
-                        id
-                    }
-                };
-                if let Some(delta) = delta {
-                    let content = In::TextMessageContent {
-                        message_id: id,
-                        delta,
-                    };
-                    self.apply(content, self.chunk_tag(), out)?;
-                }
-            }
+            } => self.text_chunk(message_id, role, delta, tag, out)?,
             In::ReasoningMessageChunk { message_id, delta } => {
-                let open = match (&self.chunk, &message_id) {
-                    (Some((Chunk::Reasoning(id), _)), None) => Some(id.clone()),
-                    (Some((Chunk::Reasoning(id), _)), Some(given)) if id == given => {
-                        Some(id.clone())
-                    }
-                    _ => None,
-                };
-                let id = match open {
-                    Some(id) => id,
-                    None => {
-                        self.close_chunk(out)?;
-                        let Some(id) = message_id else {
-                            return Err(self.invalid(
-                                "the first REASONING_MESSAGE_CHUNK has no messageId".into(),
-                            ));
-                        };
-                        let start = In::ReasoningMessageStart {
-                            message_id: id.clone(),
-                            role: "reasoning".into(),
-                        };
-                        self.apply(start, tag.map(str::to_owned), out)?;
-                        self.chunk = Some((Chunk::Reasoning(id.clone()), tag.map(str::to_owned)));
-                        id
-                    }
-                };
-                if let Some(delta) = delta {
-                    let content = In::ReasoningMessageContent {
-                        message_id: id,
-                        delta,
-                    };
-                    self.apply(content, self.chunk_tag(), out)?;
-                }
+                self.reasoning_chunk(message_id, delta, tag, out)?
             }
             In::ToolCallChunk {
                 tool_call_id,
                 tool_call_name,
                 parent_message_id,
                 delta,
-            } => {
-                let open = match (&self.chunk, &tool_call_id) {
-                    (Some((Chunk::ToolCall(id), _)), None) => Some(id.clone()),
-                    (Some((Chunk::ToolCall(id), _)), Some(given)) if id == given => {
-                        Some(id.clone())
-                    }
-                    _ => None,
-                };
-                let id = match open {
-                    Some(id) => id,
-                    None => {
-                        self.close_chunk(out)?;
-                        let (Some(id), Some(name)) = (tool_call_id, tool_call_name) else {
-                            return Err(self.invalid(
-                                "the first TOOL_CALL_CHUNK needs toolCallId and toolCallName"
-                                    .into(),
-                            ));
-                        };
-                        let start = In::ToolCallStart {
-                            tool_call_id: id.clone(),
-                            tool_call_name: name,
-                            parent_message_id,
-                        };
-                        self.apply(start, tag.map(str::to_owned), out)?;
-                        self.chunk = Some((Chunk::ToolCall(id.clone()), tag.map(str::to_owned)));
-                        id
-                    }
-                };
-                if let Some(delta) = delta {
-                    let args = In::ToolCallArgs {
-                        tool_call_id: id,
-                        delta,
-                    };
-                    self.apply(args, self.chunk_tag(), out)?;
-                }
-            }
+            } => self.tool_call_chunk(
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+                delta,
+                tag,
+                out,
+            )?,
             // Spans, step ends, message snapshots, raw and unknown events carry nothing the
             // canonical messages hold.
             In::ReasoningStart { .. }
@@ -819,6 +506,511 @@ impl AgUiDecoder {
             | In::StepFinished { .. }
             | In::Custom { .. }
             | In::Other => {}
+        }
+        Ok(())
+    }
+
+    /// `SUBAGENT_FINISHED`: the sub-agent's run ends, or waits (`suspended`).
+    fn subagent_finished(
+        &mut self,
+        subagent_run_id: String,
+        outcome: Option<SubagentOutcome<String>>,
+        metadata: Option<Value>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let ours = ours(metadata.as_ref());
+        let at = self.open_subagent(&subagent_run_id)?;
+        let status = match outcome {
+            Some(SubagentOutcome::Suspended { .. }) => {
+                let waits = ours
+                    .awaiting
+                    .unwrap_or_else(|| self.subagents[at].run.waits_for());
+                RunStatus::Awaiting(waits)
+            }
+            Some(SubagentOutcome::Success) | None => RunStatus::Completed,
+        };
+        self.end_subagent(
+            at,
+            status,
+            None,
+            ours.usage.map(|usage| sum_usage(&[usage])),
+            out,
+        );
+        Ok(())
+    }
+
+    /// `SUBAGENT_ERROR`: the sub-agent's run ends as its `metadata` says, else failed.
+    fn subagent_error(
+        &mut self,
+        subagent_run_id: String,
+        message: String,
+        code: Option<String>,
+        metadata: Option<Value>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let ours = ours(metadata.as_ref());
+        let at = self.open_subagent(&subagent_run_id)?;
+        let status = match ours.status.as_deref() {
+            Some("canceled") => RunStatus::Canceled,
+            Some("incomplete") => RunStatus::Incomplete,
+            Some("rejected") => RunStatus::Rejected,
+            _ => RunStatus::Failed,
+        };
+        let error = ErrorInfo::new(code.unwrap_or_else(|| "subagent_error".into()), message);
+        self.end_subagent(
+            at,
+            status,
+            Some(error),
+            ours.usage.map(|usage| sum_usage(&[usage])),
+            out,
+        );
+        Ok(())
+    }
+
+    /// `TEXT_MESSAGE_START`: a text (or refusal) part opens in the run's message.
+    fn text_start(
+        &mut self,
+        message_id: String,
+        role: Option<String>,
+        metadata: Option<Value>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let refusal = ours(metadata.as_ref()).refusal;
+        let role = match role.as_deref() {
+            Some("user") => Role::User,
+            Some("system" | "developer") => Role::System,
+            _ => Role::Assistant,
+        };
+        let kind = if refusal {
+            StreamedPart::Refusal
+        } else {
+            StreamedPart::Text
+        };
+        let run = self.run(tag, out)?;
+        if run
+            .message
+            .as_ref()
+            .is_some_and(|m| m.texts.contains_key(&message_id))
+        {
+            return Err(self.invalid(format!("text message {message_id} started twice")));
+        }
+        let (run, mut sink) = self.split(tag, out);
+        let index = run.start_part(Some(&message_id), role, kind, &mut sink);
+        let open = OpenText {
+            index,
+            text: String::new(),
+            refusal,
+        };
+        run.building().texts.insert(message_id, open);
+        Ok(())
+    }
+
+    /// `TEXT_MESSAGE_CONTENT`: a delta of an open text part.
+    fn text_content(
+        &mut self,
+        message_id: String,
+        delta: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.texts.get_mut(&message_id))
+        else {
+            return Err(self.not_open("text message", &message_id));
+        };
+        open.text.push_str(&delta);
+        let index = open.index;
+        let (run, mut sink) = self.split(tag, out);
+        run.delta(index, delta, &mut sink);
+        Ok(())
+    }
+
+    /// `TEXT_MESSAGE_END`: the text part completes.
+    fn text_end(
+        &mut self,
+        message_id: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.texts.remove(&message_id))
+        else {
+            return Err(self.not_open("text message", &message_id));
+        };
+        let (run, mut sink) = self.split(tag, out);
+        run.complete_part(open.index, text_part(open), &mut sink);
+        Ok(())
+    }
+
+    /// `REASONING_MESSAGE_START`: a reasoning part opens.
+    fn reasoning_start(
+        &mut self,
+        message_id: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        if run
+            .message
+            .as_ref()
+            .is_some_and(|m| m.reasonings.contains_key(&message_id))
+        {
+            return Err(self.invalid(format!("reasoning {message_id} started twice")));
+        }
+        let (run, mut sink) = self.split(tag, out);
+        let index = run.start_part(
+            Some(&message_id),
+            Role::Assistant,
+            StreamedPart::Reasoning,
+            &mut sink,
+        );
+        let open = OpenText {
+            index,
+            text: String::new(),
+            refusal: false,
+        };
+        run.building().reasonings.insert(message_id, open);
+        Ok(())
+    }
+
+    /// `REASONING_MESSAGE_CONTENT`: a delta of an open reasoning part.
+    fn reasoning_content(
+        &mut self,
+        message_id: String,
+        delta: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.reasonings.get_mut(&message_id))
+        else {
+            return Err(self.not_open("reasoning message", &message_id));
+        };
+        open.text.push_str(&delta);
+        let index = open.index;
+        let (run, mut sink) = self.split(tag, out);
+        run.delta(index, delta, &mut sink);
+        Ok(())
+    }
+
+    /// `REASONING_MESSAGE_END`: the reasoning part completes.
+    fn reasoning_end(
+        &mut self,
+        message_id: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.reasonings.remove(&message_id))
+        else {
+            return Err(self.not_open("reasoning message", &message_id));
+        };
+        let part = Part::Reasoning(ReasoningPart { text: open.text });
+        let (run, mut sink) = self.split(tag, out);
+        run.complete_part(open.index, part, &mut sink);
+        Ok(())
+    }
+
+    /// `TOOL_CALL_START`: a tool call opens, in the message its `parentMessageId` names.
+    fn tool_call_start(
+        &mut self,
+        tool_call_id: String,
+        tool_call_name: String,
+        parent_message_id: Option<String>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        if run
+            .message
+            .as_ref()
+            .is_some_and(|m| m.calls.contains_key(&tool_call_id))
+        {
+            return Err(self.invalid(format!("tool call {tool_call_id} started twice")));
+        }
+        let kind = StreamedPart::ToolCall {
+            tool_call_id: run.local(&tool_call_id).into(),
+            tool_name: tool_call_name.clone(),
+        };
+        let owner = parent_message_id
+            .as_deref()
+            .unwrap_or(&tool_call_id)
+            .to_owned();
+        let (run, mut sink) = self.split(tag, out);
+        let index = run.start_part(Some(&owner), Role::Assistant, kind, &mut sink);
+        run.calls
+            .insert(tool_call_id.clone(), (tool_call_name.clone(), false));
+        let open = OpenCall {
+            index,
+            name: tool_call_name,
+            args: String::new(),
+        };
+        run.building().calls.insert(tool_call_id, open);
+        Ok(())
+    }
+
+    /// `TOOL_CALL_ARGS`: argument text of an open call.
+    fn tool_call_args(
+        &mut self,
+        tool_call_id: String,
+        delta: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.calls.get_mut(&tool_call_id))
+        else {
+            return Err(self.not_open("tool call", &tool_call_id));
+        };
+        open.args.push_str(&delta);
+        let index = open.index;
+        let (run, mut sink) = self.split(tag, out);
+        run.delta(index, delta, &mut sink);
+        Ok(())
+    }
+
+    /// `TOOL_CALL_END`: the call completes, its arguments parsed.
+    fn tool_call_end(
+        &mut self,
+        tool_call_id: String,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let run = self.run(tag, out)?;
+        let Some(open) = run
+            .message
+            .as_mut()
+            .and_then(|m| m.calls.remove(&tool_call_id))
+        else {
+            return Err(self.not_open("tool call", &tool_call_id));
+        };
+        let (index, part) = run.call_part(&tool_call_id, open);
+        let (run, mut sink) = self.split(tag, out);
+        run.complete_part(index, part, &mut sink);
+        Ok(())
+    }
+
+    /// `TOOL_CALL_RESULT`: a result, or an error when `metadata` says so.
+    fn tool_call_result(
+        &mut self,
+        message_id: String,
+        tool_call_id: String,
+        content: Value,
+        metadata: Option<Value>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let ours = ours(metadata.as_ref());
+        let run = self.run(tag, out)?;
+        let called = run.calls.get_mut(&tool_call_id).map(|(name, answered)| {
+            *answered = true;
+            name.clone()
+        });
+        let tool_name = ours.tool_name.or(called);
+        let tool_call_id = run.local(&tool_call_id);
+        let part = match ours.error_type {
+            Some(error_type) => Part::ToolError(ToolError {
+                tool_call_id: tool_call_id.into(),
+                tool_name,
+                error_type,
+                message: match content {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                },
+            }),
+            None => Part::ToolResult(ToolResult {
+                tool_call_id: tool_call_id.into(),
+                tool_name,
+                result: result_of(content),
+                is_error: ours.is_error,
+            }),
+        };
+        self.whole_part(tag, Some(&message_id), part, out)?;
+        Ok(())
+    }
+
+    /// `ACTIVITY_SNAPSHOT`: a plan, an artifact or another activity, whole.
+    fn activity_snapshot(
+        &mut self,
+        message_id: String,
+        activity_type: String,
+        content: Value,
+        metadata: Option<Value>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let content = match content {
+            Value::Object(content) => content,
+            other => Map::from_iter([("value".to_owned(), other)]),
+        };
+        let part = activity_part(&activity_type, &content);
+        self.activities.insert(message_id, content);
+        let message_id = ours(metadata.as_ref()).message_id;
+        self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
+        Ok(())
+    }
+
+    /// `ACTIVITY_DELTA`: a change of a known activity, applied to what it held.
+    fn activity_delta(
+        &mut self,
+        message_id: String,
+        activity_type: String,
+        patch: Vec<PatchOp<String>>,
+        metadata: Option<Value>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let Some(content) = self.activities.get_mut(&message_id) else {
+            return Ok(());
+        };
+        apply_patch(content, patch);
+        let part = activity_part(&activity_type, content);
+        let message_id = ours(metadata.as_ref()).message_id;
+        self.whole_part(tag, message_id.as_ref().map(MessageId::as_str), part, out)?;
+        Ok(())
+    }
+
+    /// `TEXT_MESSAGE_CHUNK`: opens a text message (closing another chunk's) unless it
+    /// continues the open one, then adds its delta.
+    fn text_chunk(
+        &mut self,
+        message_id: Option<String>,
+        role: Option<String>,
+        delta: Option<String>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let open = match (&self.chunk, &message_id) {
+            (Some((Chunk::Text(id), _)), None) => Some(id.clone()),
+            (Some((Chunk::Text(id), _)), Some(given)) if id == given => Some(id.clone()),
+            _ => None,
+        };
+        let id = match open {
+            Some(id) => id,
+            None => {
+                self.close_chunk(out)?;
+                let Some(id) = message_id else {
+                    return Err(
+                        self.invalid("the first TEXT_MESSAGE_CHUNK has no messageId".into())
+                    );
+                };
+                let start = In::TextMessageStart {
+                    message_id: id.clone(),
+                    role,
+                    metadata: None,
+                };
+                self.apply(start, tag.map(str::to_owned), out)?;
+                self.chunk = Some((Chunk::Text(id.clone()), tag.map(str::to_owned)));
+                id
+            }
+        };
+        if let Some(delta) = delta {
+            let content = In::TextMessageContent {
+                message_id: id,
+                delta,
+            };
+            self.apply(content, self.chunk_tag(), out)?;
+        }
+        Ok(())
+    }
+
+    /// `REASONING_MESSAGE_CHUNK`: as [`Self::text_chunk`], for reasoning.
+    fn reasoning_chunk(
+        &mut self,
+        message_id: Option<String>,
+        delta: Option<String>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let open = match (&self.chunk, &message_id) {
+            (Some((Chunk::Reasoning(id), _)), None) => Some(id.clone()),
+            (Some((Chunk::Reasoning(id), _)), Some(given)) if id == given => Some(id.clone()),
+            _ => None,
+        };
+        let id = match open {
+            Some(id) => id,
+            None => {
+                self.close_chunk(out)?;
+                let Some(id) = message_id else {
+                    return Err(
+                        self.invalid("the first REASONING_MESSAGE_CHUNK has no messageId".into())
+                    );
+                };
+                let start = In::ReasoningMessageStart {
+                    message_id: id.clone(),
+                    role: "reasoning".into(),
+                };
+                self.apply(start, tag.map(str::to_owned), out)?;
+                self.chunk = Some((Chunk::Reasoning(id.clone()), tag.map(str::to_owned)));
+                id
+            }
+        };
+        if let Some(delta) = delta {
+            let content = In::ReasoningMessageContent {
+                message_id: id,
+                delta,
+            };
+            self.apply(content, self.chunk_tag(), out)?;
+        }
+        Ok(())
+    }
+
+    /// `TOOL_CALL_CHUNK`: as [`Self::text_chunk`], for a tool call.
+    fn tool_call_chunk(
+        &mut self,
+        tool_call_id: Option<String>,
+        tool_call_name: Option<String>,
+        parent_message_id: Option<String>,
+        delta: Option<String>,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<(), DecodeError> {
+        let open = match (&self.chunk, &tool_call_id) {
+            (Some((Chunk::ToolCall(id), _)), None) => Some(id.clone()),
+            (Some((Chunk::ToolCall(id), _)), Some(given)) if id == given => Some(id.clone()),
+            _ => None,
+        };
+        let id = match open {
+            Some(id) => id,
+            None => {
+                self.close_chunk(out)?;
+                let (Some(id), Some(name)) = (tool_call_id, tool_call_name) else {
+                    return Err(self.invalid(
+                        "the first TOOL_CALL_CHUNK needs toolCallId and toolCallName".into(),
+                    ));
+                };
+                let start = In::ToolCallStart {
+                    tool_call_id: id.clone(),
+                    tool_call_name: name,
+                    parent_message_id,
+                };
+                self.apply(start, tag.map(str::to_owned), out)?;
+                self.chunk = Some((Chunk::ToolCall(id.clone()), tag.map(str::to_owned)));
+                id
+            }
+        };
+        if let Some(delta) = delta {
+            let args = In::ToolCallArgs {
+                tool_call_id: id,
+                delta,
+            };
+            self.apply(args, self.chunk_tag(), out)?;
         }
         Ok(())
     }
