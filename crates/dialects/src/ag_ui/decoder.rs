@@ -113,6 +113,15 @@ enum Chunk {
     ToolCall(String),
 }
 
+impl Chunk {
+    /// The id of the message or call it streams.
+    fn id(&self) -> &str {
+        match self {
+            Chunk::Text(id) | Chunk::Reasoning(id) | Chunk::ToolCall(id) => id,
+        }
+    }
+}
+
 /// Where a run's events go: numbered on from the stream's last.
 struct Sink<'a> {
     seq: &'a mut u64,
@@ -896,28 +905,20 @@ impl AgUiDecoder {
         tag: Option<&str>,
         out: &mut Vec<Event>,
     ) -> Result<(), DecodeError> {
-        let open = match (&self.chunk, &message_id) {
-            (Some((Chunk::Text(id), _)), None) => Some(id.clone()),
-            (Some((Chunk::Text(id), _)), Some(given)) if id == given => Some(id.clone()),
-            _ => None,
-        };
-        let id = match open {
+        let text = |chunk: &Chunk| matches!(chunk, Chunk::Text(_));
+        let id = match self.continued(text, message_id.as_deref()) {
             Some(id) => id,
             None => {
-                self.close_chunk(out)?;
-                let Some(id) = message_id else {
-                    return Err(
-                        self.invalid("the first TEXT_MESSAGE_CHUNK has no messageId".into())
-                    );
-                };
-                let start = In::TextMessageStart {
-                    message_id: id.clone(),
-                    role,
-                    metadata: None,
-                };
-                self.apply(start, tag.map(str::to_owned), out)?;
-                self.chunk = Some((Chunk::Text(id.clone()), tag.map(str::to_owned)));
-                id
+                let opened = message_id.map(|id| {
+                    let start = In::TextMessageStart {
+                        message_id: id.clone(),
+                        role,
+                        metadata: None,
+                    };
+                    (Chunk::Text(id), start)
+                });
+                let missing = "the first TEXT_MESSAGE_CHUNK has no messageId";
+                self.open_chunk(opened, missing, tag, out)?
             }
         };
         if let Some(delta) = delta {
@@ -938,27 +939,19 @@ impl AgUiDecoder {
         tag: Option<&str>,
         out: &mut Vec<Event>,
     ) -> Result<(), DecodeError> {
-        let open = match (&self.chunk, &message_id) {
-            (Some((Chunk::Reasoning(id), _)), None) => Some(id.clone()),
-            (Some((Chunk::Reasoning(id), _)), Some(given)) if id == given => Some(id.clone()),
-            _ => None,
-        };
-        let id = match open {
+        let reasoning = |chunk: &Chunk| matches!(chunk, Chunk::Reasoning(_));
+        let id = match self.continued(reasoning, message_id.as_deref()) {
             Some(id) => id,
             None => {
-                self.close_chunk(out)?;
-                let Some(id) = message_id else {
-                    return Err(
-                        self.invalid("the first REASONING_MESSAGE_CHUNK has no messageId".into())
-                    );
-                };
-                let start = In::ReasoningMessageStart {
-                    message_id: id.clone(),
-                    role: "reasoning".into(),
-                };
-                self.apply(start, tag.map(str::to_owned), out)?;
-                self.chunk = Some((Chunk::Reasoning(id.clone()), tag.map(str::to_owned)));
-                id
+                let opened = message_id.map(|id| {
+                    let start = In::ReasoningMessageStart {
+                        message_id: id.clone(),
+                        role: "reasoning".into(),
+                    };
+                    (Chunk::Reasoning(id), start)
+                });
+                let missing = "the first REASONING_MESSAGE_CHUNK has no messageId";
+                self.open_chunk(opened, missing, tag, out)?
             }
         };
         if let Some(delta) = delta {
@@ -981,28 +974,23 @@ impl AgUiDecoder {
         tag: Option<&str>,
         out: &mut Vec<Event>,
     ) -> Result<(), DecodeError> {
-        let open = match (&self.chunk, &tool_call_id) {
-            (Some((Chunk::ToolCall(id), _)), None) => Some(id.clone()),
-            (Some((Chunk::ToolCall(id), _)), Some(given)) if id == given => Some(id.clone()),
-            _ => None,
-        };
-        let id = match open {
+        let call = |chunk: &Chunk| matches!(chunk, Chunk::ToolCall(_));
+        let id = match self.continued(call, tool_call_id.as_deref()) {
             Some(id) => id,
             None => {
-                self.close_chunk(out)?;
-                let (Some(id), Some(name)) = (tool_call_id, tool_call_name) else {
-                    return Err(self.invalid(
-                        "the first TOOL_CALL_CHUNK needs toolCallId and toolCallName".into(),
-                    ));
+                let opened = match (tool_call_id, tool_call_name) {
+                    (Some(id), Some(name)) => {
+                        let start = In::ToolCallStart {
+                            tool_call_id: id.clone(),
+                            tool_call_name: name,
+                            parent_message_id,
+                        };
+                        Some((Chunk::ToolCall(id), start))
+                    }
+                    _ => None,
                 };
-                let start = In::ToolCallStart {
-                    tool_call_id: id.clone(),
-                    tool_call_name: name,
-                    parent_message_id,
-                };
-                self.apply(start, tag.map(str::to_owned), out)?;
-                self.chunk = Some((Chunk::ToolCall(id.clone()), tag.map(str::to_owned)));
-                id
+                let missing = "the first TOOL_CALL_CHUNK needs toolCallId and toolCallName";
+                self.open_chunk(opened, missing, tag, out)?
             }
         };
         if let Some(delta) = delta {
@@ -1013,6 +1001,33 @@ impl AgUiDecoder {
             self.apply(args, self.chunk_tag(), out)?;
         }
         Ok(())
+    }
+
+    /// The id of the open chunk, when it is of the kind `same` accepts and `given` names it or
+    /// names nothing: the chunk continues it.
+    fn continued(&self, same: fn(&Chunk) -> bool, given: Option<&str>) -> Option<String> {
+        let (chunk, _) = self.chunk.as_ref()?;
+        let id = chunk.id();
+        (same(chunk) && given.is_none_or(|given| given == id)).then(|| id.to_owned())
+    }
+
+    /// Closes the open chunk and opens `opened` with its start event, returning its id;
+    /// `None` (the chunk lacks what a start needs) is refused with `missing`.
+    fn open_chunk(
+        &mut self,
+        opened: Option<(Chunk, In)>,
+        missing: &str,
+        tag: Option<&str>,
+        out: &mut Vec<Event>,
+    ) -> Result<String, DecodeError> {
+        self.close_chunk(out)?;
+        let Some((chunk, start)) = opened else {
+            return Err(self.invalid(missing.into()));
+        };
+        self.apply(start, tag.map(str::to_owned), out)?;
+        let id = chunk.id().to_owned();
+        self.chunk = Some((chunk, tag.map(str::to_owned)));
+        Ok(id)
     }
 
     fn chunk_tag(&self) -> Option<String> {
