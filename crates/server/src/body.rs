@@ -12,9 +12,9 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::body::HttpBody as _;
 use axum::extract::{FromRef, FromRequest, Request};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, RequestError};
 
 /// How much of a body is read, and for how long.
 #[derive(Clone, Copy, Debug)]
@@ -58,29 +58,22 @@ where
             return Ok(Self(Bytes::new()));
         }
         if !declares_json(&parts.headers) {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "the body must be JSON, sent with `Content-Type: application/json`",
-            ));
+            return Err(RequestError::NotJson.into());
         }
-        let limit = limits.max_bytes;
-        let read = axum::body::to_bytes(body, limit);
+        let max = limits.max_bytes;
+        // A body that says it is too large is refused before a byte of it is read; the rest
+        // is read and dropped after the answer (`linger`), so the client sees the answer.
+        if body.size_hint().lower() > max as u64 {
+            return Err(RequestError::PayloadTooLarge { max }.into());
+        }
+        let read = axum::body::to_bytes(body, max);
         match tokio::time::timeout(limits.timeout, read).await {
             Ok(Ok(bytes)) => Ok(Self(bytes)),
-            Ok(Err(_)) => Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                format!("the request body is larger than {limit} bytes"),
-            )),
-            Err(_) => Err(ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "body_timeout",
-                format!(
-                    "the request body did not arrive within {} s",
-                    limits.timeout.as_secs()
-                ),
-            )),
+            Ok(Err(_)) => Err(RequestError::PayloadTooLarge { max }.into()),
+            Err(_) => Err(RequestError::BodyTimeout {
+                timeout: limits.timeout,
+            }
+            .into()),
         }
     }
 }

@@ -1,9 +1,11 @@
 //! API errors: every bad input is answered with a 4xx status and
 //! `{"error": {"code", "message"}}`, where `code` is a stable snake_case name.
 //!
-//! The routes answer with [`ApiError`]; what axum answers by itself (a method a route does not
-//! have, a path or query its extractor cannot read) comes as an empty or plain-text body, which
-//! [`json_errors`] rewrites into the same shape, so a client reads every error one way.
+//! The routes answer with [`ApiError`]; what the HTTP edge refuses before a route runs (sizes,
+//! body type, an unknown path) is a [`RequestError`], mapped to its status and code here. What
+//! axum answers by itself (a method a route does not have, a path or query its extractor cannot
+//! read) comes as an empty or plain-text body, which [`json_errors`] rewrites into the same
+//! shape, so a client reads every error one way, always with a code and a message.
 
 use agentwire_runtime::{InputError, StartError};
 use axum::Json;
@@ -17,9 +19,13 @@ use crate::runs::{RunsError, refusal_code};
 
 /// The longest plain-text error body carried over into a message.
 const MAX_TEXT: usize = 4096;
+/// The most of a client's value (an id, a name) an error message repeats.
+const MAX_ECHO: usize = 128;
 
-/// An error answer: its status, stable code and message for people.
-#[derive(Debug)]
+/// An error answer: its status, stable code and message for people. Its response carries a
+/// copy of it as an extension, so a layer that reshapes errors (OpenAI's) reads it from there
+/// rather than from the body.
+#[derive(Clone, Debug)]
 pub struct ApiError {
     /// The HTTP status.
     pub status: StatusCode,
@@ -44,7 +50,7 @@ impl ApiError {
         Self::new(
             StatusCode::NOT_FOUND,
             "not_found",
-            format!("no {what} '{id}'"),
+            format!("no {what} '{}'", echo(id)),
         )
     }
 
@@ -63,6 +69,111 @@ impl ApiError {
             "invalid_json"
         };
         Self::new(StatusCode::BAD_REQUEST, code, error.to_string())
+    }
+
+    /// What axum answered by itself, a status and maybe some text, as an API error: its code
+    /// named after the status (`method_not_allowed`, `bad_request`, …), its message the text,
+    /// or the status's reason when there is none.
+    pub(crate) fn from_status(status: StatusCode, text: &str) -> Self {
+        let code = match status {
+            StatusCode::BAD_REQUEST => "bad_request",
+            StatusCode::NOT_FOUND => "not_found",
+            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+            StatusCode::URI_TOO_LONG => "uri_too_long",
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "headers_too_large",
+            _ if status.is_server_error() => "internal",
+            _ => "invalid_request",
+        };
+        let message = match text.trim() {
+            "" => match status {
+                StatusCode::METHOD_NOT_ALLOWED => {
+                    "this endpoint does not answer that method (`Allow` lists those it does)"
+                        .to_owned()
+                }
+                _ => status
+                    .canonical_reason()
+                    .unwrap_or("the request was refused")
+                    .to_owned(),
+            },
+            text => text.to_owned(),
+        };
+        Self::new(status, code, message)
+    }
+
+    /// The JSON body: `{"error": {"code", "message"}}`.
+    pub(crate) fn body(&self) -> serde_json::Value {
+        json!({"error": {"code": self.code, "message": self.message}})
+    }
+}
+
+/// At most [`MAX_ECHO`] bytes of `text`, cut at a character, for a message that repeats what a
+/// client sent (a 100 kB id is not worth sending back).
+pub(crate) fn echo(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_ECHO {
+        return text.into();
+    }
+    let mut end = MAX_ECHO;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len()).into()
+}
+
+/// What the HTTP edge refuses before a handler reads a request, or instead of it: each kind
+/// has one status and one stable code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum RequestError {
+    /// 414 `uri_too_long`.
+    #[error("the request target is over {max} bytes, the most this server reads")]
+    UriTooLong { max: usize },
+    /// 431 `headers_too_large`.
+    #[error(
+        "the request has over {max_headers} headers or over {max_bytes} bytes of them, the \
+         most this server reads"
+    )]
+    HeadersTooLarge {
+        max_headers: usize,
+        max_bytes: usize,
+    },
+    /// 413 `payload_too_large`.
+    #[error("the request body is over {max} bytes, the most this server reads")]
+    PayloadTooLarge { max: usize },
+    /// 408 `body_timeout`.
+    #[error("the request body did not arrive within {} s", .timeout.as_secs())]
+    BodyTimeout { timeout: std::time::Duration },
+    /// 415 `unsupported_media_type`.
+    #[error("the body must be JSON, sent with `Content-Type: application/json`")]
+    NotJson,
+    /// 404 `not_found`: the path is none the server answers.
+    #[error("no such endpoint")]
+    NoSuchEndpoint,
+}
+
+impl From<RequestError> for ApiError {
+    fn from(error: RequestError) -> Self {
+        let (status, code) = match error {
+            RequestError::UriTooLong { .. } => (StatusCode::URI_TOO_LONG, "uri_too_long"),
+            RequestError::HeadersTooLarge { .. } => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+            ),
+            RequestError::PayloadTooLarge { .. } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+            }
+            RequestError::BodyTimeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
+            RequestError::NotJson => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            RequestError::NoSuchEndpoint => (StatusCode::NOT_FOUND, "not_found"),
+        };
+        Self::new(status, code, error.to_string())
+    }
+}
+
+impl IntoResponse for RequestError {
+    fn into_response(self) -> Response {
+        ApiError::from(self).into_response()
     }
 }
 
@@ -144,14 +255,14 @@ fn refusal_status(code: &str) -> StatusCode {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"code": self.code, "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(self.body())).into_response();
+        response.extensions_mut().insert(self);
+        response
     }
 }
 
 /// The middleware that gives every error answer the JSON shape: one that is not JSON already
-/// becomes `{"error": {"code", "message"}}`, its code named after the status
-/// (`method_not_allowed`, `bad_request`, …) and its message the text it had.
+/// becomes `{"error": {"code", "message"}}` (see [`ApiError::from_status`]).
 pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
@@ -168,22 +279,7 @@ pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
         .await
         .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
         .unwrap_or_default();
-    let reason = status.canonical_reason().unwrap_or("error");
-    let code = match status {
-        StatusCode::BAD_REQUEST => "bad_request",
-        StatusCode::NOT_FOUND => "not_found",
-        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-        StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-        StatusCode::UNPROCESSABLE_ENTITY => "invalid_request",
-        _ if status.is_server_error() => "internal",
-        _ => "invalid_request",
-    };
-    let message = match text.is_empty() {
-        true => reason.to_owned(),
-        false => text,
-    };
-    let mut answer = ApiError::new(status, code, message).into_response();
+    let mut answer = ApiError::from_status(status, &text).into_response();
     // What the original answer said beside its body (`Allow` on a 405) stays.
     for (name, value) in &parts.headers {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {

@@ -23,7 +23,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, RequestError};
 use crate::settings::Settings;
 use crate::state::AppState;
 
@@ -59,11 +59,7 @@ fn sizes(request: &Request) -> Result<(), ApiError> {
             .authority()
             .map_or(0, |authority| authority.as_str().len());
     if uri > MAX_URI_BYTES {
-        return Err(ApiError::new(
-            StatusCode::URI_TOO_LONG,
-            "uri_too_long",
-            format!("the request target is {uri} bytes; at most {MAX_URI_BYTES} are read"),
-        ));
+        return Err(RequestError::UriTooLong { max: MAX_URI_BYTES }.into());
     }
     let headers = request.headers();
     let bytes: usize = headers
@@ -71,15 +67,11 @@ fn sizes(request: &Request) -> Result<(), ApiError> {
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
     if headers.len() > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
-        return Err(ApiError::new(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            "headers_too_large",
-            format!(
-                "the request has {} headers of {bytes} bytes; at most {MAX_HEADERS} of \
-                 {MAX_HEADER_BYTES} bytes are read",
-                headers.len()
-            ),
-        ));
+        return Err(RequestError::HeadersTooLarge {
+            max_headers: MAX_HEADERS,
+            max_bytes: MAX_HEADER_BYTES,
+        }
+        .into());
     }
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! - keeps at most `max_connections` open, below the process's open-file limit; one more is
 //!   answered `503 too_many_connections` in the API's JSON shape and closed, so a client is
 //!   told rather than left waiting;
+//! - reads the head of each connection's first request itself (`head`), so a head past the
+//!   limits is answered with JSON rather than hyper's bare status;
 //! - serves HTTP/1.1 (and its upgrades: the WebSocket transport) through hyper, with a
 //!   header timeout that counts from when a connection is ready for a request, so a client
 //!   trickling its headers and a keep-alive connection left idle are both closed after it.
@@ -23,13 +25,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::http::StatusCode;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
-use crate::guard::MAX_HEADERS;
+use crate::error::ApiError;
+use crate::head::{self, HYPER_BUFFER_BYTES, MAX_HEAD_LINES};
 
 /// File descriptors kept free of connections: the store, the workspaces' files, MCP servers
 /// and the refusals themselves.
@@ -38,6 +42,8 @@ const FD_RESERVE: u64 = 512;
 const MAX_REFUSING: usize = 256;
 /// How long a refusal may take to write.
 const REFUSAL_TIMEOUT: Duration = Duration::from_secs(1);
+
+type Http1 = hyper::server::conn::http1::Builder;
 
 /// How connections are served.
 #[derive(Clone, Debug)]
@@ -76,10 +82,11 @@ pub(crate) async fn serve(
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     let (stop, stopping) = watch::channel(false);
     let mut http = hyper::server::conn::http1::Builder::new();
-    // Above the limits the API answers with JSON (`guard`), so those answers are the ones seen.
+    // Room above the limits, so that `guard` answers them with JSON (see `head`).
     http.timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
-        .max_headers(MAX_HEADERS * 4);
+        .max_buf_size(HYPER_BUFFER_BYTES)
+        .max_headers(MAX_HEAD_LINES);
     let http = Arc::new(http);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -109,23 +116,11 @@ pub(crate) async fn serve(
             continue;
         };
         let service = TowerToHyperService::new(router.clone());
-        let connection = Arc::clone(&http);
-        let mut stopping = stopping.clone();
+        let http = Arc::clone(&http);
+        let stopping = stopping.clone();
+        let header_timeout = limits.header_timeout;
         tokio::spawn(async move {
-            let connection = connection
-                .serve_connection(TokioIo::new(socket), service)
-                .with_upgrades();
-            let mut connection = std::pin::pin!(connection);
-            let stop = async move {
-                let _ = stopping.wait_for(|stop| *stop).await;
-            };
-            tokio::select! {
-                served = connection.as_mut() => log_end(served),
-                () = stop => {
-                    connection.as_mut().graceful_shutdown();
-                    log_end(connection.await);
-                }
-            }
+            connection(socket, &http, service, header_timeout, stopping).await;
             drop(permit);
         });
     }
@@ -137,6 +132,42 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// Serves one connection: its first head read by `head`, the rest by hyper, until it closes or
+/// the server stops (then after its current response).
+async fn connection(
+    socket: TcpStream,
+    http: &Http1,
+    service: TowerToHyperService<Router>,
+    header_timeout: Duration,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let mut stop = std::pin::pin!(async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
+    });
+    // A head that does not come in time is closed without an answer, as hyper does; so is a
+    // connection that has sent none when the server stops.
+    let first = tokio::time::timeout(header_timeout, head::first_request(socket));
+    let io = tokio::select! {
+        first = first => match first {
+            Ok(Ok(io)) => io,
+            Ok(Err((socket, error))) => return head::refuse(socket, error).await,
+            Err(_) => return,
+        },
+        () = stop.as_mut() => return,
+    };
+    let connection = http
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades();
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        served = connection.as_mut() => log_end(served),
+        () = stop => {
+            connection.as_mut().graceful_shutdown();
+            log_end(connection.await);
+        }
+    }
+}
+
 fn log_end(served: Result<(), hyper::Error>) {
     if let Err(error) = served {
         tracing::debug!("connection ended: {error}");
@@ -145,18 +176,13 @@ fn log_end(served: Result<(), hyper::Error>) {
 
 /// Answers a connection over the limit with a 503 and closes it.
 async fn refuse(mut socket: TcpStream, max: usize) {
-    let body = serde_json::json!({"error": {
-        "code": "too_many_connections",
-        "message": format!("the server has {max} connections open, its limit; try again shortly"),
-    }})
-    .to_string();
-    let answer = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
-        body.len()
+    let error = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "too_many_connections",
+        format!("the server has {max} connections open, its limit; try again shortly"),
     );
     let write = async {
-        socket.write_all(answer.as_bytes()).await?;
+        head::answer(&mut socket, &error).await;
         socket.shutdown().await
     };
     let _ = tokio::time::timeout(REFUSAL_TIMEOUT, write).await;

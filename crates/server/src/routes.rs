@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 
 use crate::caller::Caller;
-use crate::error::ApiError;
+use crate::error::RequestError;
 use crate::native;
 use crate::state::AppState;
 
@@ -64,9 +64,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/openapi.json", get(crate::openapi::serve))
         .route("/docs", get(crate::docs::page))
         .merge(crate::dialects::router())
-        .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
-        })
+        .fallback(|| async { RequestError::NoSuchEndpoint })
         .with_state(state)
 }
 

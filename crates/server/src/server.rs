@@ -36,7 +36,7 @@ use crate::settings::Settings;
 use crate::state::AppState;
 use crate::telemetry::Exporting;
 use crate::webhooks::Deliveries;
-use crate::{cors, error, guard, listener, metrics, routes, spans, traceparent};
+use crate::{cors, error, guard, linger, listener, metrics, routes, spans, traceparent};
 
 /// Connections waiting to be accepted; Linux's default of 128 drops bursts of clients.
 const LISTEN_BACKLOG: u32 = 4096;
@@ -169,7 +169,7 @@ impl Server {
     /// The HTTP routes, for serving elsewhere or testing in process: the API behind its
     /// request checks (sizes; without keys, `Host` and `Origin`), every error in the JSON
     /// shape, with its metrics and request spans, inside the CORS layer when origins are
-    /// configured.
+    /// configured; a body left unread is read and dropped after the answer (`linger`).
     pub fn router(&self) -> Router {
         let state = &self.state;
         let router = routes::router(Arc::clone(state))
@@ -188,10 +188,13 @@ impl Server {
             true => router.layer(axum::middleware::from_fn(traceparent::join)),
             false => router,
         };
-        match cors::layer(&state.settings.cors_origins) {
+        let router = match cors::layer(&state.settings.cors_origins) {
             Some(cors) => router.layer(cors),
             None => router,
-        }
+        };
+        // Outermost: a body any layer inside leaves unread is still read, so its answer
+        // reaches a client that is still sending it.
+        router.layer(axum::middleware::from_fn(linger::bodies))
     }
 
     /// Binds the settings' address with a large backlog.

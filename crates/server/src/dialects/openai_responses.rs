@@ -27,7 +27,6 @@ use agentwire_dialects::openai_responses::{
 };
 use agentwire_runtime::{Agent, RunStart};
 use axum::Router;
-use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -82,9 +81,15 @@ impl IntoResponse for OpenAiError {
             self.param,
             self.error.code,
         );
-        (self.error.status, axum::Json(body)).into_response()
+        let mut response = (self.error.status, axum::Json(body)).into_response();
+        response.extensions_mut().insert(OpenAiShaped);
+        response
     }
 }
+
+/// Marks a response already in OpenAI's error shape.
+#[derive(Clone, Copy, Debug)]
+struct OpenAiShaped;
 
 /// OpenAI's error `type` for a status.
 fn error_type(status: StatusCode) -> &'static str {
@@ -98,29 +103,26 @@ fn error_type(status: StatusCode) -> &'static str {
 }
 
 /// Gives every error answer of these routes OpenAI's shape, also those the extractors (auth,
-/// body type and size) answer before a handler runs.
+/// body type and size) and axum (a method the route does not have) answer before a handler
+/// runs: an [`ApiError`]'s code and message are read from the response, not its body; what
+/// axum answered by itself gets a code and message after its status, as on every route.
 async fn openai_errors(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
+    if !(status.is_client_error() || status.is_server_error())
+        || response.extensions().get::<OpenAiShaped>().is_some()
+    {
         return response;
     }
     let (parts, body) = response.into_parts();
-    let bytes = axum::body::to_bytes(body, 64 * 1024)
-        .await
-        .unwrap_or_default();
-    let value: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let error = &value["error"];
-    if error.get("type").is_some() {
-        return Response::from_parts(parts, Body::from(bytes));
-    }
-    let message = error["message"].as_str().map_or_else(
-        || String::from_utf8_lossy(&bytes).into_owned(),
-        str::to_owned,
-    );
-    let code = error["code"].as_str().unwrap_or("error");
-    let body = error_body(&message, error_type(status), None, code);
-    let mut answer = (status, axum::Json(body)).into_response();
+    let error = match parts.extensions.get::<ApiError>() {
+        Some(error) => error.clone(),
+        None => {
+            let bytes = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+            ApiError::from_status(status, &String::from_utf8_lossy(&bytes))
+        }
+    };
+    let mut answer = OpenAiError::from(error).into_response();
     for (name, value) in &parts.headers {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             answer.headers_mut().append(name.clone(), value.clone());
@@ -182,7 +184,7 @@ async fn find_response(
     Err(ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
-        format!("Response with id '{id}' not found."),
+        format!("Response with id '{}' not found.", crate::error::echo(id)),
     )
     .into())
 }
