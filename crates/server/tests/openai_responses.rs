@@ -338,3 +338,41 @@ async fn an_unknown_model_is_openais_404() {
     assert_eq!(body["error"]["type"], "invalid_request_error");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_huge_previous_response_id_and_a_wrong_method_have_a_code_and_a_message() {
+    let server = server().await;
+    let previous = "r".repeat(100_000);
+    let body = json!({"input": "hi", "previous_response_id": previous});
+    let response = create(&server, body).await;
+    assert_eq!(response.status(), 404);
+    let body: Value = response.json().await.unwrap();
+    let error = &body["error"];
+    assert_eq!(
+        (&error["code"], &error["param"], &error["type"]),
+        (
+            &json!("not_found"),
+            &json!("previous_response_id"),
+            &json!("invalid_request_error")
+        )
+    );
+    // The id is named, not repeated whole.
+    let message = error["message"].as_str().unwrap();
+    assert!(message.starts_with("Response with id 'rrr"), "{message}");
+    assert!(message.len() < 300, "{}", message.len());
+
+    let response = server
+        .http
+        .get(server.url("/v1/responses"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 405);
+    assert!(response.headers().contains_key("allow"));
+    let body: Value = response.json().await.unwrap();
+    let error = &body["error"];
+    assert_eq!(error["code"], "method_not_allowed");
+    assert_eq!(error["type"], "invalid_request_error");
+    assert!(!error["message"].as_str().unwrap().is_empty());
+    server.shutdown().await;
+}

@@ -6,11 +6,10 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use agentwire_server::Settings;
-use common::{TestServer, approver, run_body, talker};
+use common::{TestServer, approver, routes_in_source, run_body, talker};
 use serde_json::{Value, json};
 
 async fn server(api_keys: Vec<String>) -> TestServer {
@@ -123,69 +122,6 @@ async fn the_document_is_openapi_3_1_with_valid_schemas() {
     }
     assert!(page.contains("id=\"schema-Message\""));
     server.shutdown().await;
-}
-
-/// The `(method, path)` of every `.route(…)` in the server's source: the native routes as
-/// written, the dialect routes at the root and under `/agents/{name}`.
-fn routes_in_source() -> BTreeSet<(String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    let mut routes = BTreeSet::new();
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
-        let dialect = file.starts_with(src.join("dialects"));
-        for (at, _) in text.match_indices(".route(") {
-            // rustfmt may break the line before a long path.
-            let Some(rest) = text[at + ".route(".len()..].trim_start().strip_prefix('"') else {
-                continue;
-            };
-            let path = &rest[..rest.find('"').unwrap()];
-            // The methods: `get(`, `post(`, `.delete(` … up to the end of the `.route(` call.
-            let mut depth = 1;
-            let call: String = text[at + ".route(".len()..]
-                .chars()
-                .take_while(|c| {
-                    match c {
-                        '(' => depth += 1,
-                        ')' => depth -= 1,
-                        _ => {}
-                    }
-                    depth > 0
-                })
-                .collect();
-            let mut methods = Vec::new();
-            for method in ["get", "post", "put", "patch", "delete"] {
-                let direct = call.match_indices(&format!("{method}(")).any(|(i, _)| {
-                    i == 0 || !call[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
-                });
-                if direct {
-                    methods.push(method);
-                }
-            }
-            assert!(
-                !methods.is_empty(),
-                "no method found for {path} in {file:?}"
-            );
-            for method in methods {
-                routes.insert((method.to_owned(), path.to_owned()));
-                if dialect {
-                    routes.insert((method.to_owned(), format!("/agents/{{name}}{path}")));
-                }
-            }
-        }
-    }
-    routes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
