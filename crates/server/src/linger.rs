@@ -9,8 +9,10 @@
 //!   closes or keeps the connection as usual;
 //! - [`close`]: a socket the server answers itself, outside hyper (a refused head, see `head`).
 //!
-//! Past the bounds the socket is closed anyway: a client sending more than that after its
-//! answer is not one the server waits for.
+//! Past the bounds the socket is closed anyway, and so it is once the client has sent nothing
+//! for [`LINGER_IDLE`] (a client trickling its body, refused for taking too long, is not
+//! waited for again): a client sending more than that after its answer is not one the server
+//! waits for.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -30,6 +32,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub(crate) const MAX_LINGER_BYTES: u64 = 64 * 1024 * 1024;
 /// The longest time spent reading them.
 pub(crate) const LINGER_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest wait for the next of them.
+pub(crate) const LINGER_IDLE: Duration = Duration::from_secs(2);
 
 /// The middleware: every request's body is one that is read to its end when dropped unread.
 /// The answer to a request whose body is left unread says `Connection: close`: the client
@@ -59,9 +63,9 @@ pub(crate) async fn close<S: AsyncRead + AsyncWrite + Unpin>(mut socket: S) {
         let mut buffer = vec![0; 16 * 1024];
         let mut read = 0;
         while read <= MAX_LINGER_BYTES {
-            match socket.read(&mut buffer).await? {
-                0 => break,
-                n => read += n as u64,
+            match tokio::time::timeout(LINGER_IDLE, socket.read(&mut buffer)).await {
+                Ok(Ok(0) | Err(_)) | Err(_) => break,
+                Ok(Ok(n)) => read += n as u64,
             }
         }
         Ok::<_, std::io::Error>(())
@@ -127,12 +131,12 @@ async fn drain(mut body: Body) {
     let read_all = async {
         let mut read = 0;
         while read <= MAX_LINGER_BYTES {
-            let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
-            match frame {
-                Some(Ok(frame)) => {
+            let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
+            match tokio::time::timeout(LINGER_IDLE, frame).await {
+                Ok(Some(Ok(frame))) => {
                     read += frame.data_ref().map_or(0, |data| data.len() as u64);
                 }
-                Some(Err(_)) | None => break,
+                Ok(Some(Err(_)) | None) | Err(_) => break,
             }
         }
     };

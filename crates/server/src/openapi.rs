@@ -583,8 +583,22 @@ fn document() -> Value {
             "The body did not arrive within `body_timeout_seconds` (`body_timeout`).",
         ),
         (
+            405,
+            "A method the route does not answer (`method_not_allowed`); `Allow` lists those it \
+             does. Any route.",
+        ),
+        (
             413,
-            "The body is larger than the server takes (`payload_too_large`).",
+            "The body is larger than `max_body_bytes` (`payload_too_large`), answered with \
+             `Connection: close` while the rest of the body is read and dropped.",
+        ),
+        (
+            414,
+            "A request target over 16 KiB (`uri_too_long`). Any route.",
+        ),
+        (
+            431,
+            "Over 100 headers or 64 KiB of them (`headers_too_large`). Any route.",
         ),
         (
             415,
@@ -618,7 +632,9 @@ fn document() -> Value {
             "description": "Streaming conversations with AI agents: the native API (runs, their \
                 event streams, input, cancel, sessions), its WebSocket transport, and the \
                 endpoints of the dialects other ecosystems' clients speak. Every bad input is \
-                answered 4xx with `{\"error\": {\"code\", \"message\"}}` and changes nothing.",
+                answered 4xx with `{\"error\": {\"code\", \"message\"}}` and changes nothing; \
+                any route may answer `405`, `414` and `431` (components `Error405`, `Error414`, \
+                `Error431`).",
             "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}
         },
         "security": [{"bearer": []}],

@@ -42,6 +42,14 @@
 //! address is refused): loopback, private, link-local, unique-local and unspecified addresses
 //! are refused unless `allow_private = true`.
 //!
+//! `max_body_bytes` is answered `413 payload_too_large` (at once when `Content-Length` says
+//! so). The request head has fixed bounds: a target of 16 KiB (`414 uri_too_long`), 100
+//! headers of 64 KiB in all (`431 headers_too_large`), always with the JSON error on a
+//! connection's first request; on a kept-alive connection, past the HTTP parser's 320 KiB buffer
+//! or its 64 KiB target, the parser's bare 431 or 414, and the connection closes. A refused body
+//! is read and dropped after the answer (up to 64 MiB, 30 s, or 2 s without a byte), so a client
+//! still sending it reads the answer.
+//!
 //! `max_tool_output_bytes` and `max_run_seconds` cap what each agent allows itself (its
 //! toolbox's output limit, its `max_duration`): the tighter one wins. A run over its working
 //! time ends `incomplete` with error code `max_duration`; a tool result over the limit is cut
