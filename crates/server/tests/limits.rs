@@ -76,6 +76,21 @@ async fn a_body_far_over_the_limit_is_answered_413_to_a_client_still_sending_it(
     assert!(answer.2.contains("connection: close"), "{}", answer.2);
     check(answer, (413, "payload_too_large"));
 
+    // Answered before a byte of the body is sent, when its length says it is too large.
+    let addr = server.url.trim_start_matches("http://");
+    let mut socket = TcpStream::connect(addr).await.unwrap();
+    let head = request
+        .split(|byte| *byte == b'\n')
+        .take(5)
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    socket.write_all(&head).await.unwrap();
+    socket.write_all(b"\n").await.unwrap();
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut answer));
+    let n = read.await.expect("answered at once").unwrap();
+    check(parse(&answer[..n]), (413, "payload_too_large"));
+
     // Chunked, with no length to refuse it by: read up to the limit, then the rest dropped.
     let chunk = vec![b' '; 64 * 1024];
     let mut request = b"POST /v1/runs HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: \
