@@ -288,3 +288,35 @@ pub(crate) async fn json_errors(request: Request, next: Next) -> Response {
     }
     answer
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echoes_are_cut_at_a_character() {
+        assert_eq!(echo("run_1"), "run_1");
+        let long = "é".repeat(100);
+        let cut = echo(&long);
+        assert!(cut.starts_with(&"é".repeat(MAX_ECHO / 2)), "{cut}");
+        assert!(cut.ends_with("… (200 bytes)"), "{cut}");
+    }
+
+    #[test]
+    fn what_axum_answers_alone_gets_a_code_and_a_message() {
+        for status in [
+            StatusCode::METHOD_NOT_ALLOWED,
+            StatusCode::BAD_REQUEST,
+            StatusCode::IM_A_TEAPOT,
+        ] {
+            let error = ApiError::from_status(status, " ");
+            assert!(!error.message.is_empty(), "{status}");
+            assert_ne!(error.code, "error");
+        }
+        let error = ApiError::from_status(StatusCode::BAD_REQUEST, "bad path");
+        assert_eq!(
+            (error.code, error.message.as_str()),
+            ("bad_request", "bad path")
+        );
+    }
+}
