@@ -134,8 +134,10 @@ async fn remotes_of(server: &RemoteServer, agent: &str) -> [Agent; 2] {
     let a2a = RemoteAgentConfig::a2a(
         format!("{agent}_a2a"),
         format!("{}/agents/{agent}/.well-known/agent-card.json", server.url),
-    );
-    let native = RemoteAgentConfig::agentwire(format!("{agent}_native"), &server.url, agent);
+    )
+    .allowing_private();
+    let native = RemoteAgentConfig::agentwire(format!("{agent}_native"), &server.url, agent)
+        .allowing_private();
     let mut built = Vec::new();
     for config in [a2a, native] {
         let remote = config.connect(|_| None).await.unwrap();
