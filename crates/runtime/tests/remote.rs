@@ -384,7 +384,7 @@ async fn canceling_the_parent_cancels_the_remote_runs() {
 }
 
 /// Builds `[[agents]]` `boss` (scripted) with one `[[agents.remote]]` entry `far` of these
-/// fields, in `dir`.
+/// fields (allowed on loopback, where the remote server is), in `dir`.
 async fn build_with_remote(dir: &Path, fields: &str) -> Result<Vec<Agent>, ConfigError> {
     std::fs::write(
         dir.join("boss.json"),
@@ -393,7 +393,7 @@ async fn build_with_remote(dir: &Path, fields: &str) -> Result<Vec<Agent>, Confi
     .unwrap();
     let config = format!(
         "[[agents]]\nname = \"boss\"\nprovider = \"scripted\"\nscript = \"boss.json\"\n\n\
-         [[agents.remote]]\nname = \"far\"\n{fields}\n"
+         [[agents.remote]]\nname = \"far\"\nallow_private = true\n{fields}\n"
     );
     AgentsFile::from_toml(&config)?.build(dir, |_| None).await
 }
