@@ -84,9 +84,13 @@ fn settings(allow_private: bool, database_url: Option<String>) -> Settings {
 }
 
 async fn server(allow_private: bool) -> TestServer {
+    server_on(allow_private, None).await
+}
+
+async fn server_on(allow_private: bool, database_url: Option<String>) -> TestServer {
     TestServer::start(
         vec![talker("assistant", WORDS, 0.0)],
-        settings(allow_private, None),
+        settings(allow_private, database_url),
     )
     .await
 }
@@ -230,8 +234,21 @@ async fn a_delivery_the_policy_refuses_later_is_given_up_at_once_with_its_reason
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time() {
-    let server = server(true).await;
+async fn urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time_on_sqlite() {
+    urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time_on_postgres() {
+    if let Some(url) = agentwire_testkit::postgres::schema_url().await {
+        urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time(Some(url)).await;
+    }
+}
+
+async fn urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time(
+    database_url: Option<String>,
+) {
+    let server = server_on(true, database_url).await;
     let (url, _) = receiver().await;
     let long = format!("{url}?{}", "a".repeat(2048));
     let response = server
@@ -305,8 +322,24 @@ async fn urls_are_bounded_webhooks_counted_and_listed_a_page_at_a_time() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused() {
-    let server = server(true).await;
+async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused_on_sqlite()
+ {
+    a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused_on_postgres()
+ {
+    if let Some(url) = agentwire_testkit::postgres::schema_url().await {
+        a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused(Some(url))
+            .await;
+    }
+}
+
+async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_when_refused(
+    database_url: Option<String>,
+) {
+    let server = server_on(true, database_url).await;
     let (url, _) = receiver().await;
     let task = completed_run(&server, None).await;
     for target in [&url, &format!("{url}/again")] {
@@ -370,8 +403,19 @@ async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_whe
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deleting_a_session_deletes_its_runs_webhooks() {
-    let server = server(true).await;
+async fn deleting_a_session_deletes_its_runs_webhooks_on_sqlite() {
+    deleting_a_session_deletes_its_runs_webhooks(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_deletes_its_runs_webhooks_on_postgres() {
+    if let Some(url) = agentwire_testkit::postgres::schema_url().await {
+        deleting_a_session_deletes_its_runs_webhooks(Some(url)).await;
+    }
+}
+
+async fn deleting_a_session_deletes_its_runs_webhooks(database_url: Option<String>) {
+    let server = server_on(true, database_url).await;
     let (url, _) = receiver().await;
     let mut body = run_body(None, "go");
     body["session_id"] = json!("ses_hooked");
