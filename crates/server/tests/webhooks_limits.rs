@@ -382,7 +382,7 @@ async fn a2a_push_configs_replace_their_id_name_real_tasks_and_leave_nothing_whe
     assert_eq!(runs["runs"], json!([]));
     // A message to a context whose task still works goes to its inbox, not to a new task:
     // the config made for the new task goes.
-    let words = vec!["slow "; 200];
+    let words = vec!["slow "; 60];
     let busy = TestServer::start(
         vec![talker("assistant", &words, 20.0)],
         settings(true, None),
