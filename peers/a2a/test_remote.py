@@ -49,6 +49,7 @@ tools = []
 [[agents.remote]]
 name = "sample"
 url = "{card_url}"
+allow_private = true
 """
     return agents
 

@@ -297,6 +297,14 @@ impl Client {
         Ok(self)
     }
 
+    /// Sends every request through `http` rather than a default client: one with a resolver,
+    /// redirect policy, proxy or TLS roots of the caller's (a remote agent's is held to the
+    /// outbound address policy this way).
+    pub fn with_http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = http;
+        self
+    }
+
     /// Resumes broken streams by this policy instead of [`Reconnect::default`].
     pub fn with_reconnect(mut self, reconnect: Reconnect) -> Self {
         self.reconnect = reconnect;

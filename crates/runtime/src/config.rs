@@ -28,12 +28,13 @@
 //! [[agents.remote]]                 # an agent served elsewhere, called like a sub-agent
 //! name = "researcher"               # the tool's name
 //! url = "https://agents.example.com/.well-known/agent-card.json"   # A2A: its agent card
-//! api_key_env = "RESEARCHER_KEY"    # optional bearer key
+//! api_key_env = "RESEARCHER_KEY"    # optional bearer key, sent only to the card's origin
 //!
 //! [[agents.remote]]
 //! name = "reviewer"
 //! url = "http://10.0.0.7:8080"      # another agentwire server
 //! agent = "reviewer"                # its agent: the protocol is then `agentwire`
+//! allow_private = true              # it is at a private address (refused by default)
 //! ```
 //!
 //! Reading a file ([`AgentsFile::from_toml`]) only parses and checks what can be checked without

@@ -134,8 +134,10 @@ async fn remotes_of(server: &RemoteServer, agent: &str) -> [Agent; 2] {
     let a2a = RemoteAgentConfig::a2a(
         format!("{agent}_a2a"),
         format!("{}/agents/{agent}/.well-known/agent-card.json", server.url),
-    );
-    let native = RemoteAgentConfig::agentwire(format!("{agent}_native"), &server.url, agent);
+    )
+    .allowing_private();
+    let native = RemoteAgentConfig::agentwire(format!("{agent}_native"), &server.url, agent)
+        .allowing_private();
     let mut built = Vec::new();
     for config in [a2a, native] {
         let remote = config.connect(|_| None).await.unwrap();
@@ -382,7 +384,7 @@ async fn canceling_the_parent_cancels_the_remote_runs() {
 }
 
 /// Builds `[[agents]]` `boss` (scripted) with one `[[agents.remote]]` entry `far` of these
-/// fields, in `dir`.
+/// fields (allowed on loopback, where the remote server is), in `dir`.
 async fn build_with_remote(dir: &Path, fields: &str) -> Result<Vec<Agent>, ConfigError> {
     std::fs::write(
         dir.join("boss.json"),
@@ -391,7 +393,7 @@ async fn build_with_remote(dir: &Path, fields: &str) -> Result<Vec<Agent>, Confi
     .unwrap();
     let config = format!(
         "[[agents]]\nname = \"boss\"\nprovider = \"scripted\"\nscript = \"boss.json\"\n\n\
-         [[agents.remote]]\nname = \"far\"\n{fields}\n"
+         [[agents.remote]]\nname = \"far\"\nallow_private = true\n{fields}\n"
     );
     AgentsFile::from_toml(&config)?.build(dir, |_| None).await
 }

@@ -8,6 +8,7 @@
 //! shape, so a client reads every error one way, always with a code and a message.
 
 use agentwire_runtime::{InputError, StartError};
+use agentwire_tools::address::AddressError;
 use axum::Json;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
@@ -216,6 +217,17 @@ impl From<RunsError> for ApiError {
 impl From<agentwire_store::StoreError> for ApiError {
     fn from(error: agentwire_store::StoreError) -> Self {
         RunsError::Store(error).into()
+    }
+}
+
+/// A URL the address policy refuses (a webhook's, an A2A push config's): 400 `invalid_url`.
+impl From<AddressError> for ApiError {
+    fn from(error: AddressError) -> Self {
+        let mut message = error.to_string();
+        if matches!(error, AddressError::NotPublic { .. }) {
+            message.push_str(": set [webhooks] allow_private = true to deliver there");
+        }
+        Self::new(StatusCode::BAD_REQUEST, "invalid_url", message)
     }
 }
 

@@ -256,13 +256,8 @@ pub(crate) async fn start_run(
         Ok(live) => Ok(Started { live, webhook }),
         Err(error) => {
             // A run that never started has no status changes: its webhook goes.
-            if let Some(webhook) = &webhook
-                && let Err(error) = state
-                    .store
-                    .delete_webhook(&webhook.id, caller.owner_id())
-                    .await
-            {
-                tracing::warn!(webhook = %webhook.id, "removing the webhook of a run not started: {error}");
+            if let Some(webhook) = &webhook {
+                webhooks::discard(state, caller, webhook).await;
             }
             Err(error.into())
         }

@@ -301,17 +301,27 @@ fn native_paths() -> Map<String, Value> {
                 "Deliveries of run status changes (`run.<status>`; every one without `events`) of the \
                  caller's runs, or of `run_id` only, to `url`: queued in the store with the change, \
                  signed as Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`) \
-                 and retried with backoff until a 2xx. The `secret` is shown once, here.",
+                 and retried with backoff until a 2xx. The `secret` is shown once, here. A URL over \
+                 2048 bytes is 400 `url_too_long`; one reaching an address that is not public, \
+                 400 `invalid_url`; past `[webhooks] max_per_key` webhooks of every run (or 10 of \
+                 one run), 409 `too_many_webhooks`.",
                 json!({"201": json_answer("The webhook, with its secret.", schema("Webhook"))}),
-                &[400, 401, 404, 408, 413, 415]), tag.clone()), json!({
+                &[400, 401, 404, 408, 409, 413, 415]), tag.clone()), json!({
                     "requestBody": json_body(schema("CreateWebhook"))
                 })),
-            "get": with(operation(
-                "List webhooks", "The caller's webhooks, oldest first.",
+            "get": with(with(operation(
+                "List webhooks",
+                "The caller's webhooks (A2A push configs included), oldest first, `limit` (1-100, \
+                 100 by default) a page; `next`, when not null, is the `cursor` of the next page. \
+                 A cursor the server did not give is 400 `invalid_cursor`.",
                 json!({"200": json_answer("The webhooks.", json!({"type": "object", "properties": {
-                    "data": {"type": "array", "items": schema("Webhook")}
+                    "data": {"type": "array", "items": schema("Webhook")},
+                    "next": {"type": ["string", "null"]}
                 }}))}),
-                &[401]), tag.clone())
+                &[400, 401]), tag.clone()), json!({"parameters": [
+                    {"name": "limit", "in": "query", "required": false, "description": "Webhooks in the page, 1 to 100.", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    {"name": "cursor", "in": "query", "required": false, "description": "The `next` of the page before.", "schema": {"type": "string"}}
+                ]}))
         },
         "/v1/webhooks/{id}": {
             "get": with(with(operation(

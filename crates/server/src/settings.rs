@@ -32,15 +32,22 @@
 //! max_backoff = "10m"     # the longest wait between two tries of a delivery
 //! give_up_after = "3d"    # a delivery failing this long after its status change is dropped
 //! keep_delivered = "1h"   # done deliveries are deleted this long after
+//! max_per_key = 100       # webhooks hearing every run, per key (a run may have 10 of its own)
 //!
 //! [[agents]]
 //! name = "assistant"
 //! ```
 //!
-//! `[webhooks]`: outbound URLs are checked when a webhook is created and again at each
-//! delivery (the host's addresses as resolved then, so a name re-pointed at an internal
-//! address is refused): loopback, private, link-local, unique-local and unspecified addresses
-//! are refused unless `allow_private = true`.
+//! `[webhooks]`: outbound URLs (webhooks, A2A push configs; at most 2048 bytes) are checked
+//! when a webhook is created and again at each delivery (the host's addresses as resolved
+//! then, so a name re-pointed at an internal address is refused): every address in a block of
+//! the IANA special-purpose registries that is not globally reachable (loopback, private,
+//! link-local, shared, benchmarking, documentation, reserved, multicast, …) and every IPv6 form
+//! carrying an IPv4 address (mapped, compatible, 6to4, Teredo; NAT64 `64:ff9b::/96` is judged
+//! by the IPv4 address it embeds) is refused unless `allow_private = true`
+//! (`agentwire_tools::address`). A delivery refused at delivery time is given up at once, its
+//! reason recorded. `[[agents.remote]]` entries have their own `allow_private` (see the
+//! runtime's config).
 //!
 //! `max_body_bytes` is answered `413 payload_too_large` (at once when `Content-Length` says
 //! so). The request head has fixed bounds: a target of 16 KiB (`414 uri_too_long`), 100
@@ -163,7 +170,8 @@ pub struct Settings {
 /// How webhook deliveries are made (`[webhooks]`, see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookSettings {
-    /// Deliver to loopback, private, link-local and unspecified addresses; off by default.
+    /// Deliver to addresses that are not public (loopback, private, link-local, …); off by
+    /// default.
     pub allow_private: bool,
     /// How long one try may take, the receiver's answer included: 10 s by default.
     pub timeout: Duration,
@@ -175,6 +183,9 @@ pub struct WebhookSettings {
     pub give_up_after: Duration,
     /// Done (delivered or given up) deliveries are deleted this long after: 1 hour by default.
     pub keep_delivered: Duration,
+    /// The most webhooks hearing every run one key may have (per-run ones and A2A push configs
+    /// are at most 10 a run): 100 by default.
+    pub max_per_key: u32,
 }
 
 impl Default for WebhookSettings {
@@ -185,6 +196,7 @@ impl Default for WebhookSettings {
             max_backoff: Duration::from_secs(10 * 60),
             give_up_after: Duration::from_secs(3 * 24 * 60 * 60),
             keep_delivered: Duration::from_secs(60 * 60),
+            max_per_key: 100,
         }
     }
 }
@@ -208,6 +220,8 @@ pub struct WebhooksSection {
     /// How long done deliveries are kept, e.g. `"1h"`.
     #[serde(default, deserialize_with = "duration")]
     pub keep_delivered: Option<Duration>,
+    /// The most webhooks hearing every run, per key.
+    pub max_per_key: Option<u32>,
 }
 
 impl WebhooksSection {
@@ -219,6 +233,7 @@ impl WebhooksSection {
         webhooks.max_backoff = self.max_backoff.unwrap_or(webhooks.max_backoff);
         webhooks.give_up_after = self.give_up_after.unwrap_or(webhooks.give_up_after);
         webhooks.keep_delivered = self.keep_delivered.unwrap_or(webhooks.keep_delivered);
+        webhooks.max_per_key = self.max_per_key.unwrap_or(webhooks.max_per_key);
     }
 }
 

@@ -85,9 +85,9 @@ async fn build(
     AgentsFile::from_toml(config)?.build(dir, env).await
 }
 
-/// A `[[agents.remote]]` entry.
+/// A `[[agents.remote]]` entry, allowed on loopback where the tests' servers are.
 fn remote(name: &str, fields: &str) -> String {
-    format!("\n[[agents.remote]]\nname = \"{name}\"\n{fields}\n")
+    format!("\n[[agents.remote]]\nname = \"{name}\"\nallow_private = true\n{fields}\n")
 }
 
 /// `GET /v1/runs/{id}` on `server` until the run's status is `status` (10 s at most).
@@ -401,4 +401,89 @@ async fn keys_come_from_the_environment_and_bad_remotes_fail_the_build() {
         );
         assert!(message.contains(says), "{fields}: {message}");
     }
+}
+
+/// A server on `127.0.0.1:0` answering every request with `answer`, telling the test of each
+/// request's `authorization` header (`None` when it had none).
+async fn recording(
+    answer: Value,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::mpsc::UnboundedReceiver<Option<String>>,
+) {
+    let (seen, heard) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap| {
+        let key = headers
+            .get("authorization")
+            .map(|value| value.to_str().unwrap().to_owned());
+        let _ = seen.send(key);
+        let answer = answer.clone();
+        async move { axum::Json(answer) }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, heard)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_card_naming_another_origin_is_refused_and_the_key_goes_nowhere_else() {
+    use agentwire_tools::remote::RemoteAgentConfig;
+
+    let (elsewhere, mut heard_elsewhere) = recording(json!({})).await;
+    let card = json!({"name": "pointer", "description": "Points away.",
+        "supportedInterfaces": [{"url": format!("http://{elsewhere}/a2a"),
+                                 "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "capabilities": {"streaming": true}});
+    let (origin, mut heard_origin) = recording(card).await;
+    let card_url = format!("http://{origin}/.well-known/agent-card.json");
+    let keyed = RemoteAgentConfig {
+        api_key_env: Some("CARD_KEY".to_owned()),
+        ..RemoteAgentConfig::a2a("pointer", &card_url).allowing_private()
+    };
+    let error = keyed
+        .connect(|_| Some("sekrit".to_owned()))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error.code(), "remote_forbidden", "{error}");
+    let message = error.to_string();
+    assert!(message.contains(&format!("http://{origin}")), "{message}");
+    assert!(
+        message.contains(&format!("http://{elsewhere}")),
+        "{message}"
+    );
+    // The card itself was read with the key, from the origin it was configured for; nothing
+    // went to the other one.
+    assert_eq!(
+        heard_origin.recv().await.unwrap().as_deref(),
+        Some("Bearer sekrit")
+    );
+    assert!(heard_elsewhere.try_recv().is_err());
+
+    // Without a key there is nothing to leak: the card's endpoint is used as it says.
+    let keyless = RemoteAgentConfig::a2a("pointer", &card_url).allowing_private();
+    let connected = keyless.connect(|_| None).await.unwrap();
+    assert_eq!(connected.describe(), format!("a2a http://{elsewhere}/a2a"));
+    assert_eq!(heard_origin.recv().await.unwrap(), None);
+
+    // Without `allow_private`, loopback is not reached at all.
+    let strict = RemoteAgentConfig::a2a("pointer", &card_url)
+        .connect(|_| None)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(strict.code(), "remote_forbidden", "{strict}");
+    assert!(strict.to_string().contains("allow_private"), "{strict}");
+    let native = RemoteAgentConfig::agentwire("far", format!("http://{origin}"), "helper")
+        .connect(|_| None)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(native.code(), "remote_forbidden", "{native}");
+    assert!(
+        heard_origin.try_recv().is_err(),
+        "the strict ones sent nothing"
+    );
+    assert!(heard_elsewhere.try_recv().is_err());
 }

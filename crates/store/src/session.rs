@@ -89,17 +89,23 @@ impl Store {
         ))
     }
 
-    /// Deletes the session with its messages, its runs and their events, all at once: one
-    /// statement, whose foreign keys cascade to the rest (a reader sees all of it or none).
-    /// Returns false when there was no such session.
+    /// Deletes the session with its messages, its runs and their events, and its runs'
+    /// webhooks, all at once: one transaction, whose foreign keys cascade to the rest (a reader
+    /// sees all of it or none). Returns false when there was no such session.
     pub async fn delete_session(&self, id: &SessionId) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
-        let deleted = with_pool!(self, |pool, _begin| {
-            sqlx::query("DELETE FROM sessions WHERE id = $1")
+        let deleted = with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            for sql in crate::webhook::DELETE_SESSION_WEBHOOKS {
+                sqlx::query(sql).bind(id.as_str()).execute(&mut *tx).await?;
+            }
+            let deleted = sqlx::query("DELETE FROM sessions WHERE id = $1")
                 .bind(id.as_str())
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?
-                .rows_affected()
+                .rows_affected();
+            tx.commit().await?;
+            deleted
         });
         Ok(deleted > 0)
     }

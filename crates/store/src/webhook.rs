@@ -136,13 +136,43 @@ impl StatusSet {
 pub(crate) const WEBHOOK_COLUMNS: &str =
     "id, owner, run_id, url, secret, events, format, config_id, token, created_at";
 
+/// What deleting session `$1` deletes of webhooks, in its transaction: the webhooks of its
+/// runs (their queued deliveries with them), and what other webhooks were still owed of them.
+pub(crate) const DELETE_SESSION_WEBHOOKS: [&str; 2] = [
+    "DELETE FROM webhooks WHERE run_id IN (SELECT id FROM runs WHERE session_id = $1)",
+    "DELETE FROM webhook_deliveries WHERE session_id = $1 AND done_at IS NULL",
+];
+
 impl Store {
-    /// Stores a new webhook (its id must be fresh).
-    pub async fn create_webhook(&self, webhook: &WebhookRecord) -> Result<(), StoreError> {
-        with_pool!(self, |pool, _begin| {
-            sqlx::query(
+    /// Stores a new webhook (its id must be fresh), unless its owner already has `limit`
+    /// webhooks of its kind (hearing every run, or of its run): then nothing is written and
+    /// the answer is false. An A2A config replaces the config of its task with the same
+    /// `config_id`, in the same transaction (its queued deliveries go with it).
+    pub async fn create_webhook(
+        &self,
+        webhook: &WebhookRecord,
+        limit: u32,
+    ) -> Result<bool, StoreError> {
+        let _turn = self.write_turn().await;
+        let created = with_pool!(self, |pool, begin| {
+            let mut tx = pool.begin_with(begin).await?;
+            if let (Some(run_id), Some(config_id)) = (&webhook.run_id, &webhook.config_id) {
+                sqlx::query(
+                    "DELETE FROM webhooks WHERE run_id = $1 AND config_id = $2 \
+                     AND owner IS NOT DISTINCT FROM $3",
+                )
+                .bind(run_id.as_str())
+                .bind(config_id.as_str())
+                .bind(webhook.owner.as_deref())
+                .execute(&mut *tx)
+                .await?;
+            }
+            let created = sqlx::query(
                 "INSERT INTO webhooks (id, owner, run_id, url, secret, events, format, \
-                 config_id, token, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                 config_id, token, created_at) \
+                 SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+                 WHERE (SELECT COUNT(*) FROM webhooks WHERE owner IS NOT DISTINCT FROM $2 \
+                 AND run_id IS NOT DISTINCT FROM $3) < $11",
             )
             .bind(webhook.id.as_str())
             .bind(webhook.owner.as_deref())
@@ -154,10 +184,43 @@ impl Store {
             .bind(webhook.config_id.as_deref())
             .bind(webhook.token.as_deref())
             .bind(webhook.created_at.0)
-            .execute(pool)
-            .await?;
+            .bind(i64::from(limit))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+                > 0;
+            // Nothing is replaced when nothing is created.
+            if created {
+                tx.commit().await?;
+            }
+            created
         });
-        Ok(())
+        Ok(created)
+    }
+
+    /// Up to `limit` webhooks of `owner` (of every kind), in the order of their ids (which are
+    /// minted in creation order), after the id `after` when given.
+    pub async fn webhooks_page(
+        &self,
+        owner: Option<&str>,
+        after: Option<&WebhookId>,
+        limit: u32,
+    ) -> Result<Vec<WebhookRecord>, StoreError> {
+        let sql = format!(
+            "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE owner IS NOT DISTINCT FROM $1 \
+             AND (CAST($2 AS TEXT) IS NULL OR id > $2) ORDER BY id LIMIT $3"
+        );
+        with_pool!(self, |pool, _begin| {
+            sqlx::query(sqlx::AssertSqlSafe(sql.as_str()))
+                .bind(owner)
+                .bind(after.map(WebhookId::as_str))
+                .bind(i64::from(limit))
+                .fetch_all(pool)
+                .await?
+                .iter()
+                .map(webhook_from_row)
+                .collect()
+        })
     }
 
     /// The webhooks of `owner` (only those of `run_id`, when given), oldest first.

@@ -592,18 +592,21 @@ async fn many_interrupted_runs_end_each_once_with_their_output_and_deliveries(db
     const RUNS: usize = 300;
     let store = Store::open(&db.url).await.unwrap();
     store
-        .create_webhook(&WebhookRecord {
-            id: "wh_1".into(),
-            owner: None,
-            run_id: None,
-            url: "http://127.0.0.1:9/hook".to_owned(),
-            secret: "whsec_c2VjcmV0".to_owned(),
-            events: StatusSet::ALL,
-            format: WebhookFormat::Standard,
-            config_id: None,
-            token: None,
-            created_at: Timestamp(1),
-        })
+        .create_webhook(
+            &WebhookRecord {
+                id: "wh_1".into(),
+                owner: None,
+                run_id: None,
+                url: "http://127.0.0.1:9/hook".to_owned(),
+                secret: "whsec_c2VjcmV0".to_owned(),
+                events: StatusSet::ALL,
+                format: WebhookFormat::Standard,
+                config_id: None,
+                token: None,
+                created_at: Timestamp(1),
+            },
+            1,
+        )
         .await
         .unwrap();
     let mut runs = Vec::with_capacity(RUNS);

@@ -57,6 +57,7 @@
 //! tools depends on `schemars` 1.x itself (or names this crate's re-export with
 //! `#[schemars(crate = "agentwire_tools::schemars")]`).
 
+pub mod address;
 mod artifact;
 mod ask;
 mod file_tools;

@@ -328,16 +328,23 @@ async fn send(
                 }
             };
             check_context(&task_id, live.handle.session_id(), context_id)?;
+            let mut webhook = None;
             if let Some(config) = &request.push_config {
                 let new = super::a2a_push::new_webhook(config, live.handle.id().clone());
-                webhooks::create(state, owner, new).await?;
+                webhook = Some(webhooks::create(state, owner, new).await?);
             }
             let after = last_seq(&live);
             // A2A task streams begin with the task, a follow-up's too: the task as it waits.
             let task = task_of(&live, encoder_for(&live, Value::Null)).await;
             snapshot = Some((task, live.handle.status()));
             let message = answer_of(&live.handle.output(), request.input);
-            state.runs.answer(&live, message).await?;
+            if let Err(error) = state.runs.answer(&live, message).await {
+                // A refused message leaves no config behind.
+                if let Some(webhook) = &webhook {
+                    webhooks::discard(state, owner, webhook).await;
+                }
+                return Err(error.into());
+            }
             (live, after)
         }
         None => {
@@ -345,13 +352,19 @@ async fn send(
             let mut start = RunStart::new(request.input.clone());
             // A push config given with the message is stored before the task's first status
             // change, so it hears every one: the task's id is minted here for it.
+            let mut webhook = None;
             if let Some(config) = &request.push_config {
                 let run_id = agent.new_run_id();
                 start = start.with_run_id(run_id.clone());
                 let new = super::a2a_push::new_webhook(config, run_id);
-                webhooks::create_for_new_run(state, owner, new).await?;
+                webhook = Some(webhooks::create_for_new_run(state, owner, new).await?);
             }
-            match state.runs.start(agent, owner, session.clone(), start).await {
+            let started = state.runs.start(agent, owner, session.clone(), start).await;
+            // A task that was not created has no config: its webhook goes.
+            if let (Err(_), Some(webhook)) = (&started, &webhook) {
+                webhooks::discard(state, owner, webhook).await;
+            }
+            match started {
                 Ok(live) => (live, 0),
                 Err(RunsError::SessionBusy { .. }) if session.is_some() => {
                     let session = session.unwrap_or_else(|| SessionId::from(""));

@@ -3,7 +3,8 @@
 //! `DeleteTaskPushNotificationConfig` on `POST /a2a`. A config is a per-run webhook in A2A's
 //! format (`crate::webhooks`): the same queue, retries and URL checks; each status change of
 //! the task is posted as a `StreamResponse` with its `statusUpdate`, carrying the config's
-//! token in `X-A2A-Notification-Token` and the Standard Webhooks signature headers.
+//! token in `X-A2A-Notification-Token` and the Standard Webhooks signature headers. A config
+//! created with the id of one its task has replaces it, as the a2a-sdk's config store does.
 
 use agentwire_core::RunId;
 use agentwire_dialects::a2a::{
@@ -56,6 +57,8 @@ pub(super) async fn answer(
     }
     let reference = decode_push_config_ref(params).map_err(bad)?;
     let run_id = RunId::from(reference.task_id.as_str());
+    // A task the caller may not see has no configs to list: `TaskNotFound`, not `[]`.
+    webhooks::check_run(state, caller, &run_id).await?;
     let configs = state
         .store
         .webhooks(caller.owner_id(), Some(&run_id))

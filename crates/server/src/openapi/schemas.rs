@@ -409,7 +409,7 @@ pub(super) fn all() -> Map<String, Value> {
                 "additionalProperties": false,
                 "required": ["url"],
                 "properties": {
-                    "url": {"type": "string", "format": "uri", "description": "http(s); no loopback or private address unless the server's `[webhooks] allow_private` is set."},
+                    "url": {"type": "string", "format": "uri", "maxLength": 2048, "description": "http(s), at most 2048 bytes; no address that is not public (loopback, private, link-local, IPv4 inside IPv6, any IANA special-purpose block that is not globally reachable) unless the server's `[webhooks] allow_private` is set."},
                     "events": {"type": "array", "items": {"type": "string"}, "description": "`run.<status>` names; every status change without them."},
                     "run_id": {"type": "string", "description": "Only this run's status changes."}
                 }

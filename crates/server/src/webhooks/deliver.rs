@@ -6,8 +6,11 @@
 //! outcomes in batches: 2xx is delivered; anything else is tried again after a wait that
 //! doubles from a second up to `[webhooks] max_backoff`, drawn between half and all of it
 //! (jitter, so receivers coming back are not hit by every sender at once), until
-//! `give_up_after` has passed since the status change. It wakes when a commit of this node
-//! queued deliveries, else every [`POLL`] (retries coming due, other nodes' commits).
+//! `give_up_after` has passed since the status change. A delivery the address policy refuses
+//! (a literal address, or a name resolving to no public address, as it stands now) is given up
+//! at once, its reason recorded (`last_error`): trying again would knock at the same door. It
+//! wakes when a commit of this node queued deliveries, else every [`POLL`] (retries coming
+//! due, other nodes' commits).
 //!
 //! Nothing is kept per run: what is owed lives in the store.
 
@@ -15,10 +18,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire_store::{Delivery, DeliveryOutcome, Store};
+use agentwire_tools::address::{self, AddressError};
+use reqwest::Url;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
-use super::{payload, sign, url};
+use super::{payload, sign};
 use crate::clock;
 use crate::settings::WebhookSettings;
 
@@ -47,16 +52,13 @@ pub(crate) struct Deliveries {
 impl Deliveries {
     /// Starts the worker over `store`.
     pub(crate) fn start(store: Store, settings: &WebhookSettings) -> Self {
-        let mut client = reqwest::Client::builder()
+        let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .user_agent(concat!("agentwire-webhooks/", env!("CARGO_PKG_VERSION")))
             // A redirect would be a way around the URL check; a proxy would hide the address.
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
-        if !settings.allow_private {
-            client = client.dns_resolver(url::PublicOnly);
-        }
-        let client = match client.build() {
+        let client = match address::guarded(client, settings.allow_private).build() {
             Ok(client) => client,
             Err(error) => {
                 tracing::error!("webhooks are not delivered: no HTTP client: {error}");
@@ -156,7 +158,13 @@ impl Worker {
     async fn send(&self, delivery: &Delivery) -> DeliveryOutcome {
         let error = match self.post(delivery).await {
             Ok(()) => return DeliveryOutcome::Delivered,
-            Err(error) => error,
+            Err(Failure::Refused(error)) => {
+                tracing::warn!(delivery = %delivery.id, url = %delivery.webhook.url, "webhook given up: {error}");
+                return DeliveryOutcome::GaveUp {
+                    error: format!("refused: {error}"),
+                };
+            }
+            Err(Failure::Failed(error)) => error,
         };
         tracing::debug!(delivery = %delivery.id, attempt = delivery.attempts, "webhook: {error}");
         let give_up_at = delivery
@@ -171,18 +179,21 @@ impl Worker {
         DeliveryOutcome::Retry { at, error }
     }
 
-    async fn post(&self, delivery: &Delivery) -> Result<(), String> {
+    async fn post(&self, delivery: &Delivery) -> Result<(), Failure> {
         let webhook = &delivery.webhook;
+        let url = Url::parse(&webhook.url).map_err(|error| {
+            Failure::Refused(format!("'{}' is not a URL: {error}", webhook.url))
+        })?;
         // A literal address is not resolved, so the resolver cannot refuse it: checked here.
-        url::check_literal(&webhook.url, self.settings.allow_private)
-            .map_err(|error| error.to_string())?;
+        address::check_literal(&url, self.settings.allow_private)
+            .map_err(|error| Failure::Refused(error.to_string()))?;
         let body = payload::body(delivery);
         let id = payload::message_id(delivery);
         let timestamp = clock::now().0 / 1000;
         let signature = sign::signature(&webhook.secret, &id, timestamp, &body);
         let mut request = self
             .client
-            .post(&webhook.url)
+            .post(url)
             .header("content-type", "application/json")
             .header("webhook-id", &id)
             .header("webhook-timestamp", timestamp.to_string())
@@ -191,6 +202,9 @@ impl Worker {
             request = request.header("x-a2a-notification-token", token);
         }
         let response = request.body(body).send().await.map_err(|error| {
+            if let Some(refused) = AddressError::in_chain(&error) {
+                return Failure::Refused(refused.to_string());
+            }
             // reqwest's outer error says only "error sending request"; the cause is below.
             let mut text = error.to_string();
             let mut source = std::error::Error::source(&error);
@@ -198,11 +212,11 @@ impl Worker {
                 text = format!("{text}: {cause}");
                 source = cause.source();
             }
-            text
+            Failure::Failed(text)
         })?;
         match response.status() {
             status if status.is_success() => Ok(()),
-            status => Err(format!("the receiver answered {status}")),
+            status => Err(Failure::Failed(format!("the receiver answered {status}"))),
         }
     }
 
@@ -218,6 +232,14 @@ impl Worker {
         let _ = getrandom::fill(&mut byte);
         full / 2 + full / 2 * u32::from(byte[0]) / 255
     }
+}
+
+/// Why a post did not deliver.
+enum Failure {
+    /// The address policy refused where it would go: not tried again.
+    Refused(String),
+    /// It failed (no connection, an error status): tried again.
+    Failed(String),
 }
 
 /// Records outcomes as they come, many per transaction. A batch that cannot be recorded is

@@ -7,7 +7,8 @@
 //!
 //! Each delivery is queued in the store in the transaction that stores the status change, and
 //! posted, signed as Standard Webhooks, by the `deliver` worker until the receiver answers 2xx
-//! (see `deliver` for the retries and `url` for which URLs are allowed). A per-run webhook hears
+//! (see `deliver` for the retries; which URLs are allowed is `agentwire_tools::address`'s
+//! policy, checked here at creation and by `deliver` at every connection). A per-run webhook hears
 //! of the status changes committed after it is created; one given with the run (`webhook` in
 //! `POST /v1/runs`) is written before the run's first, so it hears them all. A2A
 //! push-notification configs are webhooks too (`crate::dialects::a2a`), written in A2A's
@@ -16,14 +17,15 @@
 mod deliver;
 mod payload;
 pub(crate) mod sign;
-pub(crate) mod url;
 
 use std::sync::Arc;
 
 use agentwire_core::{RunId, WebhookId};
 use agentwire_store::{StatusSet, WebhookFormat, WebhookRecord};
+use agentwire_tools::address;
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -41,6 +43,15 @@ type Shared = State<Arc<AppState>>;
 
 /// What an event name starts with: `run.completed` is the status `completed`.
 const EVENT_PREFIX: &str = "run.";
+
+/// The longest URL a webhook (or an A2A push config) may have, in bytes.
+pub(crate) const MAX_URL_BYTES: usize = 2048;
+
+/// The most webhooks (A2A push configs included) one run may have.
+pub(crate) const MAX_PER_RUN: u32 = 10;
+
+/// Webhooks in a page of `GET /v1/webhooks` when the client does not say, and the most.
+const DEFAULT_PAGE: u32 = 100;
 
 /// A `POST /v1/webhooks` body.
 #[derive(Debug, Deserialize)]
@@ -72,16 +83,9 @@ pub(crate) async fn create(
     caller: &Caller,
     new: NewWebhook<'_>,
 ) -> Result<WebhookRecord, ApiError> {
-    url::check(new.url, state.settings.webhooks.allow_private)
-        .await
-        .map_err(|error| {
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid_url", error.to_string())
-        })?;
+    check_url(state, new.url).await?;
     if let Some(run_id) = &new.run_id {
-        match state.store.run(run_id).await? {
-            Some(run) if run.owner.as_deref() == caller.owner_id() => {}
-            _ => return Err(ApiError::not_found("run", run_id.as_str())),
-        }
+        check_run(state, caller, run_id).await?;
     }
     insert(state, caller, new).await
 }
@@ -118,12 +122,49 @@ pub(crate) async fn create_for_new_run(
     caller: &Caller,
     new: NewWebhook<'_>,
 ) -> Result<WebhookRecord, ApiError> {
-    url::check(new.url, state.settings.webhooks.allow_private)
-        .await
-        .map_err(|error| {
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid_url", error.to_string())
-        })?;
+    check_url(state, new.url).await?;
     insert(state, caller, new).await
+}
+
+/// Checks a webhook's URL: at most [`MAX_URL_BYTES`], and allowed by the address policy
+/// (unless `[webhooks] allow_private`).
+pub(crate) async fn check_url(state: &AppState, url: &str) -> Result<(), ApiError> {
+    if url.len() > MAX_URL_BYTES {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "url_too_long",
+            format!(
+                "the URL is {} bytes; a webhook's may have {MAX_URL_BYTES}",
+                url.len()
+            ),
+        ));
+    }
+    address::check_url(url, state.settings.webhooks.allow_private).await?;
+    Ok(())
+}
+
+/// Checks that run `run_id` is one `caller` may see: else 404, as for a run that is not.
+pub(crate) async fn check_run(
+    state: &AppState,
+    caller: &Caller,
+    run_id: &RunId,
+) -> Result<(), ApiError> {
+    match state.store.run(run_id).await? {
+        Some(run) if run.owner.as_deref() == caller.owner_id() => Ok(()),
+        _ => Err(ApiError::not_found("run", run_id.as_str())),
+    }
+}
+
+/// Deletes a webhook stored for a run that then did not start (it would name a run that never
+/// existed); a failure is logged, the retention sweep takes it later.
+pub(crate) async fn discard(state: &AppState, caller: &Caller, webhook: &WebhookRecord) {
+    if let Err(error) = state
+        .store
+        .delete_webhook(&webhook.id, caller.owner_id())
+        .await
+    {
+        tracing::warn!(webhook = %webhook.id, "removing the webhook of a run not started: {error}");
+    }
 }
 
 /// A webhook as the API shows it at its creation: with its signing secret, shown only then.
@@ -159,7 +200,24 @@ async fn insert(
         token: new.token,
         created_at: clock::now(),
     };
-    state.store.create_webhook(&webhook).await?;
+    let limit = match webhook.run_id {
+        Some(_) => MAX_PER_RUN,
+        None => state.settings.webhooks.max_per_key,
+    };
+    if !state.store.create_webhook(&webhook, limit).await? {
+        let whose = match webhook.run_id {
+            Some(_) => format!("run has {MAX_PER_RUN} webhooks, the most one may have"),
+            None => format!(
+                "key has {limit} webhooks hearing every run, the most one may have \
+                 ([webhooks] max_per_key); delete one first"
+            ),
+        };
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "too_many_webhooks",
+            format!("the {whose}"),
+        ));
+    }
     Ok(webhook)
 }
 
@@ -187,12 +245,65 @@ pub(crate) async fn post(
     Ok((StatusCode::CREATED, Json(created_view(&webhook))).into_response())
 }
 
-/// `GET /v1/webhooks`: the caller's webhooks, oldest first.
-pub(crate) async fn list(State(state): Shared, caller: Caller) -> Result<Json<Value>, ApiError> {
-    let webhooks = state.store.webhooks(caller.owner_id(), None).await?;
-    Ok(Json(
-        json!({"data": webhooks.iter().map(view).collect::<Vec<_>>()}),
-    ))
+/// `?limit=N&cursor=<next>` of `GET /v1/webhooks`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Page {
+    limit: Option<u32>,
+    cursor: Option<String>,
+}
+
+/// `GET /v1/webhooks`: the caller's webhooks, oldest first, a page at a time; `next` is the
+/// cursor of the next page (the last webhook's id), `null` on the last.
+pub(crate) async fn list(
+    State(state): Shared,
+    caller: Caller,
+    query: Result<Query<Page>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(page) = query.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            rejection.body_text(),
+        )
+    })?;
+    let limit = page.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=DEFAULT_PAGE).contains(&limit) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_query",
+            format!("limit must be between 1 and {DEFAULT_PAGE}"),
+        ));
+    }
+    let after = page.cursor.as_deref().map(parse_cursor).transpose()?;
+    // One more than asked tells whether there is a next page.
+    let mut webhooks = state
+        .store
+        .webhooks_page(caller.owner_id(), after.as_ref(), limit + 1)
+        .await?;
+    let more = webhooks.len() > limit as usize;
+    webhooks.truncate(limit as usize);
+    let next = match (more, webhooks.last()) {
+        (true, Some(last)) => Some(last.id.to_string()),
+        _ => None,
+    };
+    Ok(Json(json!({
+        "data": webhooks.iter().map(view).collect::<Vec<_>>(),
+        "next": next,
+    })))
+}
+
+/// A page's cursor: a webhook id as the server mints them (`wh_` and 32 hex digits).
+fn parse_cursor(text: &str) -> Result<WebhookId, ApiError> {
+    let minted = text
+        .strip_prefix("wh_")
+        .is_some_and(|hex| hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()));
+    match minted {
+        true => Ok(WebhookId::from(text)),
+        false => Err(ApiError::invalid_cursor(
+            "the cursor must be the `next` of a page of webhooks",
+        )),
+    }
 }
 
 /// `GET /v1/webhooks/{id}`.

@@ -9,11 +9,13 @@ use agentwire_dialects::StreamDecoder;
 use agentwire_dialects::a2a::{self, A2aDecoder, A2aMethod, RemoteCard};
 use futures::future::BoxFuture;
 use futures::{StreamExt, stream};
+use reqwest::Url;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{RemoteAgent, RemoteError, RemoteEvents, RemoteRequest};
+use crate::address;
 
 /// The protocol version every request names (`A2A-Version`): servers take a request without it
 /// for A2A 0.3.
@@ -36,6 +38,7 @@ const BODY_EXCERPT: usize = 512;
 ///     "http://127.0.0.1:41241/.well-known/agent-card.json",
 ///     None,
 ///     Duration::from_secs(10),
+///     true,
 /// )
 /// .await?;
 /// println!("{}: {}", agent.describe(), agent.description());
@@ -68,19 +71,24 @@ impl std::fmt::Debug for A2aAgent {
 impl A2aAgent {
     /// Reads the agent card at `card_url` (within `timeout`) and picks its JSON-RPC interface
     /// of A2A 1.x. `api_key`, when given, is sent as a bearer key with every request (the card's
-    /// too).
+    /// too), and so only to the card's origin: a card naming an endpoint on another origin is
+    /// refused. Unless `allow_private`, the card's and the endpoint's hosts must be public
+    /// addresses, at connect and at every connection after (`crate::address`).
     ///
     /// # Errors
     /// [`RemoteError::Unreachable`], [`RemoteError::Timeout`], [`RemoteError::Refused`] (an
-    /// HTTP error), [`RemoteError::BadCard`] (not a card) or [`RemoteError::NoJsonRpc`] (no
-    /// interface this client speaks).
+    /// HTTP error), [`RemoteError::BadCard`] (not a card), [`RemoteError::NoJsonRpc`] (no
+    /// interface this client speaks), [`RemoteError::Address`] (an address the policy refuses)
+    /// or [`RemoteError::OtherOrigin`] (a keyed card sending the key elsewhere).
     pub async fn connect(
         card_url: &str,
         api_key: Option<&str>,
         timeout: Duration,
+        allow_private: bool,
     ) -> Result<Self, RemoteError> {
         let authorization = api_key.map(|key| bearer(card_url, key)).transpose()?;
-        let http = reqwest::Client::builder()
+        let http = address::guarded(reqwest::Client::builder(), allow_private)
+            .redirect(address::redirect_policy(allow_private))
             .connect_timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|source| unreachable(card_url, source))?;
@@ -89,46 +97,31 @@ impl A2aAgent {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
         let fetch = async {
+            checked_address(card_url, allow_private).await?;
             let response = request
                 .send()
                 .await
                 .map_err(|source| unreachable(card_url, source))?;
             let response = checked(card_url, response).await?;
-            response
+            let bytes = response
                 .bytes()
                 .await
-                .map_err(|source| unreachable(card_url, source))
+                .map_err(|source| unreachable(card_url, source))?;
+            let card = a2a::decode_card(&bytes).map_err(|source| RemoteError::BadCard {
+                url: card_url.to_owned(),
+                source,
+            })?;
+            let endpoint = endpoint(card_url, &card, authorization.is_some())?;
+            checked_address(&endpoint, allow_private).await?;
+            Ok::<_, RemoteError>((card, endpoint))
         };
-        let bytes =
+        let (card, endpoint) =
             tokio::time::timeout(timeout, fetch)
                 .await
                 .map_err(|_| RemoteError::Timeout {
                     url: card_url.to_owned(),
                     seconds: timeout.as_secs(),
                 })??;
-        let card = a2a::decode_card(&bytes).map_err(|source| RemoteError::BadCard {
-            url: card_url.to_owned(),
-            source,
-        })?;
-        let Some(endpoint) = card.json_rpc_url().map(str::to_owned) else {
-            let offered: Vec<String> = card
-                .interfaces
-                .iter()
-                .map(|interface| {
-                    format!(
-                        "{} {} {}",
-                        interface.protocol_binding, interface.protocol_version, interface.url
-                    )
-                })
-                .collect();
-            return Err(RemoteError::NoJsonRpc {
-                url: card_url.to_owned(),
-                offered: match offered.is_empty() {
-                    true => "nothing".to_owned(),
-                    false => offered.join(", "),
-                },
-            });
-        };
         let description = describe_card(&card);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -477,6 +470,48 @@ fn unreachable(url: &str, source: reqwest::Error) -> RemoteError {
         url: url.to_owned(),
         source,
     }
+}
+
+/// The card's JSON-RPC endpoint of A2A 1.x; with a key (`keyed`), only on the card's own
+/// origin, since the key goes wherever the endpoint is.
+fn endpoint(card_url: &str, card: &RemoteCard, keyed: bool) -> Result<String, RemoteError> {
+    let Some(endpoint) = card.json_rpc_url().map(str::to_owned) else {
+        let offered: Vec<String> = card
+            .interfaces
+            .iter()
+            .map(|interface| {
+                format!(
+                    "{} {} {}",
+                    interface.protocol_binding, interface.protocol_version, interface.url
+                )
+            })
+            .collect();
+        return Err(RemoteError::NoJsonRpc {
+            url: card_url.to_owned(),
+            offered: match offered.is_empty() {
+                true => "nothing".to_owned(),
+                false => offered.join(", "),
+            },
+        });
+    };
+    let origin = |url: &str| Url::parse(url).map(|url| url.origin().ascii_serialization());
+    match (origin(card_url), origin(&endpoint)) {
+        (Ok(card_origin), Ok(endpoint_origin)) if keyed && card_origin != endpoint_origin => {
+            Err(RemoteError::OtherOrigin {
+                card: card_origin,
+                endpoint: endpoint_origin,
+            })
+        }
+        _ => Ok(endpoint),
+    }
+}
+
+/// Checks `url` against the address policy (the card's, the endpoint's).
+async fn checked_address(url: &str, allow_private: bool) -> Result<(), RemoteError> {
+    address::check_url(url, allow_private)
+        .await
+        .map(drop)
+        .map_err(|source| RemoteError::Address { source })
 }
 
 /// The `Authorization` value for a key, marked sensitive so it is never logged.

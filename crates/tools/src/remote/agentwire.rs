@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 use futures::stream;
 
 use super::{RemoteAgent, RemoteError, RemoteEvents, RemoteRequest};
+use crate::address;
 
 /// One agent of an agentwire server. Cheap to clone.
 ///
@@ -17,9 +18,9 @@ use super::{RemoteAgent, RemoteError, RemoteEvents, RemoteRequest};
 /// use std::time::Duration;
 /// use agentwire_tools::remote::{AgentwireAgent, RemoteAgent};
 ///
+/// let timeout = Duration::from_secs(10);
 /// let reviewer =
-///     AgentwireAgent::connect("http://127.0.0.1:8080", "reviewer", None, Duration::from_secs(10))
-///         .await?;
+///     AgentwireAgent::connect("http://127.0.0.1:8080", "reviewer", None, timeout, true).await?;
 /// println!("{}: {}", reviewer.describe(), reviewer.description());
 /// # Ok(()) }
 /// ```
@@ -34,32 +35,45 @@ pub struct AgentwireAgent {
 impl AgentwireAgent {
     /// The agent `agent` of the server at `base_url`, described by the server
     /// (`GET /v1/agents/{agent}`, within `timeout`). `api_key`, when given, is sent as a bearer
-    /// key with every request.
+    /// key with every request, all of them to `base_url`. Unless `allow_private`, its host must
+    /// be a public address, at connect and at every connection after (`crate::address`).
     ///
     /// # Errors
     /// [`RemoteError::Agentwire`] with the client's error (an unknown agent is the server's
-    /// `404 unknown_agent`), or [`RemoteError::Timeout`].
+    /// `404 unknown_agent`), [`RemoteError::Address`], or [`RemoteError::Timeout`].
     pub async fn connect(
         base_url: &str,
         agent: &str,
         api_key: Option<&str>,
         timeout: Duration,
+        allow_private: bool,
     ) -> Result<Self, RemoteError> {
         let failed = |source| RemoteError::Agentwire {
             url: base_url.to_owned(),
             source,
         };
-        let mut client = Client::new(base_url).map_err(failed)?;
+        let http = address::guarded(reqwest::Client::builder(), allow_private)
+            .redirect(address::redirect_policy(allow_private))
+            .build()
+            .map_err(|error| failed(ClientError::Http(error)))?;
+        let mut client = Client::new(base_url)
+            .map_err(failed)?
+            .with_http_client(http);
         if let Some(key) = api_key {
             client = client.with_api_key(key).map_err(failed)?;
         }
-        let card = tokio::time::timeout(timeout, client.agent(agent))
+        let described = async {
+            address::check_url(base_url, allow_private)
+                .await
+                .map_err(|source| RemoteError::Address { source })?;
+            client.agent(agent).await.map_err(failed)
+        };
+        let card = tokio::time::timeout(timeout, described)
             .await
             .map_err(|_| RemoteError::Timeout {
                 url: base_url.to_owned(),
                 seconds: timeout.as_secs(),
-            })?
-            .map_err(failed)?;
+            })??;
         let description = match card.description.trim() {
             "" => format!("The agent '{agent}' of the agentwire server at {base_url}."),
             description => description.to_owned(),

@@ -34,11 +34,17 @@ const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// url = "http://10.0.0.7:8080"                         # another agentwire server
 /// agent = "reviewer"                                   # its agent (so the protocol is agentwire)
 /// protocol = "agentwire"                               # optional here: `agent` implies it
+/// allow_private = true                                 # 10.0.0.7 is a private address
 /// ```
 ///
 /// `protocol` defaults to `agentwire` when `agent` is given and to `a2a` otherwise. An A2A
 /// `url` is the agent card's; a URL that does not end in `.json` is taken as the agent's base
 /// URL, its card at `/.well-known/agent-card.json` below it.
+///
+/// Where a remote agent may be is the outbound address policy's (`crate::address`, the same
+/// as webhooks'): its URL and the endpoint its card names must be public addresses, checked
+/// at connect and at every connection, unless `allow_private = true`. With a key, the card
+/// must name an endpoint on its own origin (scheme, host and port): the key goes nowhere else.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "RawConfig")]
 pub struct RemoteAgentConfig {
@@ -58,6 +64,9 @@ pub struct RemoteAgentConfig {
     pub description: Option<String>,
     /// How long reading the card (or the agent's details) may take at connect.
     pub connect_timeout: Duration,
+    /// Whether the agent may be at an address that is not public (loopback, private,
+    /// link-local, …; see `crate::address`); false by default.
+    pub allow_private: bool,
 }
 
 /// The protocol a remote agent speaks.
@@ -91,7 +100,16 @@ impl RemoteAgentConfig {
             api_key_env: None,
             description: None,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            allow_private: false,
         }
+    }
+
+    /// The agent allowed at an address that is not public (on this host, or a private
+    /// network): `allow_private = true`.
+    #[must_use]
+    pub fn allowing_private(mut self) -> Self {
+        self.allow_private = true;
+        self
     }
 
     /// The agent `agent` of the agentwire server at `url`.
@@ -183,16 +201,19 @@ impl RemoteAgentConfig {
         let timeout = self.connect_timeout;
         Ok(match (self.protocol, &self.agent) {
             (RemoteProtocol::Agentwire, Some(agent)) => {
+                let key = api_key.as_deref();
                 let mut remote =
-                    AgentwireAgent::connect(&self.url, agent, api_key.as_deref(), timeout).await?;
+                    AgentwireAgent::connect(&self.url, agent, key, timeout, self.allow_private)
+                        .await?;
                 if let Some(description) = &self.description {
                     remote = remote.with_description(description);
                 }
                 Arc::new(remote)
             }
             _ => {
+                let key = api_key.as_deref();
                 let mut remote =
-                    A2aAgent::connect(&self.card_url(), api_key.as_deref(), timeout).await?;
+                    A2aAgent::connect(&self.card_url(), key, timeout, self.allow_private).await?;
                 if let Some(description) = &self.description {
                     remote = remote.with_description(description);
                 }
@@ -213,6 +234,8 @@ struct RawConfig {
     api_key_env: Option<String>,
     description: Option<String>,
     connect_timeout_secs: Option<u64>,
+    #[serde(default)]
+    allow_private: bool,
 }
 
 impl TryFrom<RawConfig> for RemoteAgentConfig {
@@ -233,6 +256,7 @@ impl TryFrom<RawConfig> for RemoteAgentConfig {
             connect_timeout: raw
                 .connect_timeout_secs
                 .map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_secs),
+            allow_private: raw.allow_private,
         };
         config.validate().map_err(|error| error.to_string())?;
         Ok(config)

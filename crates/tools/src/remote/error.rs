@@ -3,6 +3,8 @@
 use agentwire_client::ClientError;
 use agentwire_dialects::DecodeError;
 
+use crate::address::AddressError;
+
 /// Why a remote agent could not be connected, or a run of it could not be started or read.
 /// The messages are meant for the person who wrote the configuration and for the model whose
 /// call failed; [`RemoteError::code`] is a stable name for each kind.
@@ -104,6 +106,25 @@ pub enum RemoteError {
         #[source]
         source: ClientError,
     },
+    /// The agent's URL, or the endpoint its card names, is an address the outbound policy
+    /// refuses (`crate::address`).
+    #[error("{source}; set `allow_private = true` on its [[agents.remote]] entry to reach it")]
+    Address {
+        /// What the policy said.
+        #[source]
+        source: AddressError,
+    },
+    /// A card read with a key names an endpoint on another origin, where the key would go.
+    #[error(
+        "the agent card of {card} names its endpoint on {endpoint}, another origin: the key is \
+         sent only to {card}, so the card is refused"
+    )]
+    OtherOrigin {
+        /// The origin the card was read from (the configured one).
+        card: String,
+        /// The origin the card names.
+        endpoint: String,
+    },
     /// The agent did not answer within the time allowed (reading its card or its details).
     #[error("{url} did not answer within {seconds} s")]
     Timeout {
@@ -117,9 +138,14 @@ pub enum RemoteError {
 impl RemoteError {
     /// A stable snake_case name of the failure, which a failed run's error carries:
     /// `remote_config`, `remote_unreachable`, `remote_refused`, `remote_bad_card`,
-    /// `remote_stream_broken` or `remote_protocol`.
+    /// `remote_stream_broken`, `remote_protocol` or `remote_forbidden` (the address policy,
+    /// at connect or at a later connection, or a card sending the key to another origin).
     pub fn code(&self) -> &'static str {
+        if self.refused_address() {
+            return "remote_forbidden";
+        }
         match self {
+            Self::Address { .. } | Self::OtherOrigin { .. } => "remote_forbidden",
             Self::InvalidConfig { .. } | Self::MissingApiKey { .. } => "remote_config",
             Self::Unreachable { .. } | Self::Timeout { .. } => "remote_unreachable",
             Self::Refused { .. } | Self::Rpc { .. } => "remote_refused",
@@ -139,5 +165,19 @@ impl RemoteError {
                 _ => "remote_protocol",
             },
         }
+    }
+
+    /// Whether a connection was refused by the address policy (its resolver or redirect
+    /// check), as an HTTP error's cause.
+    fn refused_address(&self) -> bool {
+        let http = match self {
+            Self::Unreachable { source, .. } | Self::Broken { source, .. } => source,
+            Self::Agentwire {
+                source: ClientError::Http(source),
+                ..
+            } => source,
+            _ => return false,
+        };
+        AddressError::in_chain(http).is_some()
     }
 }
