@@ -149,8 +149,7 @@ fn bad_cursor() -> ApiError {
 fn parse_cursor(text: &str) -> Result<RunCursor, ApiError> {
     let (created_at, id) = text.split_once(':').ok_or_else(bad_cursor)?;
     // Digits only: no sign, so no time before the epoch, which no run has.
-    if id.is_empty() || created_at.is_empty() || !created_at.bytes().all(|b| b.is_ascii_digit())
-    {
+    if id.is_empty() || created_at.is_empty() || !created_at.bytes().all(|b| b.is_ascii_digit()) {
         return Err(bad_cursor());
     }
     Ok(RunCursor {
@@ -167,7 +166,9 @@ async fn check_anchor(
     cursor: &RunCursor,
 ) -> Result<(), ApiError> {
     match state.store.run(&cursor.id).await? {
-        Some(run) if run.owner.as_deref() == filter.owner && run.created_at == cursor.created_at => {
+        Some(run)
+            if run.owner.as_deref() == filter.owner && run.created_at == cursor.created_at =>
+        {
             Ok(())
         }
         _ => Err(bad_cursor()),
@@ -189,7 +190,9 @@ mod tests {
             id: RunId::from("run:with:colons"),
         };
         assert_eq!(parse_cursor(&cursor_text(&cursor)).ok(), Some(cursor));
-        for bad in ["", "nope", "x:run", ":run", "17:", "-1:run_x", "+1:run_x", " 1:run_x"] {
+        for bad in [
+            "", "nope", "x:run", ":run", "17:", "-1:run_x", "+1:run_x", " 1:run_x",
+        ] {
             assert_eq!(
                 parse_cursor(bad).err().map(|error| error.code),
                 Some("invalid_cursor")

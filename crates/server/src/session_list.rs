@@ -60,7 +60,11 @@ pub(crate) async fn list(
     // A cursor names a session of the caller's: one it does not have is not one the server
     // gave (its time is not checked, as the session may have moved on since the page).
     if let Some(cursor) = &before
-        && state.store.session(caller.owner_id(), &cursor.id).await?.is_none()
+        && state
+            .store
+            .session(caller.owner_id(), &cursor.id)
+            .await?
+            .is_none()
     {
         return Err(bad_cursor());
     }

@@ -246,10 +246,19 @@ async fn a_cursor_the_server_did_not_give_is_refused() {
     let (_, page) = get_json(&server, "/v1/runs?limit=1").await;
     let next = page["next"].as_str().unwrap().to_owned();
     let (time, run) = next.split_once(':').unwrap();
-    assert_eq!(get_json(&server, &format!("/v1/runs?limit=1&cursor={next}")).await.0, 200);
+    assert_eq!(
+        get_json(&server, &format!("/v1/runs?limit=1&cursor={next}"))
+            .await
+            .0,
+        200
+    );
     // Forged: no such run, a time before the epoch, a real run at another time.
     let later = time.parse::<i64>().unwrap() + 1;
-    for cursor in ["1:run_forged".to_owned(), "-1:run_x".to_owned(), format!("{later}:{run}")] {
+    for cursor in [
+        "1:run_forged".to_owned(),
+        "-1:run_x".to_owned(),
+        format!("{later}:{run}"),
+    ] {
         let (status, body) = get_json(&server, &format!("/v1/runs?cursor={cursor}")).await;
         assert_eq!(status, 400, "{cursor}: {body}");
         assert_eq!(body["error"]["code"], "invalid_cursor", "{cursor}: {body}");
@@ -325,15 +334,26 @@ async fn a_finished_run_reports_the_state_its_answer_did() {
         if let Some(session) = session {
             body["session_id"] = json!(session);
         }
-        let answer: Value = server.post_json("/v1/runs", &body).await.json().await.unwrap();
+        let answer: Value = server
+            .post_json("/v1/runs", &body)
+            .await
+            .json()
+            .await
+            .unwrap();
         let id = answer["run"]["id"].as_str().unwrap();
         assert_eq!(answer["run"]["status"], "completed", "{answer}");
         // Where the run left the default schema, not where its input took it (`running`).
         assert_eq!(answer["run"]["state"], "idle", "{answer}");
         let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
-        assert_eq!(run["run"]["state"], answer["run"]["state"], "{run} {answer}");
+        assert_eq!(
+            run["run"]["state"], answer["run"]["state"],
+            "{run} {answer}"
+        );
         let (_, listed) = get_json(&server, "/v1/runs?limit=1").await;
-        assert_eq!(listed["runs"][0]["state"], answer["run"]["state"], "{listed}");
+        assert_eq!(
+            listed["runs"][0]["state"], answer["run"]["state"],
+            "{listed}"
+        );
     }
     server.shutdown().await;
 }

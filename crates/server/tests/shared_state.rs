@@ -359,7 +359,10 @@ async fn another_keys_session_state_is_not_there_and_its_id_is_ones_own() {
         .await
         .unwrap();
     assert_eq!(bob.status(), 200);
-    for (key, state) in [("alice-key", json!({"todo": []})), ("bob-key", json!({"mine": true}))] {
+    for (key, state) in [
+        ("alice-key", json!({"todo": []})),
+        ("bob-key", json!({"mine": true})),
+    ] {
         let got = server.http.get(&url).bearer_auth(key).send().await.unwrap();
         assert_eq!(got.json::<Value>().await.unwrap(), state, "{key}");
     }

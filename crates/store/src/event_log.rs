@@ -18,8 +18,8 @@ use crate::batch::{self, BatchText};
 use crate::compact::CompactLog;
 use crate::error::StoreError;
 use crate::group::{Append, Group};
-use crate::owners::owner_of;
 use crate::notice::Notice;
+use crate::owners::owner_of;
 use crate::run::seq_to_db;
 use crate::store::{Store, with_pool};
 
@@ -417,7 +417,8 @@ impl Store {
                 appends: ends
                     .iter()
                     .filter_map(|(_, session, _, output)| {
-                        let (owner, session_id) = session.as_ref().filter(|_| !output.is_empty())?;
+                        let (owner, session_id) =
+                            session.as_ref().filter(|_| !output.is_empty())?;
                         Some(Append {
                             owner: owner.as_deref(),
                             session_id,

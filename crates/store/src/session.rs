@@ -85,13 +85,15 @@ impl Store {
             })
             .transpose()?
         });
-        Ok(row.map(|(created_at, updated_at, schema_state)| SessionRecord {
-            id: id.clone(),
-            owner: owner.map(str::to_owned),
-            created_at: Timestamp(created_at),
-            updated_at: Timestamp(updated_at),
-            schema_state,
-        }))
+        Ok(
+            row.map(|(created_at, updated_at, schema_state)| SessionRecord {
+                id: id.clone(),
+                owner: owner.map(str::to_owned),
+                created_at: Timestamp(created_at),
+                updated_at: Timestamp(updated_at),
+                schema_state,
+            }),
+        )
     }
 
     /// Deletes the session of `owner` with its messages, its shared state, its inbox, its runs

@@ -272,7 +272,13 @@ async fn old_sessions_and_runs_are_deleted_with_everything_of_theirs(db: Db) {
         }
     );
     assert_eq!(census(&db).await, ([2, 8, 5, 5], 0));
-    assert!(store.session(None, &"ses_0".into()).await.unwrap().is_none());
+    assert!(
+        store
+            .session(None, &"ses_0".into())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(store.run(&"run_0_1".into()).await.unwrap().is_none());
     assert!(store.run(&"solo_0".into()).await.unwrap().is_none());
     assert!(
@@ -297,7 +303,14 @@ async fn old_sessions_and_runs_are_deleted_with_everything_of_theirs(db: Db) {
         }
     );
     assert_eq!(census(&db).await, ([1, 4, 3, 3], 0));
-    assert_eq!(store.session_runs(None, &"ses_2".into()).await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .session_runs(None, &"ses_2".into())
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(replay(&store, &"solo_1".into(), 0, 100).await.len(), 17);
 
     store.reclaim_space().await.unwrap();

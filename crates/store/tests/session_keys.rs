@@ -49,7 +49,10 @@ async fn migrate_before_owner_keys(db: &Db) {
         .into();
     if let Some(file) = db.url.strip_prefix("sqlite://") {
         std::fs::create_dir_all(Path::new(file).parent().unwrap()).unwrap();
-        let options = db.url.parse::<sqlx::sqlite::SqliteConnectOptions>().unwrap();
+        let options = db
+            .url
+            .parse::<sqlx::sqlite::SqliteConnectOptions>()
+            .unwrap();
         let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
             .await
             .unwrap();
@@ -95,7 +98,11 @@ async fn rows_written_before_owner_keys_survive_the_migration(db: Db) {
         (a, Some("idle"))
     );
     assert_eq!(session.updated_at, Timestamp(2));
-    let state = store.shared_state(a, &"ses_a".into()).await.unwrap().unwrap();
+    let state = store
+        .shared_state(a, &"ses_a".into())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((state.state, state.version), (json!({"n": 1}), 3));
     assert_eq!(
         store.session_messages(a, &"ses_a".into()).await.unwrap()[0].content(),
@@ -104,15 +111,16 @@ async fn rows_written_before_owner_keys_survive_the_migration(db: Db) {
     let run = store.run(&RunId::from("run_a")).await.unwrap().unwrap();
     assert_eq!(run.owner.as_deref(), a);
     assert_eq!(store.run_input(&run).await.unwrap().len(), 1);
-    assert_eq!(
-        store.events_after(&run.id, 0, 10).await.unwrap().len(),
-        1
-    );
+    assert_eq!(store.events_after(&run.id, 0, 10).await.unwrap().len(), 1);
     assert_eq!(scalar(&db, "SELECT COUNT(*) FROM inputs").await, 1);
     let queued = store.queued(a, &"ses_a".into(), None).await.unwrap();
     assert_eq!(queued.len(), 1);
     // Without an owner before, without one after.
-    let open = store.session(None, &"ses_open".into()).await.unwrap().unwrap();
+    let open = store
+        .session(None, &"ses_open".into())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(open.owner, None);
     let lone = store.run(&RunId::from("run_lone")).await.unwrap().unwrap();
     assert_eq!((lone.owner, lone.session_id), (None, None));
@@ -218,7 +226,10 @@ async fn a_message_whose_start_made_no_run_names_no_run(db: Db) {
         .unwrap();
     let entry = store.inbox_entry(owner, &session, "cm_1").await.unwrap();
     let entry = entry.unwrap();
-    assert_eq!((entry.state, entry.run_id), (InboxState::NotDelivered, None));
+    assert_eq!(
+        (entry.state, entry.run_id),
+        (InboxState::NotDelivered, None)
+    );
     // A start cut by a stopped node goes back to the queue, naming no run either.
     let claimed = store.claim_next(owner, &session, &never).await.unwrap();
     assert_eq!(claimed.unwrap().client_message_id, "cm_2");

@@ -81,10 +81,18 @@ async fn a_batch_writes_the_state_its_events_leave(db: Db) {
     store.close().await;
     let store = Store::open(&db.url).await.unwrap();
     assert_eq!(
-        store.shared_state(KEY_A, &session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"n": 1})
     );
-    assert_eq!(store.shared_state(KEY_A, &"ses_none".into()).await.unwrap(), None);
+    assert_eq!(
+        store.shared_state(KEY_A, &"ses_none".into()).await.unwrap(),
+        None
+    );
 }
 
 async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
@@ -100,7 +108,12 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
         StateWrite::RunOpen(Some(run.clone()))
     );
     assert_eq!(
-        store.shared_state(KEY_A, &session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         Value::Null
     );
     store
@@ -113,7 +126,12 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
         .unwrap();
     assert!(matches!(written, StateWrite::Written { .. }), "{written:?}");
     assert_eq!(
-        store.shared_state(KEY_A, &session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"a": 1})
     );
     // Cleared: no state.
@@ -122,7 +140,12 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
         .await
         .unwrap();
     assert_eq!(
-        store.shared_state(KEY_A, &session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         Value::Null
     );
     assert_eq!(
@@ -156,7 +179,12 @@ async fn a_stale_version_is_refused(db: Db) {
         StateWrite::Stale
     );
     assert_eq!(
-        store.shared_state(None, &session).await.unwrap().unwrap().state,
+        store
+            .shared_state(None, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"by": "first"})
     );
 }

@@ -150,7 +150,10 @@ async fn a_session_forks_before_a_message(db: Db) {
         user_message("m3", "three"),
     ];
     store.start_run(&run, &messages[..1]).await.unwrap();
-    store.append_messages(key_a, &from, &messages[1..]).await.unwrap();
+    store
+        .append_messages(key_a, &from, &messages[1..])
+        .await
+        .unwrap();
 
     // Before m3: m1 and m2, as they were, in a session of its own owner.
     let fork = SessionId::from("ses_fork");
@@ -161,7 +164,10 @@ async fn a_session_forks_before_a_message(db: Db) {
         .unwrap()
         .unwrap();
     assert_eq!(store.session(key_a, &fork).await.unwrap(), Some(created));
-    assert_eq!(store.session_messages(key_a, &fork).await.unwrap(), messages[..2]);
+    assert_eq!(
+        store.session_messages(key_a, &fork).await.unwrap(),
+        messages[..2]
+    );
     // The copies are no run's input (a run's input is read back by `input_of`), and the next
     // message goes after them.
     let forked_run = RunRecord {
@@ -183,7 +189,10 @@ async fn a_session_forks_before_a_message(db: Db) {
         .collect();
     assert_eq!(texts, ["one", "two", "four"]);
     // The original is unchanged.
-    assert_eq!(store.session_messages(key_a, &from).await.unwrap(), messages);
+    assert_eq!(
+        store.session_messages(key_a, &from).await.unwrap(),
+        messages
+    );
 
     // Before the first message: an empty session; without `before`: all of them.
     let first = MessageId::from("m1");
@@ -205,7 +214,10 @@ async fn a_session_forks_before_a_message(db: Db) {
         .unwrap()
         .unwrap();
     assert_eq!(
-        store.session_messages(key_a, &"ses_all".into()).await.unwrap(),
+        store
+            .session_messages(key_a, &"ses_all".into())
+            .await
+            .unwrap(),
         messages
     );
 
@@ -216,7 +228,10 @@ async fn a_session_forks_before_a_message(db: Db) {
         .await
         .unwrap();
     assert_eq!(none, None);
-    assert_eq!(store.session(key_a, &"ses_none".into()).await.unwrap(), None);
+    assert_eq!(
+        store.session(key_a, &"ses_none".into()).await.unwrap(),
+        None
+    );
     assert!(matches!(
         store
             .fork_session(key_a, &"nope".into(), None, &"ses_x".into())
@@ -244,7 +259,11 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         .start_run(&first, &[user_message("m1", "one")])
         .await
         .unwrap();
-    let created = store.session(Some("key-1"), &session).await.unwrap().unwrap();
+    let created = store
+        .session(Some("key-1"), &session)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(created.owner.as_deref(), Some("key-1"));
     assert_eq!(store.run(&first.id).await.unwrap().unwrap(), first);
     // The next turn appends to its history.
@@ -267,7 +286,14 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         .map(Message::content)
         .collect();
     assert_eq!(texts, ["one", "two"]);
-    assert_eq!(store.session_runs(Some("key-1"), &session).await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .session_runs(Some("key-1"), &session)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
     // Each run's input is found again by its run, not the output appended after it.
     store
         .append_messages(Some("key-1"), &session, &[user_message("a1", "answer")])

@@ -40,7 +40,11 @@ impl Runs {
         id: &str,
     ) -> Result<StateView, RunsError> {
         let session_id = SessionId::from(id);
-        match self.store.shared_state(caller.owner_id(), &session_id).await? {
+        match self
+            .store
+            .shared_state(caller.owner_id(), &session_id)
+            .await?
+        {
             Some(record) => Ok(StateView {
                 state: record.state,
                 version: record.version,

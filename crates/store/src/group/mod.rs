@@ -124,7 +124,12 @@ struct StartRows<'a> {
 
 /// An append as rows: the session's owner (its column) and id, its messages, its new schema
 /// state.
-type AppendRows<'a> = (&'a str, &'a SessionId, Vec<MessageText<'a>>, Option<&'a str>);
+type AppendRows<'a> = (
+    &'a str,
+    &'a SessionId,
+    Vec<MessageText<'a>>,
+    Option<&'a str>,
+);
 
 /// A message as it is stored: its id and its JSON.
 type MessageText<'a> = (Option<&'a str>, String);
@@ -198,10 +203,12 @@ impl<'a> GroupRows<'a> {
             started: self
                 .starts
                 .iter()
-                .map(|start| match found.inserted.contains(start.row.run.id.as_str()) {
-                    true => Started::Done,
-                    false => Started::RunExists,
-                })
+                .map(
+                    |start| match found.inserted.contains(start.row.run.id.as_str()) {
+                        true => Started::Done,
+                        false => Started::RunExists,
+                    },
+                )
                 .collect(),
             appended: self
                 .appends

@@ -205,8 +205,7 @@ where
         rows: &GroupRows<'_>,
         found: &Found,
     ) -> Result<(), StoreError> {
-        // Each row: session (owner and id), message id, the run it is the input of, JSON.
-        let mut messages: Vec<((&str, &str), Option<&str>, Option<&str>, &str)> = Vec::new();
+        let mut messages: Vec<MessageRow<'_>> = Vec::new();
         for start in &rows.starts {
             let (Some(session_id), true) = (
                 start.session_id,
@@ -535,6 +534,15 @@ impl GroupSql for Postgres {
         result.rows_affected()
     }
 }
+
+/// A message row: its session (owner column and id), its id, the run it is the input of, its
+/// JSON.
+type MessageRow<'a> = (
+    (&'a str, &'a str),
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+);
 
 /// Whether a statement's count of rows is `len`.
 fn count_is(count: u64, len: usize) -> bool {
