@@ -315,7 +315,11 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 12,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn another_keys_calls_never_change_what_a_key_gets(steps in steps()) {
@@ -328,11 +332,13 @@ proptest! {
     }
 }
 
-/// The case the property first found on the old server, spelled out: B names A's ids first,
-/// in every dialect, and A then works in them as in fresh ones.
+/// The case the property first found on a server that keyed sessions by id alone, spelled
+/// out: B names an id first on every route (and keeps its session), and A then works in it as
+/// in a fresh one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn naming_an_id_first_blocks_nobody() {
-    let mut steps: Vec<Step> = CALLS.iter().map(|call| (1, *call, IDS[0])).collect();
+    let by_b = CALLS.iter().filter(|call| !matches!(call, Call::Delete));
+    let mut steps: Vec<Step> = by_b.map(|call| (1, *call, IDS[0])).collect();
     steps.extend(CALLS.iter().map(|call| (0, *call, IDS[0])));
     check(steps).await;
 }

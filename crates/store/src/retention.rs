@@ -86,7 +86,10 @@ impl Store {
             }
 
             // The messages of the runs' sessions that their logs complete, by session and id.
-            let mut sessions: Vec<String> = runs.iter().filter_map(|(.., s)| s.clone()).collect();
+            let mut sessions: Vec<(&str, &str)> = runs
+                .iter()
+                .filter_map(|(_, owner, session)| Some((owner.as_str(), session.as_deref()?)))
+                .collect();
             sessions.sort_unstable();
             sessions.dedup();
             let mut message_ids: Vec<String> =
@@ -97,9 +100,17 @@ impl Store {
             if !sessions.is_empty() && !message_ids.is_empty() {
                 let mut select = QueryBuilder::new(
                     "SELECT owner, session_id, message_id, position, message FROM messages \
-                     WHERE session_id IN (",
+                     WHERE (owner, session_id) IN (",
                 );
-                push_ids(&mut select, &sessions);
+                let mut pairs = select.separated(", ");
+                for (owner, session) in &sessions {
+                    pairs
+                        .push("(")
+                        .push_bind_unseparated(*owner)
+                        .push_unseparated(", ")
+                        .push_bind_unseparated(*session)
+                        .push_unseparated(")");
+                }
                 select.push(") AND message_id IN (");
                 push_ids(&mut select, &message_ids);
                 select.push(")");
