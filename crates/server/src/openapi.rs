@@ -576,7 +576,8 @@ fn document() -> Value {
         ),
         (
             404,
-            "No such agent, run, session or route; also another key's (`not_found`).",
+            "No such agent, run, session or route; also another key's run (`not_found`): a session \
+             id always names a session of the caller's key.",
         ),
         (
             409,

@@ -146,8 +146,7 @@ impl Committer {
 
     /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
     /// as [`agentwire_store::Store::start_run`] does alone: how it fared (a run id that is
-    /// taken or a session of another owner writes nothing), an error when the group could not
-    /// be stored.
+    /// taken writes nothing), an error when the group could not be stored.
     pub(crate) async fn start_run(
         &self,
         run: RunRecord,
