@@ -14,6 +14,11 @@ impl Caller {
         Self(Some(owner))
     }
 
+    /// The caller whose owner id the store recorded (`None`: nobody's).
+    pub(crate) fn of(owner: Option<String>) -> Self {
+        Self(owner.map(Arc::from))
+    }
+
     /// The owner id as the store records it (`None` without keys).
     pub(crate) fn owner_id(&self) -> Option<&str> {
         self.0.as_deref()

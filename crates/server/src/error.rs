@@ -46,7 +46,8 @@ impl ApiError {
         }
     }
 
-    /// 404 `not_found`: also what a caller gets for another key's runs and sessions.
+    /// 404 `not_found`: also what a caller gets for another key's runs (a session id names the
+    /// caller's own session, so another key's is not there to find).
     pub fn not_found(what: &str, id: &str) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,

@@ -343,7 +343,7 @@ pub(crate) async fn get_session(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let (session, messages) = state.session_record(&id, &caller).await?;
-    let last_run = crate::session_list::last_run(&state, &id).await?;
+    let last_run = crate::session_list::last_run(&state, &caller, &id).await?;
     // Who speaks for the session: the agent of its last answer (a handoff moves it on).
     let agent = messages.iter().rev().find_map(|message| {
         (message.role == agentwire_core::Role::Assistant)

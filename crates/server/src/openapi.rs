@@ -156,7 +156,8 @@ fn native_paths() -> Map<String, Value> {
              each as `GET /v1/runs/{id}` shows it without output, with when it was created. `next`, when \
              not null, is the `cursor` of the next page; a run existing when the first page was read \
              comes exactly once across the pages, whatever is created meanwhile. A cursor the server \
-             did not give is 400 `invalid_cursor`.",
+             did not give (malformed, negative, or naming no run of the caller's created at its time) \
+             is 400 `invalid_cursor`.",
             json!({"200": json_answer("A page of runs.", schema("RunList"))}),
             &[400, 401]), tag.clone()), json!({"parameters": [
                 {"name": "session_id", "in": "query", "required": false, "description": "Only this session's runs.", "schema": {"type": "string"}},
@@ -196,7 +197,9 @@ fn native_paths() -> Map<String, Value> {
             "List sessions",
             "The caller's sessions (with keys, the key's own), most recently updated first, a page at a \
              time: each with a title (its first message's text), a preview (its last message's), its \
-             agent and its latest run. `next`, when not null, is the `before` of the next page.",
+             agent and its latest run. `next`, when not null, is the `before` of the next page; a \
+             cursor the server did not give (malformed, or naming no session of the caller's) is 400 \
+             `invalid_cursor`.",
             json!({"200": json_answer("A page of sessions.", schema("SessionList"))}),
             &[400, 401]), tag.clone()), json!({"parameters": [
                 {"name": "limit", "in": "query", "required": false, "description": "Sessions in the page, 1 to 100 (default 20).", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
@@ -209,7 +212,8 @@ fn native_paths() -> Map<String, Value> {
                 json!({"200": json_answer("The session.", schema("Session"))}),
                 &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
             "delete": with(with(operation(
-                "Delete a session", "Deletes the session with its runs; a run still going goes on.",
+                "Delete a session", "Deletes the session with its messages, runs, inbox and shared state; \
+                 a run still going goes on.",
                 json!({"204": {"description": "Deleted."}}),
                 &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]}))
         },
@@ -582,7 +586,8 @@ fn document() -> Value {
         ),
         (
             404,
-            "No such agent, run, session or route; also another key's (`not_found`).",
+            "No such agent, run, session or route; also another key's run (`not_found`): a session \
+             id always names a session of the caller's key.",
         ),
         (
             409,

@@ -4,7 +4,9 @@
 //!
 //! The page's cursor is `<created_at>:<id>` of its last run, given back as `cursor`. Clients
 //! treat it as opaque; the server reads it, and a run's id may hold any character (the time
-//! comes first and holds no `:`). Creation times and ids never change, so a page follows the
+//! comes first and holds no `:`). A cursor the server did not give is refused (`400
+//! invalid_cursor`): one that does not parse, and one whose run is not the caller's run created
+//! at that time (a forged one, or one whose run was deleted since: list again from the start). Creation times and ids never change, so a page follows the
 //! one before exactly: across the pages of one listing every run that existed when it began
 //! comes once, and a run created meanwhile (newer, so before the first page) never comes twice.
 
@@ -104,6 +106,9 @@ pub(crate) async fn list_page(
     limit: u32,
 ) -> Result<RunPage, ApiError> {
     let after = after.map(parse_cursor).transpose()?;
+    if let Some(cursor) = &after {
+        check_anchor(state, filter, cursor).await?;
+    }
     // One more than asked tells whether there is a next page.
     let mut runs = state
         .store
@@ -136,16 +141,38 @@ fn parse_status(name: &str) -> Result<RunStatus, ApiError> {
         })
 }
 
+/// The refusal of a cursor the server did not give.
+fn bad_cursor() -> ApiError {
+    ApiError::invalid_cursor("the cursor must be the `next` of a page of runs")
+}
+
 fn parse_cursor(text: &str) -> Result<RunCursor, ApiError> {
-    let bad = || ApiError::invalid_cursor("the cursor must be the `next` of a page of runs");
-    let (created_at, id) = text.split_once(':').ok_or_else(bad)?;
-    if id.is_empty() {
-        return Err(bad());
+    let (created_at, id) = text.split_once(':').ok_or_else(bad_cursor)?;
+    // Digits only: no sign, so no time before the epoch, which no run has.
+    if id.is_empty() || created_at.is_empty() || !created_at.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad_cursor());
     }
     Ok(RunCursor {
-        created_at: Timestamp(created_at.parse().map_err(|_| bad())?),
+        created_at: Timestamp(created_at.parse().map_err(|_| bad_cursor())?),
         id: RunId::from(id),
     })
+}
+
+/// Refuses a cursor whose run is not one of the filter's owner's, created when it says: the
+/// server gives only cursors of runs it listed.
+async fn check_anchor(
+    state: &AppState,
+    filter: &RunFilter<'_>,
+    cursor: &RunCursor,
+) -> Result<(), ApiError> {
+    match state.store.run(&cursor.id).await? {
+        Some(run)
+            if run.owner.as_deref() == filter.owner && run.created_at == cursor.created_at =>
+        {
+            Ok(())
+        }
+        _ => Err(bad_cursor()),
+    }
 }
 
 fn cursor_text(cursor: &RunCursor) -> String {
@@ -163,7 +190,9 @@ mod tests {
             id: RunId::from("run:with:colons"),
         };
         assert_eq!(parse_cursor(&cursor_text(&cursor)).ok(), Some(cursor));
-        for bad in ["", "nope", "x:run", ":run", "17:"] {
+        for bad in [
+            "", "nope", "x:run", ":run", "17:", "-1:run_x", "+1:run_x", " 1:run_x",
+        ] {
             assert_eq!(
                 parse_cursor(bad).err().map(|error| error.code),
                 Some("invalid_cursor")

@@ -106,7 +106,7 @@ pub(crate) async fn post(
     let session_id = SessionId::from(session);
     let agent_name = match body.agent {
         Some(name) => Some(name),
-        None => state.runs.session_agent(&session_id).await?,
+        None => state.runs.session_agent(&caller, &session_id).await?,
     };
     let agent = state.agent(agent_name.as_deref())?;
     let mode = body.mode.unwrap_or(agent.input_mode());

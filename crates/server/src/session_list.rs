@@ -4,7 +4,8 @@
 //!
 //! The page's cursor is `<updated_at>:<id>` of its last session, given back as `before`; it is
 //! opaque to clients, but readable, and a session's id may hold any character (the time comes
-//! first and holds no `:`).
+//! first and holds no `:`). A cursor the server did not give is refused (`400 invalid_cursor`):
+//! one that does not parse, and one naming no session of the caller's.
 
 use std::sync::Arc;
 
@@ -56,6 +57,17 @@ pub(crate) async fn list(
         )));
     }
     let before = page.before.as_deref().map(parse_cursor).transpose()?;
+    // A cursor names a session of the caller's: one it does not have is not one the server
+    // gave (its time is not checked, as the session may have moved on since the page).
+    if let Some(cursor) = &before
+        && state
+            .store
+            .session(caller.owner_id(), &cursor.id)
+            .await?
+            .is_none()
+    {
+        return Err(bad_cursor());
+    }
     // One more than asked tells whether there is a next page.
     let mut sessions = state
         .store
@@ -71,11 +83,22 @@ pub(crate) async fn list(
     Ok(Json(json!({"sessions": sessions, "next": next})).into_response())
 }
 
+/// The refusal of a cursor the server did not give.
+fn bad_cursor() -> ApiError {
+    ApiError::invalid_cursor("before must be the `next` of a page of sessions")
+}
+
 fn parse_cursor(text: &str) -> Result<SessionCursor, ApiError> {
-    let bad = || invalid_query("before must be the `next` of a page of sessions");
-    let (updated_at, id) = text.split_once(':').ok_or_else(bad)?;
+    let (updated_at, id) = text.split_once(':').ok_or_else(bad_cursor)?;
+    // Digits only (no time before the epoch), and an id of the shape sessions have.
+    if updated_at.is_empty()
+        || !updated_at.bytes().all(|b| b.is_ascii_digit())
+        || !crate::runs::sessions::is_valid(id)
+    {
+        return Err(bad_cursor());
+    }
     Ok(SessionCursor {
-        updated_at: Timestamp(updated_at.parse().map_err(|_| bad())?),
+        updated_at: Timestamp(updated_at.parse().map_err(|_| bad_cursor())?),
         id: SessionId::from(id),
     })
 }
@@ -113,8 +136,15 @@ pub(crate) fn run_view(run: &RunRecord) -> Value {
 }
 
 /// The latest run of a session the caller may see (`GET /v1/sessions/{id}` adds it).
-pub(crate) async fn last_run(state: &AppState, id: &str) -> Result<Option<Value>, ApiError> {
-    let runs = state.store.session_runs(&SessionId::from(id)).await?;
+pub(crate) async fn last_run(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<Option<Value>, ApiError> {
+    let runs = state
+        .store
+        .session_runs(caller.owner_id(), &SessionId::from(id))
+        .await?;
     Ok(runs.last().map(run_view))
 }
 
@@ -162,10 +192,10 @@ mod tests {
             id: SessionId::from("ses:with:colons"),
         };
         assert_eq!(parse_cursor(&cursor_text(&cursor)).ok(), Some(cursor));
-        for bad in ["", "nope", "x:ses", ":ses"] {
+        for bad in ["", "nope", "x:ses", ":ses", "-1:ses", "1:", "1:a b"] {
             assert_eq!(
                 parse_cursor(bad).err().map(|error| error.code),
-                Some("invalid_query")
+                Some("invalid_cursor")
             );
         }
     }

@@ -112,12 +112,12 @@ impl AppState {
         id: &str,
         caller: &Caller,
     ) -> Result<(SessionRecord, Vec<Message>), RunsError> {
-        let session_id = SessionId::from(id);
-        let record = match self.store.session(&session_id).await? {
-            Some(session) if session.owner.as_deref() == caller.owner_id() => session,
-            _ => return Err(RunsError::no_session(id)),
+        let (owner, session_id) = (caller.owner_id(), SessionId::from(id));
+        let record = match self.store.session(owner, &session_id).await? {
+            Some(session) => session,
+            None => return Err(RunsError::no_session(id)),
         };
-        match self.store.session_messages(&session_id).await {
+        match self.store.session_messages(owner, &session_id).await {
             Ok(messages) => Ok((record, messages)),
             Err(StoreError::SessionNotFound(_)) => Err(RunsError::no_session(id)),
             Err(error) => Err(error.into()),
@@ -134,17 +134,9 @@ impl AppState {
         caller: &Caller,
         before: Option<&MessageId>,
     ) -> Result<(SessionId, Vec<Message>), RunsError> {
-        let from = SessionId::from(id);
-        match self.store.session(&from).await? {
-            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
-            _ => return Err(RunsError::no_session(id)),
-        }
+        let (owner, from) = (caller.owner_id(), SessionId::from(id));
         let fork = sessions::new_id();
-        match self
-            .store
-            .fork_session(&from, before, &fork, caller.owner_id())
-            .await
-        {
+        match self.store.fork_session(owner, &from, before, &fork).await {
             Ok(Some(_)) => {}
             Ok(None) => {
                 return Err(RunsError::NotFound {
@@ -156,20 +148,21 @@ impl AppState {
             Err(StoreError::SessionNotFound(_)) => return Err(RunsError::no_session(id)),
             Err(error) => return Err(error.into()),
         }
-        let messages = self.store.session_messages(&fork).await?;
+        let messages = self.store.session_messages(owner, &fork).await?;
         Ok((fork, messages))
     }
 
     /// Deletes a session with its runs, if `caller` may see it. A run still going on it goes
     /// on; its conversation is not kept.
     pub(crate) async fn delete_session(&self, id: &str, caller: &Caller) -> Result<(), RunsError> {
-        let session_id = SessionId::from(id);
-        match self.store.session(&session_id).await? {
-            Some(session) if session.owner.as_deref() == caller.owner_id() => {}
-            _ => return Err(RunsError::no_session(id)),
+        match self
+            .store
+            .delete_session(caller.owner_id(), &SessionId::from(id))
+            .await?
+        {
+            true => Ok(()),
+            false => Err(RunsError::no_session(id)),
         }
-        self.store.delete_session(&session_id).await?;
-        Ok(())
     }
 }
 

@@ -545,7 +545,7 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
         assert_eq!(get("key-a").await.unwrap().status(), 200, "{path}");
         assert_eq!(get("key-b").await.unwrap().status(), 404, "{path}");
     }
-    // Key b may not continue key a's session either.
+    // Key b naming key a's session id starts a session of its own, which a never sees.
     let mut body = run_body(None, "mine now");
     body["session_id"] = json!(session);
     let taken = server
@@ -556,7 +556,15 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
         .send()
         .await
         .unwrap();
-    assert_eq!(taken.status(), 404);
+    assert_eq!(taken.status(), 200);
+    let of = |key: &'static str| {
+        let path = format!("/v1/sessions/{session}");
+        server.http.get(server.url(&path)).bearer_auth(key).send()
+    };
+    let theirs: Value = of("key-b").await.unwrap().json().await.unwrap();
+    assert!(!theirs.to_string().contains("\"hi\""), "{theirs}");
+    let ours: Value = of("key-a").await.unwrap().json().await.unwrap();
+    assert!(!ours.to_string().contains("mine now"), "{ours}");
     // Nor copy it into a session of its own.
     let fork = |key: &'static str| {
         server
@@ -566,7 +574,8 @@ async fn a_key_sees_only_its_own_runs_and_sessions() {
             .json(&json!({}))
             .send()
     };
-    assert_eq!(fork("key-b").await.unwrap().status(), 404);
+    let theirs: Value = fork("key-b").await.unwrap().json().await.unwrap();
+    assert!(!theirs.to_string().contains("\"hi\""), "{theirs}");
     let forked: Value = fork("key-a").await.unwrap().json().await.unwrap();
     let forked = forked["id"].as_str().unwrap();
     let get = |key: &'static str| {

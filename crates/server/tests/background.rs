@@ -235,6 +235,55 @@ async fn a_bad_cursor_status_or_limit_is_a_400_with_a_stable_code() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cursor_the_server_did_not_give_is_refused() {
+    let server =
+        TestServer::start(vec![talker("assistant", &["hi"], 0.0)], Settings::default()).await;
+    for _ in 0..3 {
+        let mut body = run_body(None, "go");
+        body["session_id"] = json!("ses_a");
+        server.post_json("/v1/runs", &body).await;
+    }
+    let (_, page) = get_json(&server, "/v1/runs?limit=1").await;
+    let next = page["next"].as_str().unwrap().to_owned();
+    let (time, run) = next.split_once(':').unwrap();
+    assert_eq!(
+        get_json(&server, &format!("/v1/runs?limit=1&cursor={next}"))
+            .await
+            .0,
+        200
+    );
+    // Forged: no such run, a time before the epoch, a real run at another time.
+    let later = time.parse::<i64>().unwrap() + 1;
+    for cursor in [
+        "1:run_forged".to_owned(),
+        "-1:run_x".to_owned(),
+        format!("{later}:{run}"),
+    ] {
+        let (status, body) = get_json(&server, &format!("/v1/runs?cursor={cursor}")).await;
+        assert_eq!(status, 400, "{cursor}: {body}");
+        assert_eq!(body["error"]["code"], "invalid_cursor", "{cursor}: {body}");
+    }
+    // The sessions list: a session the caller does not have, or a malformed cursor.
+    for before in ["1:ses_forged", "-1:ses_a", "1:", "x:ses_a"] {
+        let (status, body) = get_json(&server, &format!("/v1/sessions?before={before}")).await;
+        assert_eq!(status, 400, "{before}: {body}");
+        assert_eq!(body["error"]["code"], "invalid_cursor", "{before}: {body}");
+    }
+    let (_, page) = get_json(&server, "/v1/sessions?limit=1").await;
+    assert!(page["next"].is_null(), "{page}");
+    let given = format!("/v1/sessions?before={}", urlencode("5:ses_a"));
+    assert_eq!(get_json(&server, &given).await.0, 200);
+    // A2A's `pageToken` is the same cursor: a forged one is invalid params.
+    for token in ["-1:x", "1:run_forged"] {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks",
+                          "params": {"pageToken": token}});
+        let answer: Value = server.post_json("/a2a", &call).await.json().await.unwrap();
+        assert_eq!(answer["error"]["code"], -32602, "{token}: {answer}");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_background_run_on_one_node_is_polled_followed_listed_and_canceled_on_another() {
     let Some(url) = agentwire_testkit::postgres::schema_url().await else {
         eprintln!("AGENTWIRE_TEST_DATABASE_URL is not set: skipped");
@@ -274,4 +323,37 @@ async fn a_background_run_on_one_node_is_polled_followed_listed_and_canceled_on_
     assert_eq!(listed["runs"][0]["id"], id, "{listed}");
     a.shutdown().await;
     b.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_run_reports_the_state_its_answer_did() {
+    let server =
+        TestServer::start(vec![talker("assistant", &["hi"], 0.0)], Settings::default()).await;
+    for session in [Some("ses_a"), None] {
+        let mut body = run_body(None, "go");
+        if let Some(session) = session {
+            body["session_id"] = json!(session);
+        }
+        let answer: Value = server
+            .post_json("/v1/runs", &body)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let id = answer["run"]["id"].as_str().unwrap();
+        assert_eq!(answer["run"]["status"], "completed", "{answer}");
+        // Where the run left the default schema, not where its input took it (`running`).
+        assert_eq!(answer["run"]["state"], "idle", "{answer}");
+        let (_, run) = get_json(&server, &format!("/v1/runs/{id}")).await;
+        assert_eq!(
+            run["run"]["state"], answer["run"]["state"],
+            "{run} {answer}"
+        );
+        let (_, listed) = get_json(&server, "/v1/runs?limit=1").await;
+        assert_eq!(
+            listed["runs"][0]["state"], answer["run"]["state"],
+            "{listed}"
+        );
+    }
+    server.shutdown().await;
 }

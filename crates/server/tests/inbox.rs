@@ -341,3 +341,41 @@ async fn bad_messages_get_clear_errors_and_change_nothing() {
         "{inbox}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_whose_run_is_refused_names_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(
+        vec![worker_with(0, Some(CommunicationSchema::one_shot()))],
+        on_sqlite(&dir),
+    )
+    .await;
+    post(
+        &server,
+        "ses_once",
+        json!({"message": user("one question")}),
+    )
+    .await;
+    settled_inbox(&server, "ses_once").await;
+    // The one-shot session is done: a second question's run is refused, and none is made.
+    let (status, entry) = post(
+        &server,
+        "ses_once",
+        json!({"message": user("another"), "client_message_id": "again"}),
+    )
+    .await;
+    assert_eq!(status, 202, "{entry}");
+    assert_eq!(
+        (&entry["outcome"], &entry["reason"]),
+        (&json!("not_delivered"), &json!("refused")),
+        "{entry}"
+    );
+    assert!(entry.get("run_id").is_none(), "{entry}");
+    for message in settled_inbox(&server, "ses_once").await {
+        if let Some(run) = message["run_id"].as_str() {
+            let response = server.http.get(server.url(&format!("/v1/runs/{run}")));
+            assert_eq!(response.send().await.unwrap().status(), 200, "{message}");
+        }
+    }
+    server.shutdown().await;
+}

@@ -329,7 +329,7 @@ async fn clients_read_and_set_the_state(settings: Settings) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_keys_session_state_is_not_there() {
+async fn another_keys_session_state_is_not_there_and_its_id_is_ones_own() {
     let settings = Settings {
         api_keys: vec![ApiKey::named("alice", "alice-key"), ApiKey::from("bob-key")],
         ..Settings::default()
@@ -349,15 +349,23 @@ async fn another_keys_session_state_is_not_there() {
         let got = server.http.get(&url).bearer_auth(key).send().await.unwrap();
         assert_eq!(got.status(), status, "{key}");
     }
+    // Bob's `ses_a` is Bob's own session: setting its state leaves Alice's as it was.
     let bob = server
         .http
         .put(&url)
         .bearer_auth("bob-key")
-        .json(&json!({"stolen": true}))
+        .json(&json!({"mine": true}))
         .send()
         .await
         .unwrap();
-    assert_eq!(bob.status(), 404);
+    assert_eq!(bob.status(), 200);
+    for (key, state) in [
+        ("alice-key", json!({"todo": []})),
+        ("bob-key", json!({"mine": true})),
+    ] {
+        let got = server.http.get(&url).bearer_auth(key).send().await.unwrap();
+        assert_eq!(got.json::<Value>().await.unwrap(), state, "{key}");
+    }
     let unauthenticated = server.http.get(&url).send().await.unwrap();
     assert_eq!(unauthenticated.status(), 401);
     server.shutdown().await;

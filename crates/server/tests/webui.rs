@@ -144,10 +144,15 @@ async fn sessions_are_listed_newest_first_a_page_at_a_time() {
     assert_eq!(session["last_run"]["id"], top["last_run"]["id"]);
     assert_eq!(session["last_run"]["status"], "completed");
 
-    for bad in ["limit=0", "limit=101", "limit=x", "before=nope"] {
+    for (bad, code) in [
+        ("limit=0", "invalid_query"),
+        ("limit=101", "invalid_query"),
+        ("limit=x", "invalid_query"),
+        ("before=nope", "invalid_cursor"),
+    ] {
         let (status, error) = get(&server, None, &format!("/v1/sessions?{bad}")).await;
         assert_eq!(status, 400, "{bad}");
-        assert_eq!(error["error"]["code"], "invalid_query", "{bad}");
+        assert_eq!(error["error"]["code"], code, "{bad}");
     }
     server.shutdown().await;
 }

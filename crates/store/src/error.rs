@@ -23,9 +23,6 @@ pub enum StoreError {
     /// A session or run with this id exists already.
     #[error("{0} already exists")]
     AlreadyExists(String),
-    /// The session (or run) belongs to another owner.
-    #[error("{0} belongs to another owner")]
-    NotOwner(String),
     /// A value read back is not what the store writes (a row written by a newer version, or
     /// damaged).
     #[error("stored data could not be read: {0}")]

@@ -17,8 +17,9 @@ use agentwire_core::{
 use crate::batch::{self, BatchText};
 use crate::compact::CompactLog;
 use crate::error::StoreError;
-use crate::group::Group;
+use crate::group::{Append, Group};
 use crate::notice::Notice;
+use crate::owners::owner_of;
 use crate::run::seq_to_db;
 use crate::store::{Store, with_pool};
 
@@ -114,6 +115,7 @@ impl BatchBuilder {
             reserved: 0,
             checkpoint: None,
             shared_state: None,
+            run_state: None,
         })
     }
 }
@@ -138,6 +140,8 @@ pub struct EventBatch {
     /// The run's session's shared state after the batch's last event, as JSON text, when the
     /// batch changed it.
     pub(crate) shared_state: Option<String>,
+    /// Where the run left its communication schema, when the batch ends it.
+    pub(crate) run_state: Option<String>,
 }
 
 impl EventBatch {
@@ -187,6 +191,13 @@ impl EventBatch {
     /// committed together, so a client that sees them finds the session's state agreeing.
     pub fn set_shared_state(&mut self, state: String) {
         self.shared_state = Some(state);
+    }
+
+    /// Stores with the batch the state the run's communication schema is in at the batch's
+    /// last event (its end): the run's row then says where the run left the schema, as the
+    /// run's last answer did, rather than where its input took it.
+    pub fn set_run_state(&mut self, state: String) {
+        self.run_state = Some(state);
     }
 
     /// Whether the batch carries a checkpoint ([`EventBatch::park`]).
@@ -296,12 +307,12 @@ impl Store {
         }
         let rows: Vec<(i64, String)> = with_pool!(self, |pool, _begin| {
             let mut select = QueryBuilder::new(
-                "SELECT position, message FROM messages WHERE session_id = \
-                 (SELECT session_id FROM runs WHERE id = ",
+                "SELECT m.position, m.message FROM messages m JOIN runs r \
+                 ON m.owner = r.owner AND m.session_id = r.session_id WHERE r.id = ",
             );
             select
                 .push_bind(run_id.as_str())
-                .push(") AND position IN (");
+                .push(" AND m.position IN (");
             let mut list = select.separated(", ");
             for position in positions {
                 list.push_bind(position);
@@ -329,10 +340,11 @@ impl Store {
     /// session in the same transaction (`interrupted_output`), so the history shows it and
     /// the next turn's model knows which tools already ran. Returns the runs it ended.
     pub async fn mark_interrupted(&self, node: &str) -> Result<Vec<RunId>, StoreError> {
-        type OpenRun = (String, Option<String>, i64, Option<String>);
+        type OpenRun = (String, String, Option<String>, i64, Option<String>);
         let open: Vec<OpenRun> = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT id, session_id, CASE WHEN last_seq < seq_reserved THEN seq_reserved \
+                "SELECT id, owner, session_id, \
+                 CASE WHEN last_seq < seq_reserved THEN seq_reserved \
                  ELSE last_seq END AS last_seq, usage FROM runs
                  WHERE node = $1 AND status IN ('created', 'queued', 'in_progress', 'awaiting')
                  AND NOT (status = 'awaiting' AND checkpoint IS NOT NULL)
@@ -345,6 +357,7 @@ impl Store {
             .map(|row| {
                 Ok((
                     row.try_get("id")?,
+                    row.try_get("owner")?,
                     row.try_get("session_id")?,
                     row.try_get("last_seq")?,
                     row.try_get("usage")?,
@@ -357,7 +370,7 @@ impl Store {
         // runs going take seconds before the server listened (about 2 ms a run on PostgreSQL).
         for share in open.chunks(INTERRUPTED_PER_GROUP) {
             let mut ends = Vec::with_capacity(share.len());
-            for (id, session_id, last_seq, usage) in share {
+            for (id, owner, session_id, last_seq, usage) in share {
                 let run_id = RunId::from(id.as_str());
                 let usage = usage.as_deref().map(serde_json::from_str).transpose()?;
                 let logged = self.events_after(&run_id, 0, u32::MAX).await?;
@@ -389,12 +402,10 @@ impl Store {
                     None => Vec::new(),
                 };
                 let batch = EventBatch::encode(&run_id, &events)?;
-                ends.push((
-                    run_id,
-                    session_id.clone().map(SessionId::from),
-                    batch,
-                    output,
-                ));
+                let session = session_id
+                    .clone()
+                    .map(|id| (owner_of(owner.clone()), SessionId::from(id)));
+                ends.push((run_id, session, batch, output));
             }
             // In the order the runs were created: two runs of one session append their output
             // in that order, as they did one transaction each.
@@ -405,9 +416,15 @@ impl Store {
                     .collect(),
                 appends: ends
                     .iter()
-                    .filter_map(|(_, session_id, _, output)| {
-                        let session_id = session_id.as_ref().filter(|_| !output.is_empty())?;
-                        Some((session_id, &output[..], None))
+                    .filter_map(|(_, session, _, output)| {
+                        let (owner, session_id) =
+                            session.as_ref().filter(|_| !output.is_empty())?;
+                        Some(Append {
+                            owner: owner.as_deref(),
+                            session_id,
+                            messages: &output[..],
+                            schema_state: None,
+                        })
                     })
                     .collect(),
                 ..Group::default()
@@ -532,6 +549,8 @@ pub(crate) struct BatchRow<'a> {
     pub(crate) checkpoint: Option<&'a str>,
     /// The shared state the last of the joined batches that has one leaves.
     pub(crate) shared_state: Option<&'a str>,
+    /// The run's schema state the last of the joined batches that has one leaves.
+    pub(crate) run_state: Option<&'a str>,
 }
 
 impl BatchRow<'_> {
@@ -566,6 +585,9 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 if let Some(state) = &batch.shared_state {
                     last.shared_state = Some(state);
                 }
+                if let Some(state) = &batch.run_state {
+                    last.run_state = Some(state);
+                }
                 last.statuses.extend_from_slice(&batch.statuses);
                 if let Some(status) = &batch.last_status
                     && last.last_status.is_none_or(|(seq, ..)| *seq < status.0)
@@ -582,6 +604,7 @@ pub(crate) fn merge_runs<'a>(batches: &[&'a EventBatch]) -> Vec<BatchRow<'a>> {
                 reserved: batch.reserved,
                 checkpoint: batch.checkpoint.as_deref(),
                 shared_state: batch.shared_state.as_deref(),
+                run_state: batch.run_state.as_deref(),
             }),
         }
     }

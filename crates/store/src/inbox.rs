@@ -11,6 +11,7 @@ use agentwire_core::{InputMode, Message, RunId, SessionId};
 
 use crate::error::StoreError;
 use crate::notice::Notice;
+use crate::owners::{owner_column, owner_of};
 use crate::store::{Store, now, with_pool};
 
 /// Runs that have ended, in SQL.
@@ -19,6 +20,8 @@ const ENDED: &str = "('completed', 'failed', 'canceled', 'incomplete', 'rejected
 /// A message in a session's inbox.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InboxEntry {
+    /// The session's owner; `None` without auth.
+    pub owner: Option<String>,
     /// The session.
     pub session_id: SessionId,
     /// The client's name for it.
@@ -87,6 +90,8 @@ impl InboxState {
 /// A message to write down in a session's inbox.
 #[derive(Debug)]
 pub struct NewInboxEntry<'a> {
+    /// The session's owner.
+    pub owner: Option<&'a str>,
     /// The session; it must exist.
     pub session_id: &'a SessionId,
     /// The client's name for it.
@@ -105,6 +110,19 @@ pub struct NewInboxEntry<'a> {
     pub rollback_of: Option<&'a RunId>,
 }
 
+/// Where an inbox message stands now (see [`Store::settle_inbox`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Settlement<'a> {
+    /// Its new state.
+    pub state: InboxState,
+    /// The run it went to; `None` keeps the one it names, if that run exists.
+    pub run_id: Option<&'a RunId>,
+    /// The step at which the run took it.
+    pub step: Option<u32>,
+    /// Why it was not delivered.
+    pub reason: Option<&'a str>,
+}
+
 /// What writing a message down did.
 #[derive(Debug)]
 pub enum Posted {
@@ -115,6 +133,7 @@ pub enum Posted {
 }
 
 type Row = (
+    String,
     String,
     String,
     i64,
@@ -129,14 +148,15 @@ type Row = (
     i64,
 );
 
-const COLUMNS: &str = "session_id, client_message_id, position, agent, mode, message, outcome, \
-                       run_id, step, reason, rollback_of, created_at";
+const COLUMNS: &str = "owner, session_id, client_message_id, position, agent, mode, message, \
+                       outcome, run_id, step, reason, rollback_of, created_at";
 
 fn entry(row: Row) -> Result<InboxEntry, StoreError> {
-    let (session_id, client_message_id, position, agent, mode, message, state, run_id, step) = (
+    let (owner, session_id, client_message_id, position, agent, mode, message, state, run_id) = (
         row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8,
     );
     Ok(InboxEntry {
+        owner: owner_of(owner),
         session_id: SessionId::from(session_id),
         client_message_id,
         position,
@@ -146,10 +166,10 @@ fn entry(row: Row) -> Result<InboxEntry, StoreError> {
         message: serde_json::from_str(&message)?,
         state: InboxState::from_name(&state)?,
         run_id: run_id.map(RunId::from),
-        step: step.and_then(|step| u32::try_from(step).ok()),
-        reason: row.9,
-        rollback_of: row.10.map(RunId::from),
-        created_at: row.11,
+        step: row.9.and_then(|step| u32::try_from(step).ok()),
+        reason: row.10,
+        rollback_of: row.11.map(RunId::from),
+        created_at: row.12,
     })
 }
 
@@ -159,6 +179,7 @@ impl Store {
     /// answered as it stands instead. The session must exist.
     pub async fn post_inbox(&self, new: &NewInboxEntry<'_>) -> Result<Posted, StoreError> {
         let text = serde_json::to_string(new.message)?;
+        let owner = owner_column(new.owner);
         let at = now().0;
         let _turn = self.write_turn().await;
         let postgres = self.is_postgres();
@@ -167,17 +188,18 @@ impl Store {
             let mut tx = sqlx::Connection::begin_with(&mut *connection, begin).await?;
             if postgres {
                 // One writer per session at a time: positions follow arrival.
-                sqlx::query("SELECT id FROM sessions WHERE id = $1 FOR UPDATE")
+                sqlx::query("SELECT id FROM sessions WHERE owner = $1 AND id = $2 FOR UPDATE")
+                    .bind(owner)
                     .bind(new.session_id.as_str())
                     .execute(&mut *tx)
                     .await?;
             }
             let inserted = sqlx::query(
                 "INSERT INTO session_inputs (session_id, client_message_id, position, agent, mode, \
-                 message, outcome, run_id, rollback_of, created_at, updated_at) \
-                 SELECT $1, $2, COALESCE(MAX(position), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $9 \
-                 FROM session_inputs WHERE session_id = $1 \
-                 ON CONFLICT (session_id, client_message_id) DO NOTHING",
+                 message, outcome, run_id, rollback_of, created_at, updated_at, owner) \
+                 SELECT $1, $2, COALESCE(MAX(position), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $9, \
+                 $10 FROM session_inputs WHERE owner = $10 AND session_id = $1 \
+                 ON CONFLICT (owner, session_id, client_message_id) DO NOTHING",
             )
             .bind(new.session_id.as_str())
             .bind(new.client_message_id)
@@ -188,6 +210,7 @@ impl Store {
             .bind(new.run_id.map(RunId::as_str))
             .bind(new.rollback_of.map(RunId::as_str))
             .bind(at)
+            .bind(owner)
             .execute(&mut *tx)
             .await?
             .rows_affected();
@@ -196,72 +219,80 @@ impl Store {
         });
         drop(_turn);
         let found = self
-            .inbox_entry(new.session_id, new.client_message_id)
+            .inbox_entry(new.owner, new.session_id, new.client_message_id)
             .await?
             .ok_or_else(|| StoreError::SessionNotFound(new.session_id.to_string()))?;
         if inserted == 0 {
             return Ok(Posted::Again(found));
         }
         self.notify(&Notice::Inbox {
+            owner: new.owner.map(str::to_owned),
             session_id: new.session_id.clone(),
         })
         .await?;
         Ok(Posted::New(found))
     }
 
-    /// The message `client_message_id` of the session's inbox, if there is one.
+    /// The message `client_message_id` of the inbox of `owner`'s session, if there is one.
     pub async fn inbox_entry(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         client_message_id: &str,
     ) -> Result<Option<InboxEntry>, StoreError> {
         let row: Option<Row> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT {COLUMNS} FROM session_inputs \
-                 WHERE session_id = $1 AND client_message_id = $2"
+                 WHERE owner = $3 AND session_id = $1 AND client_message_id = $2"
             )))
             .bind(session_id.as_str())
             .bind(client_message_id)
+            .bind(owner_column(owner))
             .fetch_optional(pool)
             .await?
         });
         row.map(entry).transpose()
     }
 
-    /// The session's inbox, oldest first, after position `after`, at most `limit` entries.
+    /// The inbox of `owner`'s session, oldest first, after position `after`, at most `limit`
+    /// entries.
     pub async fn inbox(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         after: i64,
         limit: u32,
     ) -> Result<Vec<InboxEntry>, StoreError> {
         let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM session_inputs WHERE session_id = $1 AND position > $2 \
-                 ORDER BY position LIMIT $3"
+                "SELECT {COLUMNS} FROM session_inputs WHERE owner = $4 AND session_id = $1 \
+                 AND position > $2 ORDER BY position LIMIT $3"
             )))
             .bind(session_id.as_str())
             .bind(after)
             .bind(i64::from(limit))
+            .bind(owner_column(owner))
             .fetch_all(pool)
             .await?
         });
         rows.into_iter().map(entry).collect()
     }
 
-    /// The session's queued messages (of `mode` only, when given), oldest first.
+    /// The queued messages of `owner`'s session (of `mode` only, when given), oldest first.
     pub async fn queued(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         mode: Option<InputMode>,
     ) -> Result<Vec<InboxEntry>, StoreError> {
         let rows: Vec<Row> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT {COLUMNS} FROM session_inputs WHERE session_id = $1 \
+                "SELECT {COLUMNS} FROM session_inputs WHERE owner = $3 AND session_id = $1 \
                  AND outcome = 'queued' AND ($2 IS NULL OR mode = $2) ORDER BY position"
             )))
             .bind(session_id.as_str())
             .bind(mode.map(InputMode::name))
+            .bind(owner_column(owner))
             .fetch_all(pool)
             .await?
         });
@@ -275,9 +306,11 @@ impl Store {
     /// The claimed entry is `starting` until [`Store::settle_inbox`] says how its start went.
     pub async fn claim_next(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         run_id: &RunId,
     ) -> Result<Option<InboxEntry>, StoreError> {
+        let owner_key = owner_column(owner);
         let at = now().0;
         let _turn = self.write_turn().await;
         let postgres = self.is_postgres();
@@ -285,25 +318,27 @@ impl Store {
             let mut connection = pool.acquire().await?;
             let mut tx = sqlx::Connection::begin_with(&mut *connection, begin).await?;
             if postgres {
-                sqlx::query("SELECT id FROM sessions WHERE id = $1 FOR UPDATE")
+                sqlx::query("SELECT id FROM sessions WHERE owner = $1 AND id = $2 FOR UPDATE")
+                    .bind(owner_key)
                     .bind(session_id.as_str())
                     .execute(&mut *tx)
                     .await?;
             }
             let claimed = sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "UPDATE session_inputs SET outcome = 'starting', run_id = $2, updated_at = $3 \
-                 WHERE session_id = $1 AND outcome = 'queued' AND position = \
+                 WHERE owner = $4 AND session_id = $1 AND outcome = 'queued' AND position = \
                    (SELECT MIN(position) FROM session_inputs \
-                    WHERE session_id = $1 AND outcome = 'queued') \
+                    WHERE owner = $4 AND session_id = $1 AND outcome = 'queued') \
                  AND NOT EXISTS (SELECT 1 FROM session_inputs \
-                    WHERE session_id = $1 AND outcome IN ('starting', 'steering')) \
+                    WHERE owner = $4 AND session_id = $1 AND outcome IN ('starting', 'steering')) \
                  AND NOT EXISTS (SELECT 1 FROM runs \
-                    WHERE session_id = $1 AND status NOT IN {ENDED}) \
+                    WHERE owner = $4 AND session_id = $1 AND status NOT IN {ENDED}) \
                  RETURNING client_message_id"
             )))
             .bind(session_id.as_str())
             .bind(run_id.as_str())
             .bind(at)
+            .bind(owner_key)
             .fetch_optional(&mut *tx)
             .await?;
             tx.commit().await?;
@@ -311,36 +346,41 @@ impl Store {
         });
         drop(_turn);
         match claimed {
-            Some((client_message_id,)) => self.inbox_entry(session_id, &client_message_id).await,
+            Some((client_message_id,)) => {
+                self.inbox_entry(owner, session_id, &client_message_id)
+                    .await
+            }
             None => Ok(None),
         }
     }
 
-    /// Records where an inbox message stands now: delivered (to `run_id`, at `step`), not
-    /// delivered (for `reason`), back in the queue, or steering.
+    /// Records where a message of the inbox of `owner`'s session stands now: delivered (to a
+    /// run, at a step), not delivered (for a reason), back in the queue, or steering. A message
+    /// never names a run that was not made: the run a claim named for it is forgotten when its
+    /// start made none.
     pub async fn settle_inbox(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         client_message_id: &str,
-        state: InboxState,
-        run_id: Option<&RunId>,
-        step: Option<u32>,
-        reason: Option<&str>,
+        settlement: Settlement<'_>,
     ) -> Result<(), StoreError> {
         let _turn = self.write_turn().await;
         with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "UPDATE session_inputs SET outcome = $3, run_id = COALESCE($4, run_id), \
+                "UPDATE session_inputs SET outcome = $3, run_id = COALESCE($4, \
+                   (SELECT runs.id FROM runs WHERE runs.id = session_inputs.run_id)), \
                  step = $5, reason = $6, updated_at = $7 \
-                 WHERE session_id = $1 AND client_message_id = $2",
+                 WHERE owner = $8 AND session_id = $1 AND client_message_id = $2",
             )
             .bind(session_id.as_str())
             .bind(client_message_id)
-            .bind(state.name())
-            .bind(run_id.map(RunId::as_str))
-            .bind(step.map(i64::from))
-            .bind(reason)
+            .bind(settlement.state.name())
+            .bind(settlement.run_id.map(RunId::as_str))
+            .bind(settlement.step.map(i64::from))
+            .bind(settlement.reason)
             .bind(now().0)
+            .bind(owner_column(owner))
             .execute(pool)
             .await?;
         });
@@ -351,6 +391,7 @@ impl Store {
     /// false when it is no longer queued (another node took it).
     pub async fn take_for_steer(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         client_message_id: &str,
         run_id: &RunId,
@@ -359,12 +400,14 @@ impl Store {
         let taken = with_pool!(self, |pool, _begin| {
             sqlx::query(
                 "UPDATE session_inputs SET outcome = 'steering', run_id = $3, updated_at = $4 \
-                 WHERE session_id = $1 AND client_message_id = $2 AND outcome = 'queued'",
+                 WHERE owner = $5 AND session_id = $1 AND client_message_id = $2 \
+                 AND outcome = 'queued'",
             )
             .bind(session_id.as_str())
             .bind(client_message_id)
             .bind(run_id.as_str())
             .bind(now().0)
+            .bind(owner_column(owner))
             .execute(pool)
             .await?
             .rows_affected()
@@ -372,18 +415,25 @@ impl Store {
         Ok(taken > 0)
     }
 
-    /// Sessions with a message queued, at most `limit`: where a sweep looks for a session
-    /// left free with work waiting (its run's node stopped, a notice was missed).
-    pub async fn sessions_with_queued(&self, limit: u32) -> Result<Vec<SessionId>, StoreError> {
-        let rows: Vec<(String,)> = with_pool!(self, |pool, _begin| {
+    /// Sessions with a message queued, at most `limit`, by owner and id: where a sweep looks
+    /// for a session left free with work waiting (its run's node stopped, a notice was missed).
+    pub async fn sessions_with_queued(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<(Option<String>, SessionId)>, StoreError> {
+        let rows: Vec<(String, String)> = with_pool!(self, |pool, _begin| {
             sqlx::query_as(
-                "SELECT DISTINCT session_id FROM session_inputs WHERE outcome = 'queued' LIMIT $1",
+                "SELECT DISTINCT owner, session_id FROM session_inputs \
+                 WHERE outcome = 'queued' LIMIT $1",
             )
             .bind(i64::from(limit))
             .fetch_all(pool)
             .await?
         });
-        Ok(rows.into_iter().map(|(id,)| SessionId::from(id)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(owner, id)| (owner_of(owner), SessionId::from(id)))
+            .collect())
     }
 
     /// Settles inbox messages whose node stopped before it could (older than `before`, ms since
@@ -396,10 +446,12 @@ impl Store {
         let settled = with_pool!(self, |pool, begin| {
             let mut connection = pool.acquire().await?;
             let mut tx = sqlx::Connection::begin_with(&mut *connection, begin).await?;
+            // A start that made no run forgets the run it named.
             let started = sqlx::query(
                 "UPDATE session_inputs SET updated_at = $2, step = 0, outcome = CASE \
                    WHEN EXISTS (SELECT 1 FROM runs WHERE runs.id = session_inputs.run_id) \
-                   THEN 'delivered' ELSE 'queued' END \
+                   THEN 'delivered' ELSE 'queued' END, \
+                 run_id = (SELECT runs.id FROM runs WHERE runs.id = session_inputs.run_id) \
                  WHERE outcome = 'starting' AND updated_at < $1",
             )
             .bind(before)
@@ -409,10 +461,11 @@ impl Store {
             .rows_affected();
             let steered = sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE session_inputs SET updated_at = $2, outcome = CASE \
-                   WHEN EXISTS (SELECT 1 FROM messages m WHERE m.session_id = \
-                     session_inputs.session_id AND m.message_id = \
+                   WHEN EXISTS (SELECT 1 FROM messages m WHERE m.owner = session_inputs.owner \
+                     AND m.session_id = session_inputs.session_id AND m.message_id = \
                      {message_id}) THEN 'delivered' ELSE 'not_delivered' END, \
-                 reason = CASE WHEN EXISTS (SELECT 1 FROM messages m WHERE m.session_id = \
+                 reason = CASE WHEN EXISTS (SELECT 1 FROM messages m WHERE m.owner = \
+                     session_inputs.owner AND m.session_id = \
                      session_inputs.session_id AND m.message_id = \
                      {message_id}) THEN NULL ELSE 'run_ended' END \
                  WHERE outcome = 'steering' AND updated_at < $1 AND NOT EXISTS \
@@ -443,6 +496,7 @@ impl Store {
     /// the run is rolled back. Its row and events stay, for whoever streamed it.
     pub async fn roll_back(
         &self,
+        owner: Option<&str>,
         session_id: &SessionId,
         run_id: &RunId,
     ) -> Result<u64, StoreError> {
@@ -450,16 +504,20 @@ impl Store {
         let removed = with_pool!(self, |pool, _begin| {
             // From the run's first input to the next run's, if a later run has begun.
             sqlx::query(
-                "DELETE FROM messages WHERE session_id = $1 AND position >= \
-                 (SELECT MIN(position) FROM messages WHERE session_id = $1 AND input_of = $2) \
+                "DELETE FROM messages WHERE owner = $3 AND session_id = $1 AND position >= \
+                 (SELECT MIN(position) FROM messages \
+                   WHERE owner = $3 AND session_id = $1 AND input_of = $2) \
                  AND position < COALESCE((SELECT MIN(later.position) FROM messages later \
-                   WHERE later.session_id = $1 AND later.input_of IS NOT NULL \
+                   WHERE later.owner = $3 AND later.session_id = $1 \
+                   AND later.input_of IS NOT NULL \
                    AND later.input_of <> $2 AND later.position > \
-                   (SELECT MIN(position) FROM messages WHERE session_id = $1 AND input_of = $2)), \
+                   (SELECT MIN(position) FROM messages \
+                     WHERE owner = $3 AND session_id = $1 AND input_of = $2)), \
                    9223372036854775807)",
             )
             .bind(session_id.as_str())
             .bind(run_id.as_str())
+            .bind(owner_column(owner))
             .execute(pool)
             .await?
             .rows_affected()

@@ -7,12 +7,14 @@
 //! `run_status` events appended to it. Every write returns only after its transaction commits,
 //! so whatever the server acknowledges survives a crash of the process. `list_sessions` pages
 //! through an owner's sessions, most recently updated first, for a client's sessions list.
+//! A session is named by its owner and its id together: the same id named by another owner is
+//! another session.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), agentwire_store::StoreError> {
 //! use agentwire_store::Store;
 //! let store = Store::open("sqlite://.agentwire/agentwire.db").await?;
-//! let session = store.create_session(&"ses_1".into(), None).await?;
+//! let session = store.create_session(Some("key_a"), &"ses_1".into()).await?;
 //! # Ok(()) }
 //! ```
 
@@ -41,8 +43,8 @@ mod webhook;
 pub use delivery::{Delivery, DeliveryOutcome};
 pub use error::StoreError;
 pub use event_log::{BatchBuilder, EventBatch, INCOMPLETE_KEY, INTERRUPTED};
-pub use group::{Group, GroupWriter, Started, Written};
-pub use inbox::{InboxEntry, InboxState, NewInboxEntry, Posted};
+pub use group::{Append, Group, GroupWriter, Started, Written};
+pub use inbox::{InboxEntry, InboxState, NewInboxEntry, Posted, Settlement};
 pub use input::{InputAnswer, Refusal};
 pub use notice::{Notice, Notices};
 pub use retention::{Compaction, Deletion};

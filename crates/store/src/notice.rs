@@ -63,6 +63,9 @@ pub enum Notice {
     /// whose run the session has offers it a steer, and whichever node sees the session free
     /// starts the next queued message.
     Inbox {
+        /// The session's owner (`None` without auth): with the id, the session's key.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        owner: Option<String>,
         /// The session.
         session_id: SessionId,
     },

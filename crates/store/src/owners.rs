@@ -13,6 +13,17 @@ use crate::store::{Store, with_pool};
 /// id no key is ever given, so its data is nobody's to read.
 const ORPHAN_PREFIX: &str = "removed:";
 
+/// The owner as its column holds it: `''` for none (a server without auth). The owner is part
+/// of a session's key, and a key column cannot be NULL.
+pub(crate) fn owner_column(owner: Option<&str>) -> &str {
+    owner.unwrap_or("")
+}
+
+/// The owner a column holds, `None` for `''`.
+pub(crate) fn owner_of(column: String) -> Option<String> {
+    (!column.is_empty()).then_some(column)
+}
+
 impl Store {
     /// Replaces every owner id of the form `key-N` (the key's place in an earlier version's
     /// list): each `(legacy, id)` pair as given, any other `key-N` with an id no key has.

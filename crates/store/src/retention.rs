@@ -62,11 +62,11 @@ impl Store {
         with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
             let sql = format!(
-                "SELECT id, session_id FROM runs
+                "SELECT id, owner, session_id FROM runs
                  WHERE compacted = 0 AND updated_at < $1 AND status IN {ENDED}
                  ORDER BY updated_at LIMIT $2{lock}"
             );
-            let runs: Vec<(String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            let runs: Vec<RunSession> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(before.0)
                 .bind(i64::from(limit))
                 .fetch_all(&mut *tx)
@@ -74,7 +74,7 @@ impl Store {
             if runs.is_empty() {
                 return Ok(Compaction::default());
             }
-            let ids: Vec<String> = runs.iter().map(|(id, _)| id.clone()).collect();
+            let ids: Vec<String> = runs.iter().map(|(id, ..)| id.clone()).collect();
             let mut select =
                 QueryBuilder::new("SELECT run_id, events FROM event_batches WHERE run_id IN (");
             push_ids(&mut select, &ids);
@@ -86,7 +86,10 @@ impl Store {
             }
 
             // The messages of the runs' sessions that their logs complete, by session and id.
-            let mut sessions: Vec<String> = runs.iter().filter_map(|(_, s)| s.clone()).collect();
+            let mut sessions: Vec<(&str, &str)> = runs
+                .iter()
+                .filter_map(|(_, owner, session)| Some((owner.as_str(), session.as_deref()?)))
+                .collect();
             sessions.sort_unstable();
             sessions.dedup();
             let mut message_ids: Vec<String> =
@@ -96,19 +99,27 @@ impl Store {
             let mut history = History::default();
             if !sessions.is_empty() && !message_ids.is_empty() {
                 let mut select = QueryBuilder::new(
-                    "SELECT session_id, message_id, position, message FROM messages \
-                     WHERE session_id IN (",
+                    "SELECT owner, session_id, message_id, position, message FROM messages \
+                     WHERE (owner, session_id) IN (",
                 );
-                push_ids(&mut select, &sessions);
+                let mut pairs = select.separated(", ");
+                for (owner, session) in &sessions {
+                    pairs
+                        .push("(")
+                        .push_bind_unseparated(*owner)
+                        .push_unseparated(", ")
+                        .push_bind_unseparated(*session)
+                        .push_unseparated(")");
+                }
                 select.push(") AND message_id IN (");
                 push_ids(&mut select, &message_ids);
                 select.push(")");
                 for row in select.build().fetch_all(&mut *tx).await? {
-                    let key = (row.try_get(0)?, row.try_get(1)?);
+                    let key = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
                     history
                         .entry(key)
                         .or_default()
-                        .push((row.try_get(2)?, row.try_get(3)?));
+                        .push((row.try_get(3)?, row.try_get(4)?));
                 }
             }
 
@@ -154,9 +165,10 @@ impl Store {
         with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
             let sessions = format!(
-                "DELETE FROM sessions WHERE id IN (
-                     SELECT id FROM sessions s WHERE updated_at < $1 AND NOT EXISTS (
-                         SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.updated_at >= $1)
+                "DELETE FROM sessions WHERE (owner, id) IN (
+                     SELECT owner, id FROM sessions s WHERE updated_at < $1 AND NOT EXISTS (
+                         SELECT 1 FROM runs r WHERE r.owner = s.owner AND r.session_id = s.id
+                         AND r.updated_at >= $1)
                      ORDER BY updated_at LIMIT $2{lock})"
             );
             let sessions = sqlx::query(sqlx::AssertSqlSafe(sessions))
@@ -191,8 +203,12 @@ impl Store {
     }
 }
 
-/// Messages of sessions by session and message id: their positions and JSON text.
-type History = HashMap<(String, String), Vec<(i64, String)>>;
+/// Messages of sessions by session (owner and id) and message id: their positions and JSON
+/// text.
+type History = HashMap<(String, String, String), Vec<(i64, String)>>;
+
+/// A run as compaction reads it: its id, owner (column) and session.
+type RunSession = (String, String, Option<String>);
 
 /// A compacted log as a row: run id, first and last seq, the compact form's JSON.
 type CompactRow = (String, i64, i64, String);
@@ -239,7 +255,7 @@ impl RunLog {
 
 /// The runs' logs folded, as rows, and what that did.
 fn fold_logs(
-    runs: &[(String, Option<String>)],
+    runs: &[RunSession],
     logs: &HashMap<String, RunLog>,
     history: &History,
 ) -> Result<(Compaction, Vec<CompactRow>), StoreError> {
@@ -248,7 +264,7 @@ fn fold_logs(
         ..Compaction::default()
     };
     let mut rows = Vec::new();
-    for (run_id, session_id) in runs {
+    for (run_id, owner, session_id) in runs {
         let Some(log) = logs.get(run_id).filter(|log| !log.compact) else {
             continue;
         };
@@ -257,7 +273,11 @@ fn fold_logs(
         };
         // The position of a message the session's history holds exactly as the log does.
         let held = |message: &Message| {
-            let key = (session_id.clone()?, message.id.as_ref()?.to_string());
+            let key = (
+                owner.clone(),
+                session_id.clone()?,
+                message.id.as_ref()?.to_string(),
+            );
             let text = serde_json::to_string(message).ok()?;
             let (position, _) = history.get(&key)?.iter().find(|(_, held)| *held == text)?;
             u64::try_from(*position).ok()

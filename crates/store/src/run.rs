@@ -6,6 +6,7 @@ use sqlx::Row;
 use agentwire_core::{ErrorInfo, RunId, RunStatus, SessionId, Timestamp, Usage};
 
 use crate::error::StoreError;
+use crate::owners::{owner_column, owner_of};
 use crate::store::{Store, now, with_pool};
 
 /// A stored run.
@@ -98,7 +99,7 @@ macro_rules! insert_run {
         )
         .bind(run.id.as_str())
         .bind(run.session_id.as_ref().map(SessionId::as_str))
-        .bind(run.owner.as_deref())
+        .bind($crate::owners::owner_column(run.owner.as_deref()))
         .bind(run.agent.as_str())
         .bind(run.node.as_str())
         .bind(row.status)
@@ -117,7 +118,10 @@ impl Store {
     /// [`StoreError::SessionNotFound`] when its session does not exist.
     pub async fn create_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         if let Some(session_id) = &run.session_id
-            && self.session(session_id).await?.is_none()
+            && self
+                .session(run.owner.as_deref(), session_id)
+                .await?
+                .is_none()
         {
             return Err(StoreError::SessionNotFound(session_id.to_string()));
         }
@@ -145,14 +149,19 @@ impl Store {
         })
     }
 
-    /// The session's latest run, if it has any.
-    pub async fn last_session_run(&self, id: &SessionId) -> Result<Option<RunRecord>, StoreError> {
+    /// The latest run of `owner`'s session, if it has any.
+    pub async fn last_session_run(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<Option<RunRecord>, StoreError> {
         with_pool!(self, |pool, _begin| {
             let sql = format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
+                "SELECT {RUN_COLUMNS} FROM runs WHERE owner = $1 AND session_id = $2 \
                  ORDER BY created_at DESC, id DESC LIMIT 1"
             );
             sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(owner_column(owner))
                 .bind(id.as_str())
                 .fetch_optional(pool)
                 .await?
@@ -161,13 +170,19 @@ impl Store {
         })
     }
 
-    /// The session's runs, oldest first.
-    pub async fn session_runs(&self, id: &SessionId) -> Result<Vec<RunRecord>, StoreError> {
+    /// The runs of `owner`'s session, oldest first.
+    pub async fn session_runs(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<Vec<RunRecord>, StoreError> {
         with_pool!(self, |pool, _begin| {
             let sql = format!(
-                "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 ORDER BY created_at, id"
+                "SELECT {RUN_COLUMNS} FROM runs WHERE owner = $1 AND session_id = $2 \
+                 ORDER BY created_at, id"
             );
             sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(owner_column(owner))
                 .bind(id.as_str())
                 .fetch_all(pool)
                 .await?
@@ -238,7 +253,7 @@ where
     Ok(RunRecord {
         id: RunId::from(row.try_get::<String, _>("id")?),
         session_id: text("session_id")?.map(SessionId::from),
-        owner: text("owner")?,
+        owner: text("owner")?.and_then(owner_of),
         agent: row.try_get("agent")?,
         node: row.try_get("node")?,
         status,

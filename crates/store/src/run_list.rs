@@ -89,9 +89,7 @@ impl Store {
 /// Binds a filter's values in the order [`conditions`] numbers their placeholders.
 macro_rules! bind_filter {
     ($query:ident, $filter:expr, $statuses:expr) => {
-        if let Some(owner) = $filter.owner {
-            $query = $query.bind(owner);
-        }
+        $query = $query.bind($crate::owners::owner_column($filter.owner));
         if let Some(session_id) = $filter.session_id {
             $query = $query.bind(session_id.as_str());
         }
@@ -124,10 +122,7 @@ fn conditions(filter: &RunFilter<'_>, n_statuses: usize, has_cursor: bool) -> (S
         next += 1;
         format!("${next}")
     };
-    let mut conditions = vec![match filter.owner {
-        Some(_) => format!("owner = {}", placeholder()),
-        None => "owner IS NULL".to_owned(),
-    }];
+    let mut conditions = vec![format!("owner = {}", placeholder())];
     if filter.session_id.is_some() {
         conditions.push(format!("session_id = {}", placeholder()));
     }
@@ -169,6 +164,6 @@ mod tests {
         );
         assert_eq!(next, 7);
         let (sql, next) = conditions(&RunFilter::default(), 0, false);
-        assert_eq!((sql.as_str(), next), ("owner IS NULL", 1));
+        assert_eq!((sql.as_str(), next), ("owner = $1", 2));
     }
 }

@@ -5,7 +5,8 @@ use sqlx::Row;
 use agentwire_core::{Message, MessageId, RunId, SessionId, Timestamp};
 
 use crate::error::StoreError;
-use crate::group::{Group, Started};
+use crate::group::{Append, Group, Started};
+use crate::owners::owner_column;
 use crate::run::RunRecord;
 use crate::store::{Store, now, with_pool};
 
@@ -27,21 +28,22 @@ pub struct SessionRecord {
 }
 
 impl Store {
-    /// Creates a session. Fails with [`StoreError::AlreadyExists`] when the id is taken.
+    /// Creates a session of `owner`. Fails with [`StoreError::AlreadyExists`] when the owner
+    /// has a session with this id (another owner's with the same id is another session).
     pub async fn create_session(
         &self,
-        id: &SessionId,
         owner: Option<&str>,
+        id: &SessionId,
     ) -> Result<SessionRecord, StoreError> {
         let created_at = now();
         let _turn = self.write_turn().await;
         let inserted = with_pool!(self, |pool, _begin| {
             sqlx::query(
                 "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
-                 ON CONFLICT (id) DO NOTHING",
+                 ON CONFLICT (owner, id) DO NOTHING",
             )
             .bind(id.as_str())
-            .bind(owner)
+            .bind(owner_column(owner))
             .bind(created_at.0)
             .execute(pool)
             .await?
@@ -59,18 +61,23 @@ impl Store {
         })
     }
 
-    /// The session, or `None` when there is none with this id.
-    pub async fn session(&self, id: &SessionId) -> Result<Option<SessionRecord>, StoreError> {
+    /// The session of `owner` with this id, or `None` when the owner has none.
+    pub async fn session(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<Option<SessionRecord>, StoreError> {
         let row = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT owner, created_at, updated_at, schema_state FROM sessions WHERE id = $1",
+                "SELECT created_at, updated_at, schema_state FROM sessions \
+                 WHERE owner = $1 AND id = $2",
             )
+            .bind(owner_column(owner))
             .bind(id.as_str())
             .fetch_optional(pool)
             .await?
             .map(|row| -> Result<_, sqlx::Error> {
                 Ok((
-                    row.try_get::<Option<String>, _>("owner")?,
                     row.try_get::<i64, _>("created_at")?,
                     row.try_get::<i64, _>("updated_at")?,
                     row.try_get::<Option<String>, _>("schema_state")?,
@@ -78,28 +85,38 @@ impl Store {
             })
             .transpose()?
         });
-        Ok(row.map(
-            |(owner, created_at, updated_at, schema_state)| SessionRecord {
+        Ok(
+            row.map(|(created_at, updated_at, schema_state)| SessionRecord {
                 id: id.clone(),
-                owner,
+                owner: owner.map(str::to_owned),
                 created_at: Timestamp(created_at),
                 updated_at: Timestamp(updated_at),
                 schema_state,
-            },
-        ))
+            }),
+        )
     }
 
-    /// Deletes the session with its messages, its runs and their events, and its runs'
-    /// webhooks, all at once: one transaction, whose foreign keys cascade to the rest (a reader
-    /// sees all of it or none). Returns false when there was no such session.
-    pub async fn delete_session(&self, id: &SessionId) -> Result<bool, StoreError> {
+    /// Deletes the session of `owner` with its messages, its shared state, its inbox, its runs
+    /// and their events, and its runs' webhooks, all at once: one transaction, whose foreign
+    /// keys cascade to the rest (a reader sees all of it or none). Returns false when there was
+    /// no such session.
+    pub async fn delete_session(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<bool, StoreError> {
         let _turn = self.write_turn().await;
         let deleted = with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
             for sql in crate::webhook::DELETE_SESSION_WEBHOOKS {
-                sqlx::query(sql).bind(id.as_str()).execute(&mut *tx).await?;
+                sqlx::query(sql)
+                    .bind(owner_column(owner))
+                    .bind(id.as_str())
+                    .execute(&mut *tx)
+                    .await?;
             }
-            let deleted = sqlx::query("DELETE FROM sessions WHERE id = $1")
+            let deleted = sqlx::query("DELETE FROM sessions WHERE owner = $1 AND id = $2")
+                .bind(owner_column(owner))
                 .bind(id.as_str())
                 .execute(&mut *tx)
                 .await?
@@ -110,12 +127,19 @@ impl Store {
         Ok(deleted > 0)
     }
 
-    /// The session's messages, oldest first. Fails with [`StoreError::SessionNotFound`] when
-    /// there is no such session (an empty session has an empty list).
-    pub async fn session_messages(&self, id: &SessionId) -> Result<Vec<Message>, StoreError> {
+    /// The messages of `owner`'s session, oldest first. Fails with
+    /// [`StoreError::SessionNotFound`] when there is no such session (an empty session has an
+    /// empty list).
+    pub async fn session_messages(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<Vec<Message>, StoreError> {
+        let owner = owner_column(owner);
         let texts: Vec<String> = with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
-            let exists = sqlx::query("SELECT 1 FROM sessions WHERE id = $1")
+            let exists = sqlx::query("SELECT 1 FROM sessions WHERE owner = $1 AND id = $2")
+                .bind(owner)
                 .bind(id.as_str())
                 .fetch_optional(&mut *tx)
                 .await?
@@ -123,11 +147,14 @@ impl Store {
             if !exists {
                 return Err(StoreError::SessionNotFound(id.to_string()));
             }
-            let rows =
-                sqlx::query("SELECT message FROM messages WHERE session_id = $1 ORDER BY position")
-                    .bind(id.as_str())
-                    .fetch_all(&mut *tx)
-                    .await?;
+            let rows = sqlx::query(
+                "SELECT message FROM messages WHERE owner = $1 AND session_id = $2 \
+                 ORDER BY position",
+            )
+            .bind(owner)
+            .bind(id.as_str())
+            .fetch_all(&mut *tx)
+            .await?;
             tx.commit().await?;
             rows.iter()
                 .map(|row| row.try_get::<String, _>("message"))
@@ -139,19 +166,23 @@ impl Store {
             .collect()
     }
 
-    /// Session `id`'s messages before run `run_id`'s input: the conversation as it will be once
-    /// the run is rolled back. `None` when the run has no input in the session (it was rolled
-    /// back already, or is not the session's).
+    /// The messages of `owner`'s session `id` before run `run_id`'s input: the conversation as
+    /// it will be once the run is rolled back. `None` when the run has no input in the session
+    /// (it was rolled back already, or is not the session's).
     pub async fn messages_before_run(
         &self,
+        owner: Option<&str>,
         id: &SessionId,
         run_id: &RunId,
     ) -> Result<Option<Vec<Message>>, StoreError> {
+        let owner = owner_column(owner);
         let texts: Option<Vec<String>> = with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
             let first: Option<i64> = sqlx::query_scalar(
-                "SELECT MIN(position) FROM messages WHERE session_id = $1 AND input_of = $2",
+                "SELECT MIN(position) FROM messages WHERE owner = $1 AND session_id = $2 \
+                 AND input_of = $3",
             )
+            .bind(owner)
             .bind(id.as_str())
             .bind(run_id.as_str())
             .fetch_one(&mut *tx)
@@ -159,9 +190,10 @@ impl Store {
             let texts = match first {
                 Some(first) => Some(
                     sqlx::query_scalar(
-                        "SELECT message FROM messages WHERE session_id = $1 AND position < $2 \
-                         ORDER BY position",
+                        "SELECT message FROM messages WHERE owner = $1 AND session_id = $2 \
+                         AND position < $3 ORDER BY position",
                     )
+                    .bind(owner)
                     .bind(id.as_str())
                     .bind(first)
                     .fetch_all(&mut *tx)
@@ -182,7 +214,7 @@ impl Store {
             .transpose()
     }
 
-    /// Creates session `new`, owned by `owner`, holding a copy of session `from`'s messages
+    /// Creates `owner`'s session `new`, holding a copy of the owner's session `from`'s messages
     /// before its message `before` (all of them when `before` is `None`), in one transaction:
     /// a conversation taken up again from an earlier point (an edited question, an answer
     /// asked again) while the original stays as it was. The copies are no run's input. The
@@ -191,19 +223,21 @@ impl Store {
     ///
     /// Returns `None`, creating nothing, when `from` holds no message `before`. Fails with
     /// [`StoreError::SessionNotFound`] when there is no session `from`, and with
-    /// [`StoreError::AlreadyExists`] when the id `new` is taken.
+    /// [`StoreError::AlreadyExists`] when the owner has a session `new`.
     pub async fn fork_session(
         &self,
+        owner: Option<&str>,
         from: &SessionId,
         before: Option<&MessageId>,
         new: &SessionId,
-        owner: Option<&str>,
     ) -> Result<Option<SessionRecord>, StoreError> {
         let created_at = now();
+        let owner_key = owner_column(owner);
         let _turn = self.write_turn().await;
         with_pool!(self, |pool, begin| {
             let mut tx = pool.begin_with(begin).await?;
-            let exists = sqlx::query("SELECT 1 FROM sessions WHERE id = $1")
+            let exists = sqlx::query("SELECT 1 FROM sessions WHERE owner = $1 AND id = $2")
+                .bind(owner_key)
                 .bind(from.as_str())
                 .fetch_optional(&mut *tx)
                 .await?
@@ -216,8 +250,10 @@ impl Store {
                 None => i64::MAX,
                 Some(id) => {
                     let found: Option<i64> = sqlx::query(
-                        "SELECT MIN(position) FROM messages WHERE session_id = $1 AND message_id = $2",
+                        "SELECT MIN(position) FROM messages WHERE owner = $1 AND session_id = $2 \
+                         AND message_id = $3",
                     )
+                    .bind(owner_key)
                     .bind(from.as_str())
                     .bind(id.as_str())
                     .fetch_one(&mut *tx)
@@ -231,10 +267,10 @@ impl Store {
             };
             let inserted = sqlx::query(
                 "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
-                 ON CONFLICT (id) DO NOTHING",
+                 ON CONFLICT (owner, id) DO NOTHING",
             )
             .bind(new.as_str())
-            .bind(owner)
+            .bind(owner_key)
             .bind(created_at.0)
             .execute(&mut *tx)
             .await?
@@ -243,11 +279,12 @@ impl Store {
                 return Err(StoreError::AlreadyExists(format!("session {new}")));
             }
             sqlx::query(
-                "INSERT INTO messages (session_id, position, message_id, input_of, message)
-                 SELECT $1, position, message_id, NULL, message FROM messages
-                 WHERE session_id = $2 AND position < $3",
+                "INSERT INTO messages (owner, session_id, position, message_id, input_of, message)
+                 SELECT owner, $1, position, message_id, NULL, message FROM messages
+                 WHERE owner = $2 AND session_id = $3 AND position < $4",
             )
             .bind(new.as_str())
+            .bind(owner_key)
             .bind(from.as_str())
             .bind(end)
             .execute(&mut *tx)
@@ -271,9 +308,10 @@ impl Store {
         };
         let texts: Vec<String> = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT message FROM messages WHERE session_id = $1 AND input_of = $2 \
-                 ORDER BY position",
+                "SELECT message FROM messages WHERE owner = $1 AND session_id = $2 \
+                 AND input_of = $3 ORDER BY position",
             )
+            .bind(owner_column(run.owner.as_deref()))
             .bind(session_id.as_str())
             .bind(run.id.as_str())
             .fetch_all(pool)
@@ -288,17 +326,23 @@ impl Store {
             .collect()
     }
 
-    /// Appends messages to the session's history, in order, in one transaction: when this
-    /// returns `Ok` they are committed (an accepted input is durable before it is acknowledged).
-    /// Fails with [`StoreError::SessionNotFound`] when the session does not exist. (A
-    /// [`Group`]'s append also sets the session's schema state.)
+    /// Appends messages to the history of `owner`'s session, in order, in one transaction: when
+    /// this returns `Ok` they are committed (an accepted input is durable before it is
+    /// acknowledged). Fails with [`StoreError::SessionNotFound`] when the session does not
+    /// exist. (A [`Group`]'s append also sets the session's schema state.)
     pub async fn append_messages(
         &self,
+        owner: Option<&str>,
         id: &SessionId,
         messages: &[Message],
     ) -> Result<(), StoreError> {
         let group = Group {
-            appends: vec![(id, messages, None)],
+            appends: vec![Append {
+                owner,
+                session_id: id,
+                messages,
+                schema_state: None,
+            }],
             ..Group::default()
         };
         match self.write_group(&group).await?.appended.as_slice() {
@@ -328,8 +372,9 @@ impl Store {
     /// if new), the run's row and its input at the end of the session's history. When this
     /// returns `Ok` all of it is committed (an accepted input is durable before it is
     /// acknowledged); on an error nothing is (a [`Group`] of one start: a server starting many
-    /// runs writes them in groups). Fails with [`StoreError::AlreadyExists`] when the run id is
-    /// taken, and with [`StoreError::NotOwner`] when the session is another owner's.
+    /// runs writes them in groups). The session is the run owner's: another owner's session of
+    /// the same id is another session. Fails with [`StoreError::AlreadyExists`] when the run id
+    /// is taken.
     pub async fn start_run(&self, run: &RunRecord, input: &[Message]) -> Result<(), StoreError> {
         if run.session_id.is_none() {
             return self.create_run(run).await;
@@ -340,10 +385,6 @@ impl Store {
         };
         match self.write_group(&group).await?.started.as_slice() {
             [Started::Done] => Ok(()),
-            [Started::SessionOwned] => Err(StoreError::NotOwner(format!(
-                "session {}",
-                run.session_id.as_ref().map_or("", SessionId::as_str)
-            ))),
             _ => Err(StoreError::AlreadyExists(format!("run {}", run.id))),
         }
     }

@@ -6,6 +6,7 @@ use sqlx::Row;
 use agentwire_core::{Message, SessionId, Timestamp};
 
 use crate::error::StoreError;
+use crate::owners::{owner_column, owner_of};
 use crate::run::{RUN_COLUMNS, RunRecord, run_from_row};
 use crate::session::SessionRecord;
 use crate::store::{Store, with_pool};
@@ -54,12 +55,9 @@ impl Store {
         after: Option<&SessionCursor>,
         limit: u32,
     ) -> Result<Vec<SessionSummary>, StoreError> {
-        let sql = list_sql(owner.is_some(), after.is_some());
+        let sql = list_sql(after.is_some());
         let rows = with_pool!(self, |pool, _begin| {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            if let Some(owner) = owner {
-                query = query.bind(owner);
-            }
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(owner_column(owner));
             if let Some(after) = after {
                 query = query.bind(after.updated_at.0).bind(after.id.as_str());
             }
@@ -75,19 +73,16 @@ impl Store {
     }
 }
 
-/// The query of one page: the owner's condition (`owner = $1` or `owner IS NULL`) and the
-/// cursor's are written in only when they apply, so the `(owner, updated_at, id)` index serves
-/// every case; the placeholders are numbered in the order the values are bound.
-fn list_sql(has_owner: bool, has_cursor: bool) -> String {
+/// The query of one page: the owner's condition, and the cursor's written in only when it
+/// applies, so the `(owner, updated_at, id)` index serves every case; the placeholders are
+/// numbered in the order the values are bound.
+fn list_sql(has_cursor: bool) -> String {
     let mut next = 0;
     let mut placeholder = || {
         next += 1;
         format!("${next}")
     };
-    let mut conditions = vec![match has_owner {
-        true => format!("s.owner = {}", placeholder()),
-        false => "s.owner IS NULL".to_owned(),
-    }];
+    let mut conditions = vec![format!("s.owner = {}", placeholder())];
     if has_cursor {
         let (updated_at, id) = (placeholder(), placeholder());
         conditions.push(format!(
@@ -102,14 +97,16 @@ fn list_sql(has_owner: bool, has_cursor: bool) -> String {
     format!(
         "SELECT s.id AS s_id, s.owner AS s_owner, s.created_at AS s_created_at,
                 s.updated_at AS s_updated_at, s.schema_state AS s_schema_state,
-                (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count,
-                (SELECT message FROM messages m WHERE m.session_id = s.id
+                (SELECT COUNT(*) FROM messages m WHERE m.owner = s.owner
+                 AND m.session_id = s.id) AS message_count,
+                (SELECT message FROM messages m WHERE m.owner = s.owner AND m.session_id = s.id
                  ORDER BY position LIMIT 1) AS first_message,
-                (SELECT message FROM messages m WHERE m.session_id = s.id
+                (SELECT message FROM messages m WHERE m.owner = s.owner AND m.session_id = s.id
                  ORDER BY position DESC LIMIT 1) AS last_message,
                 {}
          FROM sessions s
-         LEFT JOIN runs r ON r.id = (SELECT id FROM runs WHERE session_id = s.id
+         LEFT JOIN runs r ON r.id = (SELECT id FROM runs WHERE owner = s.owner
+                                     AND session_id = s.id
                                      ORDER BY created_at DESC, id DESC LIMIT 1)
          WHERE {}
          ORDER BY s.updated_at DESC, s.id DESC
@@ -136,7 +133,7 @@ where
     Ok(SessionSummary {
         session: SessionRecord {
             id: SessionId::from(row.try_get::<String, _>("s_id")?),
-            owner: row.try_get("s_owner")?,
+            owner: owner_of(row.try_get("s_owner")?),
             created_at: Timestamp(row.try_get("s_created_at")?),
             updated_at: Timestamp(row.try_get("s_updated_at")?),
             schema_state: row.try_get("s_schema_state")?,

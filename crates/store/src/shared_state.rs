@@ -12,6 +12,7 @@ use sqlx::Row;
 use agentwire_core::{RunId, SessionId};
 
 use crate::error::StoreError;
+use crate::owners::owner_column;
 use crate::store::{Store, with_pool};
 
 /// A session's shared state as stored.
@@ -42,28 +43,30 @@ pub enum StateWrite {
 }
 
 impl Store {
-    /// The session's shared state, or `None` when there is no such session.
+    /// The shared state of `owner`'s session, or `None` when the owner has no such session.
     pub async fn shared_state(
         &self,
+        owner: Option<&str>,
         id: &SessionId,
     ) -> Result<Option<SharedStateRecord>, StoreError> {
         let row = with_pool!(self, |pool, _begin| {
             sqlx::query(
-                "SELECT owner, shared_state, shared_state_version FROM sessions WHERE id = $1",
+                "SELECT shared_state, shared_state_version FROM sessions \
+                 WHERE owner = $1 AND id = $2",
             )
+            .bind(owner_column(owner))
             .bind(id.as_str())
             .fetch_optional(pool)
             .await?
             .map(|row| -> Result<_, sqlx::Error> {
                 Ok((
                     row.try_get::<Option<String>, _>(0)?,
-                    row.try_get::<Option<String>, _>(1)?,
-                    row.try_get::<i64, _>(2)?,
+                    row.try_get::<i64, _>(1)?,
                 ))
             })
             .transpose()?
         });
-        let Some((owner, text, version)) = row else {
+        let Some((text, version)) = row else {
             return Ok(None);
         };
         let state = match text {
@@ -71,17 +74,18 @@ impl Store {
             None => Value::Null,
         };
         Ok(Some(SharedStateRecord {
-            owner,
+            owner: owner.map(str::to_owned),
             state,
             version,
         }))
     }
 
-    /// Sets the session's shared state, if it is still at `version` (`None`: whatever it is)
-    /// and no run of the session is open; one statement, so neither can change between the
-    /// check and the write.
+    /// Sets the shared state of `owner`'s session, if it is still at `version` (`None`:
+    /// whatever it is) and no run of the session is open; one statement, so neither can change
+    /// between the check and the write.
     pub async fn set_shared_state(
         &self,
+        owner: Option<&str>,
         id: &SessionId,
         state: &Value,
         version: Option<i64>,
@@ -96,14 +100,17 @@ impl Store {
             sqlx::query(
                 "UPDATE sessions SET shared_state = $2, \
                  shared_state_version = shared_state_version + 1 \
-                 WHERE id = $1 AND (CAST($3 AS BIGINT) IS NULL OR shared_state_version = $3) \
-                 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.session_id = $1 \
+                 WHERE owner = $4 AND id = $1 \
+                 AND (CAST($3 AS BIGINT) IS NULL OR shared_state_version = $3) \
+                 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.owner = $4 \
+                 AND runs.session_id = $1 \
                  AND runs.status IN ('created', 'queued', 'in_progress', 'awaiting')) \
                  RETURNING shared_state_version",
             )
             .bind(id.as_str())
             .bind(text.as_deref())
             .bind(version)
+            .bind(owner_column(owner))
             .fetch_optional(pool)
             .await?
             .map(|row| row.try_get::<i64, _>(0))
@@ -113,11 +120,11 @@ impl Store {
             return Ok(StateWrite::Written { version });
         }
         // Nothing was written: say why.
-        let Some(record) = self.shared_state(id).await? else {
+        let Some(record) = self.shared_state(owner, id).await? else {
             return Ok(StateWrite::NoSession);
         };
         let open = self
-            .last_session_run(id)
+            .last_session_run(owner, id)
             .await?
             .filter(|run| !run.status.is_terminal());
         Ok(match (open, version) {

@@ -136,11 +136,13 @@ impl StatusSet {
 pub(crate) const WEBHOOK_COLUMNS: &str =
     "id, owner, run_id, url, secret, events, format, config_id, token, created_at";
 
-/// What deleting session `$1` deletes of webhooks, in its transaction: the webhooks of its
+/// What deleting session `$2` of owner `$1` deletes of webhooks, in its transaction: the webhooks of its
 /// runs (their queued deliveries with them), and what other webhooks were still owed of them.
 pub(crate) const DELETE_SESSION_WEBHOOKS: [&str; 2] = [
-    "DELETE FROM webhooks WHERE run_id IN (SELECT id FROM runs WHERE session_id = $1)",
-    "DELETE FROM webhook_deliveries WHERE session_id = $1 AND done_at IS NULL",
+    "DELETE FROM webhooks WHERE run_id IN \
+     (SELECT id FROM runs WHERE owner = $1 AND session_id = $2)",
+    "DELETE FROM webhook_deliveries WHERE done_at IS NULL AND run_id IN \
+     (SELECT id FROM runs WHERE owner = $1 AND session_id = $2)",
 ];
 
 impl Store {

@@ -236,7 +236,7 @@ async fn old_sessions_and_runs_are_deleted_with_everything_of_theirs(db: Db) {
             let events = text_run(&run_id, session.as_str(), 10);
             store.append_events(&run_id, &events).await.unwrap();
             store
-                .append_messages(&session, &[output(&events)])
+                .append_messages(None, &session, &[output(&events)])
                 .await
                 .unwrap();
         }
@@ -272,7 +272,13 @@ async fn old_sessions_and_runs_are_deleted_with_everything_of_theirs(db: Db) {
         }
     );
     assert_eq!(census(&db).await, ([2, 8, 5, 5], 0));
-    assert!(store.session(&"ses_0".into()).await.unwrap().is_none());
+    assert!(
+        store
+            .session(None, &"ses_0".into())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(store.run(&"run_0_1".into()).await.unwrap().is_none());
     assert!(store.run(&"solo_0".into()).await.unwrap().is_none());
     assert!(
@@ -297,7 +303,14 @@ async fn old_sessions_and_runs_are_deleted_with_everything_of_theirs(db: Db) {
         }
     );
     assert_eq!(census(&db).await, ([1, 4, 3, 3], 0));
-    assert_eq!(store.session_runs(&"ses_2".into()).await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .session_runs(None, &"ses_2".into())
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(replay(&store, &"solo_1".into(), 0, 100).await.len(), 17);
 
     store.reclaim_space().await.unwrap();
@@ -316,7 +329,7 @@ async fn deleting_a_session_leaves_no_row_of_it(db: Db) {
         let events = text_run(&run_id, session.as_str(), 10);
         append_in_batches(&store, &run_id, &events, &[3]).await;
         store
-            .append_messages(&session, &[output(&events)])
+            .append_messages(None, &session, &[output(&events)])
             .await
             .unwrap();
     }
@@ -328,9 +341,9 @@ async fn deleting_a_session_leaves_no_row_of_it(db: Db) {
         "SELECT COUNT(*) FROM event_batches WHERE run_id = 'run_0'",
     )
     .await;
-    assert!(store.delete_session(&"ses_0".into()).await.unwrap());
+    assert!(store.delete_session(None, &"ses_0".into()).await.unwrap());
     assert_eq!(census(&db).await, ([1, 2, 1, counts[3] - of_run_0], 0));
-    assert!(store.delete_session(&"ses_1".into()).await.unwrap());
+    assert!(store.delete_session(None, &"ses_1".into()).await.unwrap());
     assert_eq!(census(&db).await, ([0; 4], 0));
 }
 
@@ -412,7 +425,7 @@ async fn a_compacted_run_of_200_tokens_takes_under_4_kib(db: Db) {
         let events = text_run(&run_id, session.as_str(), 200);
         append_in_batches(&store, &run_id, &events, &[32]).await;
         store
-            .append_messages(&session, &[output(&events)])
+            .append_messages(None, &session, &[output(&events)])
             .await
             .unwrap();
     }

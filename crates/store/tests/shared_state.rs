@@ -33,11 +33,15 @@ fn snapshot(seq: u64, state: Value) -> Event {
     Event::new(seq, EventKind::StateSnapshot { state })
 }
 
+/// The owner of the sessions of `session_with_run`.
+const KEY_A: Option<&str> = Some("key_a");
+
 async fn session_with_run(store: &Store, session: &SessionId, run: &str) -> agentwire_core::RunId {
-    store.create_session(session, Some("key_a")).await.unwrap();
+    store.create_session(KEY_A, session).await.unwrap();
     let run_id = agentwire_core::RunId::from(run);
     let mut record = agentwire_store::RunRecord::new(run_id.clone(), "assistant", "node_a");
     record.session_id = Some(session.clone());
+    record.owner = Some("key_a".into());
     store.create_run(&record).await.unwrap();
     run_id
 }
@@ -46,7 +50,7 @@ async fn a_batch_writes_the_state_its_events_leave(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
     let session = SessionId::from("ses_1");
     let run = session_with_run(&store, &session, "run_1").await;
-    let before = store.shared_state(&session).await.unwrap().unwrap();
+    let before = store.shared_state(KEY_A, &session).await.unwrap().unwrap();
     assert_eq!(before.state, Value::Null);
     assert_eq!(before.owner.as_deref(), Some("key_a"));
 
@@ -69,7 +73,7 @@ async fn a_batch_writes_the_state_its_events_leave(db: Db) {
         ..Group::default()
     };
     store.write_group(&group).await.unwrap();
-    let after = store.shared_state(&session).await.unwrap().unwrap();
+    let after = store.shared_state(KEY_A, &session).await.unwrap().unwrap();
     assert_eq!(after.state, json!({"n": 1}));
     assert!(after.version > before.version);
 
@@ -77,10 +81,18 @@ async fn a_batch_writes_the_state_its_events_leave(db: Db) {
     store.close().await;
     let store = Store::open(&db.url).await.unwrap();
     assert_eq!(
-        store.shared_state(&session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"n": 1})
     );
-    assert_eq!(store.shared_state(&"ses_none".into()).await.unwrap(), None);
+    assert_eq!(
+        store.shared_state(KEY_A, &"ses_none".into()).await.unwrap(),
+        None
+    );
 }
 
 async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
@@ -90,13 +102,18 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
     // The run is `created`, so open.
     assert_eq!(
         store
-            .set_shared_state(&session, &json!({"a": 1}), None)
+            .set_shared_state(KEY_A, &session, &json!({"a": 1}), None)
             .await
             .unwrap(),
         StateWrite::RunOpen(Some(run.clone()))
     );
     assert_eq!(
-        store.shared_state(&session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         Value::Null
     );
     store
@@ -104,26 +121,36 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
         .await
         .unwrap();
     let written = store
-        .set_shared_state(&session, &json!({"a": 1}), None)
+        .set_shared_state(KEY_A, &session, &json!({"a": 1}), None)
         .await
         .unwrap();
     assert!(matches!(written, StateWrite::Written { .. }), "{written:?}");
     assert_eq!(
-        store.shared_state(&session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"a": 1})
     );
     // Cleared: no state.
     store
-        .set_shared_state(&session, &Value::Null, None)
+        .set_shared_state(KEY_A, &session, &Value::Null, None)
         .await
         .unwrap();
     assert_eq!(
-        store.shared_state(&session).await.unwrap().unwrap().state,
+        store
+            .shared_state(KEY_A, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         Value::Null
     );
     assert_eq!(
         store
-            .set_shared_state(&"ses_none".into(), &json!({}), None)
+            .set_shared_state(KEY_A, &"ses_none".into(), &json!({}), None)
             .await
             .unwrap(),
         StateWrite::NoSession
@@ -133,10 +160,10 @@ async fn a_client_sets_the_state_only_while_no_run_is_open(db: Db) {
 async fn a_stale_version_is_refused(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
     let session = SessionId::from("ses_1");
-    store.create_session(&session, None).await.unwrap();
-    let read = store.shared_state(&session).await.unwrap().unwrap();
+    store.create_session(None, &session).await.unwrap();
+    let read = store.shared_state(None, &session).await.unwrap().unwrap();
     let StateWrite::Written { version } = store
-        .set_shared_state(&session, &json!({"by": "first"}), Some(read.version))
+        .set_shared_state(None, &session, &json!({"by": "first"}), Some(read.version))
         .await
         .unwrap()
     else {
@@ -146,13 +173,18 @@ async fn a_stale_version_is_refused(db: Db) {
     // A second writer that read the same version lost the race.
     assert_eq!(
         store
-            .set_shared_state(&session, &json!({"by": "second"}), Some(read.version))
+            .set_shared_state(None, &session, &json!({"by": "second"}), Some(read.version))
             .await
             .unwrap(),
         StateWrite::Stale
     );
     assert_eq!(
-        store.shared_state(&session).await.unwrap().unwrap().state,
+        store
+            .shared_state(None, &session)
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
         json!({"by": "first"})
     );
 }

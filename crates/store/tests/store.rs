@@ -12,7 +12,7 @@ use agentwire_core::{
     SessionId, Timestamp, Usage,
 };
 use agentwire_store::{
-    EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
+    Append, EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
     Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
 };
 
@@ -85,40 +85,60 @@ fn seqs(events: &[Event]) -> Vec<u64> {
 
 async fn sessions_and_their_messages(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
-    let id = SessionId::from("ses_1");
-    let created = store.create_session(&id, Some("key_a")).await.unwrap();
-    assert_eq!(store.session(&id).await.unwrap(), Some(created));
+    let (id, key_a) = (SessionId::from("ses_1"), Some("key_a"));
+    let created = store.create_session(key_a, &id).await.unwrap();
+    assert_eq!(store.session(key_a, &id).await.unwrap(), Some(created));
     assert!(matches!(
-        store.create_session(&id, None).await,
+        store.create_session(key_a, &id).await,
         Err(StoreError::AlreadyExists(_))
     ));
-    assert_eq!(store.session(&"nope".into()).await.unwrap(), None);
-    assert!(store.session_messages(&id).await.unwrap().is_empty());
+    assert_eq!(store.session(key_a, &"nope".into()).await.unwrap(), None);
+    assert!(store.session_messages(key_a, &id).await.unwrap().is_empty());
 
     let first = [user_message("m1", "one"), user_message("m2", "two")];
-    store.append_messages(&id, &first).await.unwrap();
+    store.append_messages(key_a, &id, &first).await.unwrap();
     store
-        .append_messages(&id, &[user_message("m3", "three")])
+        .append_messages(key_a, &id, &[user_message("m3", "three")])
         .await
         .unwrap();
-    let messages = store.session_messages(&id).await.unwrap();
+    let messages = store.session_messages(key_a, &id).await.unwrap();
     let texts: Vec<String> = messages.iter().map(Message::content).collect();
     assert_eq!(texts, ["one", "two", "three"]);
     assert_eq!(messages[0], first[0]);
 
     assert!(matches!(
-        store.append_messages(&"nope".into(), &first).await,
+        store.append_messages(key_a, &"nope".into(), &first).await,
         Err(StoreError::SessionNotFound(_))
     ));
     assert!(matches!(
-        store.session_messages(&"nope".into()).await,
+        store.session_messages(key_a, &"nope".into()).await,
         Err(StoreError::SessionNotFound(_))
     ));
+
+    // The same id of another owner (or of none) is another session, which the first one
+    // neither shows nor blocks; deleting one leaves the other.
+    for other in [Some("key_b"), None] {
+        assert_eq!(store.session(other, &id).await.unwrap(), None);
+        assert!(matches!(
+            store.session_messages(other, &id).await,
+            Err(StoreError::SessionNotFound(_))
+        ));
+        store.create_session(other, &id).await.unwrap();
+        store
+            .append_messages(other, &id, &[user_message("m1", "theirs")])
+            .await
+            .unwrap();
+        let theirs = store.session_messages(other, &id).await.unwrap();
+        assert_eq!(theirs.len(), 1);
+    }
+    assert!(store.delete_session(Some("key_b"), &id).await.unwrap());
+    assert_eq!(store.session_messages(key_a, &id).await.unwrap(), messages);
+    assert_eq!(store.session_messages(None, &id).await.unwrap().len(), 1);
 }
 
 async fn a_session_forks_before_a_message(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
-    let from = SessionId::from("ses_from");
+    let (from, key_a) = (SessionId::from("ses_from"), Some("key_a"));
     let run = RunRecord {
         session_id: Some(from.clone()),
         owner: Some("key_a".into()),
@@ -130,18 +150,24 @@ async fn a_session_forks_before_a_message(db: Db) {
         user_message("m3", "three"),
     ];
     store.start_run(&run, &messages[..1]).await.unwrap();
-    store.append_messages(&from, &messages[1..]).await.unwrap();
+    store
+        .append_messages(key_a, &from, &messages[1..])
+        .await
+        .unwrap();
 
     // Before m3: m1 and m2, as they were, in a session of its own owner.
     let fork = SessionId::from("ses_fork");
     let before = MessageId::from("m3");
     let created = store
-        .fork_session(&from, Some(&before), &fork, Some("key_a"))
+        .fork_session(key_a, &from, Some(&before), &fork)
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(store.session(&fork).await.unwrap(), Some(created));
-    assert_eq!(store.session_messages(&fork).await.unwrap(), messages[..2]);
+    assert_eq!(store.session(key_a, &fork).await.unwrap(), Some(created));
+    assert_eq!(
+        store.session_messages(key_a, &fork).await.unwrap(),
+        messages[..2]
+    );
     // The copies are no run's input (a run's input is read back by `input_of`), and the next
     // message goes after them.
     let forked_run = RunRecord {
@@ -151,11 +177,11 @@ async fn a_session_forks_before_a_message(db: Db) {
     assert!(store.run_input(&forked_run).await.unwrap().is_empty());
     assert_eq!(store.run_input(&run).await.unwrap(), messages[..1]);
     store
-        .append_messages(&fork, &[user_message("m4", "four")])
+        .append_messages(key_a, &fork, &[user_message("m4", "four")])
         .await
         .unwrap();
     let texts: Vec<String> = store
-        .session_messages(&fork)
+        .session_messages(key_a, &fork)
         .await
         .unwrap()
         .iter()
@@ -163,51 +189,60 @@ async fn a_session_forks_before_a_message(db: Db) {
         .collect();
     assert_eq!(texts, ["one", "two", "four"]);
     // The original is unchanged.
-    assert_eq!(store.session_messages(&from).await.unwrap(), messages);
+    assert_eq!(
+        store.session_messages(key_a, &from).await.unwrap(),
+        messages
+    );
 
     // Before the first message: an empty session; without `before`: all of them.
     let first = MessageId::from("m1");
     store
-        .fork_session(&from, Some(&first), &"ses_empty".into(), None)
+        .fork_session(key_a, &from, Some(&first), &"ses_empty".into())
         .await
         .unwrap()
         .unwrap();
     assert!(
         store
-            .session_messages(&"ses_empty".into())
+            .session_messages(key_a, &"ses_empty".into())
             .await
             .unwrap()
             .is_empty()
     );
     store
-        .fork_session(&from, None, &"ses_all".into(), None)
+        .fork_session(key_a, &from, None, &"ses_all".into())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(
-        store.session_messages(&"ses_all".into()).await.unwrap(),
+        store
+            .session_messages(key_a, &"ses_all".into())
+            .await
+            .unwrap(),
         messages
     );
 
     // A message the session does not hold creates nothing; a missing session or a taken id fail.
     let elsewhere = MessageId::from("m9");
     let none = store
-        .fork_session(&from, Some(&elsewhere), &"ses_none".into(), None)
+        .fork_session(key_a, &from, Some(&elsewhere), &"ses_none".into())
         .await
         .unwrap();
     assert_eq!(none, None);
-    assert_eq!(store.session(&"ses_none".into()).await.unwrap(), None);
+    assert_eq!(
+        store.session(key_a, &"ses_none".into()).await.unwrap(),
+        None
+    );
     assert!(matches!(
         store
-            .fork_session(&"nope".into(), None, &"ses_x".into(), None)
+            .fork_session(key_a, &"nope".into(), None, &"ses_x".into())
             .await,
         Err(StoreError::SessionNotFound(_))
     ));
     assert!(matches!(
-        store.fork_session(&from, None, &fork, None).await,
+        store.fork_session(key_a, &from, None, &fork).await,
         Err(StoreError::AlreadyExists(_))
     ));
-    assert_eq!(store.session_messages(&fork).await.unwrap().len(), 3);
+    assert_eq!(store.session_messages(key_a, &fork).await.unwrap().len(), 3);
 }
 
 async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
@@ -224,7 +259,11 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         .start_run(&first, &[user_message("m1", "one")])
         .await
         .unwrap();
-    let created = store.session(&session).await.unwrap().unwrap();
+    let created = store
+        .session(Some("key-1"), &session)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(created.owner.as_deref(), Some("key-1"));
     assert_eq!(store.run(&first.id).await.unwrap().unwrap(), first);
     // The next turn appends to its history.
@@ -240,17 +279,24 @@ async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
         Err(StoreError::AlreadyExists(_))
     ));
     let texts: Vec<String> = store
-        .session_messages(&session)
+        .session_messages(Some("key-1"), &session)
         .await
         .unwrap()
         .iter()
         .map(Message::content)
         .collect();
     assert_eq!(texts, ["one", "two"]);
-    assert_eq!(store.session_runs(&session).await.unwrap().len(), 2);
+    assert_eq!(
+        store
+            .session_runs(Some("key-1"), &session)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
     // Each run's input is found again by its run, not the output appended after it.
     store
-        .append_messages(&session, &[user_message("a1", "answer")])
+        .append_messages(Some("key-1"), &session, &[user_message("a1", "answer")])
         .await
         .unwrap();
     for (run, text) in [(&first, "one"), (&run("run_2"), "two")] {
@@ -349,11 +395,11 @@ async fn sessions_are_listed_by_owner_newest_first_a_page_at_a_time(db: Db) {
 
     // A new message moves its session to the top; an empty session lists with nothing in it.
     store
-        .append_messages(&"ses_a".into(), &[user_message("m_a3", "third")])
+        .append_messages(key, &"ses_a".into(), &[user_message("m_a3", "third")])
         .await
         .unwrap();
     store
-        .create_session(&"ses_empty".into(), key)
+        .create_session(key, &"ses_empty".into())
         .await
         .unwrap();
     let all = store.list_sessions(key, None, 10).await.unwrap();
@@ -377,9 +423,9 @@ async fn sessions_are_listed_by_owner_newest_first_a_page_at_a_time(db: Db) {
 async fn deleting_a_session_deletes_its_runs_and_events(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
     let session = SessionId::from("ses_1");
-    store.create_session(&session, None).await.unwrap();
+    store.create_session(None, &session).await.unwrap();
     store
-        .append_messages(&session, &[user_message("m1", "hi")])
+        .append_messages(None, &session, &[user_message("m1", "hi")])
         .await
         .unwrap();
     let run = new_run(&store, "run_1", Some(&session), "node_a").await;
@@ -387,13 +433,13 @@ async fn deleting_a_session_deletes_its_runs_and_events(db: Db) {
         .append_events(&run, &[delta(1), delta(2)])
         .await
         .unwrap();
-    assert_eq!(store.session_runs(&session).await.unwrap().len(), 1);
+    assert_eq!(store.session_runs(None, &session).await.unwrap().len(), 1);
 
-    assert!(store.delete_session(&session).await.unwrap());
-    assert_eq!(store.session(&session).await.unwrap(), None);
+    assert!(store.delete_session(None, &session).await.unwrap());
+    assert_eq!(store.session(None, &session).await.unwrap(), None);
     assert_eq!(store.run(&run).await.unwrap(), None);
     assert!(store.events_after(&run, 0, 100).await.unwrap().is_empty());
-    assert!(!store.delete_session(&session).await.unwrap());
+    assert!(!store.delete_session(None, &session).await.unwrap());
 
     // A run cannot belong to a session that does not exist.
     let mut orphan = RunRecord::new("run_2".into(), "assistant", "node_a");
@@ -614,9 +660,9 @@ async fn many_interrupted_runs_end_each_once_with_their_output_and_deliveries(db
         // Every fifth run has no session; the others go two to a session.
         let session = (index % 5 != 0).then(|| SessionId::from(format!("ses_{}", index / 2)));
         if let Some(session) = &session
-            && store.session(session).await.unwrap().is_none()
+            && store.session(None, session).await.unwrap().is_none()
         {
-            store.create_session(session, None).await.unwrap();
+            store.create_session(None, session).await.unwrap();
         }
         // Ids in creation order, whatever the clock says.
         let run = new_run(
@@ -676,7 +722,7 @@ async fn many_interrupted_runs_end_each_once_with_their_output_and_deliveries(db
     for (index, (_, session)) in runs.iter().enumerate() {
         let Some(session) = session else { continue };
         let history: Vec<String> = store
-            .session_messages(session)
+            .session_messages(None, session)
             .await
             .unwrap()
             .iter()
@@ -712,9 +758,9 @@ async fn everything_is_there_after_reopening(db: Db) {
     let events: Vec<Event> = (1..=50).map(delta).collect();
     {
         let store = Store::open(&db.url).await.unwrap();
-        store.create_session(&session, None).await.unwrap();
+        store.create_session(None, &session).await.unwrap();
         store
-            .append_messages(&session, &[user_message("m1", "remember me")])
+            .append_messages(None, &session, &[user_message("m1", "remember me")])
             .await
             .unwrap();
         let run = new_run(&store, "run_1", Some(&session), "node_a").await;
@@ -722,8 +768,8 @@ async fn everything_is_there_after_reopening(db: Db) {
         store.close().await;
     }
     let store = Store::open(&db.url).await.unwrap();
-    assert!(store.session(&session).await.unwrap().is_some());
-    let messages = store.session_messages(&session).await.unwrap();
+    assert!(store.session(None, &session).await.unwrap().is_some());
+    let messages = store.session_messages(None, &session).await.unwrap();
     assert_eq!(messages[0].content(), "remember me");
     let run = RunId::from("run_1");
     assert_eq!(store.events_after(&run, 0, 100).await.unwrap(), events);
@@ -932,9 +978,9 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         session_id: Some(session.clone()),
         ..RunRecord::new(RunId::from(id), "assistant", "node-a")
     };
-    // A session of another owner: no way into it.
+    // A session of another owner: the same id names another session, of the run's owner.
     let theirs = SessionId::from("ses_theirs");
-    store.create_session(&theirs, Some("key_b")).await.unwrap();
+    store.create_session(Some("key_b"), &theirs).await.unwrap();
     let (next, new, taken, intruder) = (
         in_session("run_next", &old),
         in_session("run_new", &fresh),
@@ -962,7 +1008,20 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
             (&taken, &nope),
             (&intruder, &nope),
         ],
-        appends: vec![(&old, &four, Some("done")), (&missing, &nope, None)],
+        appends: vec![
+            Append {
+                owner: None,
+                session_id: &old,
+                messages: &four,
+                schema_state: Some("done"),
+            },
+            Append {
+                owner: None,
+                session_id: &missing,
+                messages: &nope,
+                schema_state: None,
+            },
+        ],
         batches: vec![&batches[0], &batches[1], &batches[2]],
         node: None,
     };
@@ -974,7 +1033,7 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
                 Started::Done,
                 Started::Done,
                 Started::RunExists,
-                Started::SessionOwned
+                Started::Done
             ],
             appended: vec![true, false],
             gone: vec![gone],
@@ -984,7 +1043,7 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         |messages: Vec<Message>| -> Vec<String> { messages.iter().map(Message::content).collect() };
     // Each history goes on from its end: the start's input, then the append.
     assert_eq!(
-        texts(store.session_messages(&old).await.unwrap()),
+        texts(store.session_messages(None, &old).await.unwrap()),
         ["one", "two", "three", "four", "five"]
     );
     // The append set the session's schema state; a later append without one keeps it.
@@ -992,23 +1051,33 @@ async fn a_group_writes_starts_appends_and_events_and_answers_each(db: Db) {
         session.and_then(|session| session.schema_state)
     };
     assert_eq!(
-        state(store.session(&old).await.unwrap()).as_deref(),
+        state(store.session(None, &old).await.unwrap()).as_deref(),
         Some("done")
     );
-    store.append_messages(&old, &[]).await.unwrap();
+    store.append_messages(None, &old, &[]).await.unwrap();
     assert_eq!(
-        state(store.session(&old).await.unwrap()).as_deref(),
+        state(store.session(None, &old).await.unwrap()).as_deref(),
         Some("done")
     );
-    assert_eq!(state(store.session(&fresh).await.unwrap()), None);
+    assert_eq!(state(store.session(None, &fresh).await.unwrap()), None);
     // The taken run id wrote nothing, not even its session's input.
     assert_eq!(
-        texts(store.session_messages(&fresh).await.unwrap()),
+        texts(store.session_messages(None, &fresh).await.unwrap()),
         ["hello"]
     );
-    assert!(store.session(&missing).await.unwrap().is_none());
-    assert!(store.session_messages(&theirs).await.unwrap().is_empty());
-    assert!(store.run(&intruder.id).await.unwrap().is_none());
+    assert!(store.session(None, &missing).await.unwrap().is_none());
+    assert!(
+        store
+            .session_messages(Some("key_b"), &theirs)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        texts(store.session_messages(None, &theirs).await.unwrap()),
+        ["lost"]
+    );
+    assert!(store.run(&intruder.id).await.unwrap().is_some());
     assert_eq!(
         seqs(&store.events_after(&first.id, 0, 10).await.unwrap()),
         [1, 2]
@@ -1031,7 +1100,7 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
     let store = Store::open(&db.url).await.unwrap();
     let at = |seconds: i64| Timestamp(1_000_000 + seconds * 1000);
     let session = SessionId::from("ses_1");
-    store.create_session(&session, None).await.unwrap();
+    store.create_session(None, &session).await.unwrap();
     let on_a = new_run(&store, "run_a", Some(&session), "node_a").await;
     let on_b = new_run(&store, "run_b", None, "node_b").await;
     let legacy = new_run(&store, "run_legacy", None, "node_legacy").await;
@@ -1088,7 +1157,7 @@ async fn the_runs_of_a_node_whose_lease_lapsed_are_ended_once(db: Db) {
         RunStatus::Created
     );
     // Its completed part joined its session once, marked.
-    let history = store.session_messages(&session).await.unwrap();
+    let history = store.session_messages(None, &session).await.unwrap();
     assert_eq!(history.len(), 1, "{history:?}");
     assert_eq!(history[0].content(), "done before the crash");
     assert_eq!(history[0].metadata.extra["incomplete"], true);

@@ -142,9 +142,13 @@ async fn run(
             };
             // The client still shows the run a rollback takes out: the conversation without it
             // (read before the message rolls it back) replaces the client's list.
+            let owner = caller.owner_id();
             let kept = match mode.unwrap_or(agent.input_mode()) {
-                InputMode::Rollback => match state.store.last_session_run(&thread).await? {
-                    Some(run) => state.store.messages_before_run(&thread, &run.id).await?,
+                InputMode::Rollback => match state.store.last_session_run(owner, &thread).await? {
+                    Some(run) => {
+                        let kept = state.store.messages_before_run(owner, &thread, &run.id);
+                        kept.await?
+                    }
                     None => None,
                 },
                 _ => None,

@@ -51,10 +51,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentwire_core::communication::StateName;
-use agentwire_core::{Event, EventKind, Message, RunId, SessionId};
-use agentwire_store::{BatchBuilder, EventBatch, Group, RunRecord, Started, Store};
+use agentwire_core::{Event, EventKind, Message, RunId};
+use agentwire_store::{Append, BatchBuilder, EventBatch, Group, RunRecord, Started, Store};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+
+use crate::runs::sessions::SessionKey;
 
 /// The most batches one transaction takes; the rest go in the next one, right after.
 const MAX_GROUP: usize = 4096;
@@ -65,7 +67,7 @@ const IDLE: Duration = Duration::from_millis(50);
 
 /// A run's output joining its session: the session, the messages, and the schema state the
 /// run leaves the session in.
-pub(crate) type SessionOutput = (SessionId, Vec<Message>, StateName);
+pub(crate) type SessionOutput = (SessionKey, Vec<Message>, StateName);
 
 /// A run's batch of events, and at its end its output joining its session with the session's
 /// new schema state ([`Group::appends`], in the same transaction: a client that sees the run's
@@ -144,8 +146,7 @@ impl Committer {
 
     /// Begins a run (its session if new, its row and its input) with whatever else is waiting,
     /// as [`agentwire_store::Store::start_run`] does alone: how it fared (a run id that is
-    /// taken or a session of another owner writes nothing), an error when the group could not
-    /// be stored.
+    /// taken writes nothing), an error when the group could not be stored.
     pub(crate) async fn start_run(
         &self,
         run: RunRecord,
@@ -205,10 +206,13 @@ async fn write(store: Store, node: String, mut queue: mpsc::UnboundedReceiver<Pe
                 Pending::Start { run, input, .. } => group.starts.push((run, input)),
                 Pending::Events { write, .. } => {
                     group.batches.push(&write.batch);
-                    if let Some((session_id, messages, state)) = &write.output {
-                        group
-                            .appends
-                            .push((session_id, messages, Some(state.as_str())));
+                    if let Some(((caller, session_id), messages, state)) = &write.output {
+                        group.appends.push(Append {
+                            owner: caller.owner_id(),
+                            session_id,
+                            messages,
+                            schema_state: Some(state.as_str()),
+                        });
                     }
                 }
             }
@@ -342,6 +346,8 @@ pub(crate) struct RunCommits {
     unstorable: Option<Arc<str>>,
     /// The run's output, to join its session with the next commit.
     output: Option<SessionOutput>,
+    /// Where the run left its communication schema, to store with its end.
+    end_state: Option<String>,
     /// The checkpoint of the wait the held events end in, to store with them.
     parking: Option<String>,
     /// The store holds the run's checkpoint: it waits there, and outlives this process.
@@ -378,6 +384,7 @@ impl RunCommits {
             flushing: false,
             unstorable: None,
             output: None,
+            end_state: None,
             parking: None,
             parked: false,
             shared_state,
@@ -437,13 +444,16 @@ impl RunCommits {
     }
 
     /// Takes the run's last events (from its terminal status on) with its output, which joins
-    /// its session in the same commit: the end is shown only once both are stored.
+    /// its session in the same commit, and the state it left its schema in (stored with its
+    /// row): the end is shown only once all of it is stored.
     pub(crate) fn take_end(
         &mut self,
         end: Vec<Event>,
         output: Option<SessionOutput>,
+        state: String,
     ) -> Vec<Event> {
         self.output = output;
+        self.end_state = Some(state);
         self.take(end)
     }
 
@@ -570,6 +580,9 @@ impl RunCommits {
                     }
                     if let Some(state) = state {
                         batch.set_shared_state(state);
+                    }
+                    if let Some(state) = self.end_state.take() {
+                        batch.set_run_state(state);
                     }
                     RunWrite {
                         batch,

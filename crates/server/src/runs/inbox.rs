@@ -13,7 +13,7 @@ use agentwire_core::{
     EventKind, InputMode, InputOutcome, Message, MessageId, Outcome, Role, RunId, SessionId,
 };
 use agentwire_runtime::{Agent, InputError, RunStart, StartError};
-use agentwire_store::{InboxEntry, InboxState, NewInboxEntry, Posted, RunRecord};
+use agentwire_store::{InboxEntry, InboxState, NewInboxEntry, Posted, RunRecord, Settlement};
 
 use crate::caller::Caller;
 use crate::clock;
@@ -68,7 +68,8 @@ impl Runs {
         if posting.message.parts.is_empty() {
             return Err(StartError::NoInput.into());
         }
-        self.own_session(caller, &session_id).await?;
+        let owner = caller.owner_id();
+        self.own_session(owner, &session_id).await?;
         let client_message_id = posting
             .client_message_id
             .unwrap_or_else(|| format!("cm_{}", uuid::Uuid::now_v7().simple()));
@@ -83,7 +84,7 @@ impl Runs {
         if busy.is_some() && mode == InputMode::Reject {
             if let Some(found) = self
                 .store
-                .inbox_entry(&session_id, &client_message_id)
+                .inbox_entry(owner, &session_id, &client_message_id)
                 .await?
             {
                 return Ok(found);
@@ -100,6 +101,7 @@ impl Runs {
         let posted = self
             .store
             .post_inbox(&NewInboxEntry {
+                owner,
                 session_id: &session_id,
                 client_message_id: &client_message_id,
                 agent: agent.name(),
@@ -114,7 +116,7 @@ impl Runs {
             Posted::Again(entry) => return Ok(entry),
             Posted::New(entry) => entry,
         };
-        self.inboxed(&session_id);
+        self.inboxed(&key);
         match (busy, mode) {
             (None, _) => {}
             (Some(Busy::Here(live)), InputMode::Steer) => self.offer_steers(&live).await?,
@@ -128,15 +130,14 @@ impl Runs {
                         RunsError::Input(input) => refusal_code(input),
                         _ => "cancel_failed",
                     };
+                    let settlement = Settlement {
+                        state: InboxState::NotDelivered,
+                        run_id: None,
+                        step: None,
+                        reason: Some(reason),
+                    };
                     self.store
-                        .settle_inbox(
-                            &session_id,
-                            &client_message_id,
-                            InboxState::NotDelivered,
-                            None,
-                            None,
-                            Some(reason),
-                        )
+                        .settle_inbox(owner, &session_id, &client_message_id, settlement)
                         .await?;
                     return Err(error);
                 }
@@ -147,19 +148,20 @@ impl Runs {
         self.drain(&key).await;
         Ok(self
             .store
-            .inbox_entry(&session_id, &client_message_id)
+            .inbox_entry(owner, &session_id, &client_message_id)
             .await?
             .unwrap_or(entry))
     }
 
-    /// The agent of the session's last run, if it has one the caller may see.
+    /// The agent of the last run of the caller's session, if it has one.
     pub(crate) async fn session_agent(
         &self,
+        caller: &Caller,
         session_id: &SessionId,
     ) -> Result<Option<String>, RunsError> {
         Ok(self
             .store
-            .last_session_run(session_id)
+            .last_session_run(caller.owner_id(), session_id)
             .await?
             .map(|run| run.agent))
     }
@@ -172,8 +174,11 @@ impl Runs {
         after: i64,
         limit: u32,
     ) -> Result<Vec<InboxEntry>, RunsError> {
-        self.check_owner(caller, session_id).await?;
-        Ok(self.store.inbox(session_id, after, limit).await?)
+        self.check_exists(caller, session_id).await?;
+        Ok(self
+            .store
+            .inbox(caller.owner_id(), session_id, after, limit)
+            .await?)
     }
 
     /// One message of the caller's session's inbox.
@@ -183,44 +188,34 @@ impl Runs {
         session_id: &SessionId,
         client_message_id: &str,
     ) -> Result<Option<InboxEntry>, RunsError> {
-        self.check_owner(caller, session_id).await?;
+        self.check_exists(caller, session_id).await?;
         Ok(self
             .store
-            .inbox_entry(session_id, client_message_id)
+            .inbox_entry(caller.owner_id(), session_id, client_message_id)
             .await?)
     }
 
-    /// Not found unless the session exists and is the caller's.
-    async fn check_owner(&self, caller: &Caller, session_id: &SessionId) -> Result<(), RunsError> {
-        match self.store.session(session_id).await? {
-            Some(session) if session.owner.as_deref() == caller.owner_id() => Ok(()),
-            _ => Err(RunsError::no_session(session_id.as_str())),
+    /// Not found unless the caller has this session.
+    async fn check_exists(&self, caller: &Caller, session_id: &SessionId) -> Result<(), RunsError> {
+        match self.store.session(caller.owner_id(), session_id).await? {
+            Some(_) => Ok(()),
+            None => Err(RunsError::no_session(session_id.as_str())),
         }
     }
 
-    /// The caller's session `session_id`, created for it if there is none; another owner's is
-    /// not found.
-    async fn own_session(&self, caller: &Caller, session_id: &SessionId) -> Result<(), RunsError> {
-        let owner = match self.store.session(session_id).await? {
-            Some(session) => session.owner,
-            None => match self
-                .store
-                .create_session(session_id, caller.owner_id())
-                .await
-            {
-                Ok(session) => session.owner,
-                // Made meanwhile by another request: whose is it?
-                Err(agentwire_store::StoreError::AlreadyExists(_)) => self
-                    .store
-                    .session(session_id)
-                    .await?
-                    .and_then(|session| session.owner),
-                Err(error) => return Err(error.into()),
-            },
-        };
-        match owner.as_deref() == caller.owner_id() {
-            true => Ok(()),
-            false => Err(RunsError::no_session(session_id.as_str())),
+    /// The owner's session `session_id`, created if there is none.
+    async fn own_session(
+        &self,
+        owner: Option<&str>,
+        session_id: &SessionId,
+    ) -> Result<(), RunsError> {
+        if self.store.session(owner, session_id).await?.is_some() {
+            return Ok(());
+        }
+        match self.store.create_session(owner, session_id).await {
+            // Made meanwhile by another request of the owner's.
+            Ok(_) | Err(agentwire_store::StoreError::AlreadyExists(_)) => Ok(()),
+            Err(error) => Err(error.into()),
         }
     }
 
@@ -234,7 +229,7 @@ impl Runs {
         }
         Ok(self
             .store
-            .last_session_run(&key.1)
+            .last_session_run(key.0.owner_id(), &key.1)
             .await?
             .filter(|run| !run.status.is_terminal())
             .map(|run| Busy::Stored(Box::new(run))))
@@ -256,15 +251,16 @@ impl Runs {
         let Some(session_id) = live.handle.session_id() else {
             return Ok(());
         };
+        let owner = live.owner.owner_id();
         for entry in self
             .store
-            .queued(session_id, Some(InputMode::Steer))
+            .queued(owner, session_id, Some(InputMode::Steer))
             .await?
         {
             let id = &entry.client_message_id;
             if !self
                 .store
-                .take_for_steer(session_id, id, live.handle.id())
+                .take_for_steer(owner, session_id, id, live.handle.id())
                 .await?
             {
                 continue;
@@ -274,8 +270,14 @@ impl Runs {
                 Err(InputError::Finished { .. }) => (InboxState::Queued, None),
                 Err(error) => (InboxState::NotDelivered, Some(refusal_code(&error))),
             };
+            let settlement = Settlement {
+                state,
+                run_id: None,
+                step: None,
+                reason,
+            };
             self.store
-                .settle_inbox(session_id, id, state, None, None, reason)
+                .settle_inbox(owner, session_id, id, settlement)
                 .await?;
         }
         Ok(())
@@ -293,12 +295,13 @@ impl Runs {
 
     async fn drain_session(self: &Arc<Self>, key: &SessionKey) -> Result<(), RunsError> {
         let (caller, session_id) = key;
+        let owner = caller.owner_id();
         loop {
             let run_id = RunId::from(format!("run_{}", uuid::Uuid::now_v7().simple()));
-            let Some(entry) = self.store.claim_next(session_id, &run_id).await? else {
+            let Some(entry) = self.store.claim_next(owner, session_id, &run_id).await? else {
                 // Nothing queued, or the session is busy: its run's end drains it again.
-                if self.session_run(session_id).is_none() && !self.has_queued(session_id).await? {
-                    super::lock(&self.inboxed).remove(session_id);
+                if self.session_run(key).is_none() && !self.has_queued(key).await? {
+                    super::lock(&self.inboxed).remove(key);
                 }
                 return Ok(());
             };
@@ -315,7 +318,7 @@ impl Runs {
                 continue;
             };
             if let Some(rolled_back) = &entry.rollback_of {
-                self.store.roll_back(session_id, rolled_back).await?;
+                self.store.roll_back(owner, session_id, rolled_back).await?;
             }
             let start = RunStart::new(vec![entry.message.clone()])
                 .with_run_id(run_id.clone())
@@ -357,15 +360,18 @@ impl Runs {
         run_id: Option<&RunId>,
         reason: Option<&str>,
     ) -> Result<(), RunsError> {
-        let step = (state == InboxState::Delivered).then_some(0);
+        let settlement = Settlement {
+            state,
+            run_id,
+            step: (state == InboxState::Delivered).then_some(0),
+            reason,
+        };
         self.store
             .settle_inbox(
+                entry.owner.as_deref(),
                 &entry.session_id,
                 &entry.client_message_id,
-                state,
-                run_id,
-                step,
-                reason,
+                settlement,
             )
             .await?;
         Ok(())
@@ -401,9 +407,15 @@ impl Runs {
             let key: SessionKey = (live.owner.clone(), session_id.clone());
             let (id, run_id) = (outcome.client_message_id.clone(), live.handle.id().clone());
             tokio::spawn(async move {
+                let settlement = Settlement {
+                    state,
+                    run_id: Some(&run_id),
+                    step,
+                    reason: reason.as_deref(),
+                };
                 let settled = runs
                     .store
-                    .settle_inbox(&key.1, &id, state, Some(&run_id), step, reason.as_deref())
+                    .settle_inbox(key.0.owner_id(), &key.1, &id, settlement)
                     .await;
                 match settled {
                     // An unsettled steer holds the queue (see `Store::claim_next`).
@@ -416,39 +428,30 @@ impl Runs {
         }
     }
 
-    /// Heard that a message was written down in `session_id`'s inbox (on any node): the run
+    /// Heard that a message was written down in a session's inbox (on any node): the run
     /// going on here takes its steers, and a free session starts its queued message.
-    pub(crate) async fn inbox_notice(self: &Arc<Self>, session_id: SessionId) {
-        self.inboxed(&session_id);
-        let live = self.session_run(&session_id);
+    pub(crate) async fn inbox_notice(self: &Arc<Self>, key: SessionKey) {
+        self.inboxed(&key);
+        let live = self.session_run(&key);
         if let Some(live) = live
             && let Err(error) = self.offer_steers(&live).await
         {
-            tracing::warn!(session = %session_id, "offering steers: {error}");
+            tracing::warn!(session = %key.1, "offering steers: {error}");
         }
         // Free, or freed meanwhile (a steer the run could not take went back in the queue).
-        if let Some(key) = self.session_key(&session_id).await {
-            self.drain(&key).await;
-        }
+        self.drain(&key).await;
     }
 
-    /// The live run of `session_id` on this node, whoever owns it.
-    fn session_run(&self, session_id: &SessionId) -> Option<Arc<LiveRun>> {
+    /// The session's live run on this node.
+    fn session_run(&self, key: &SessionKey) -> Option<Arc<LiveRun>> {
         super::lock(&self.live)
             .values()
             .find(|live| {
-                live.handle.session_id() == Some(session_id) && !live.handle.status().is_terminal()
+                live.owner == key.0
+                    && live.handle.session_id() == Some(&key.1)
+                    && !live.handle.status().is_terminal()
             })
             .cloned()
-    }
-
-    /// The session as its owner names it, from the store.
-    async fn session_key(&self, session_id: &SessionId) -> Option<SessionKey> {
-        let session = self.store.session(session_id).await.ok()??;
-        let caller = session
-            .owner
-            .map_or_else(Caller::default, |owner| Caller::owner(owner.into()));
-        Some((caller, session_id.clone()))
     }
 
     /// Sweeps the inbox every [`SWEEP_EVERY`] until the task is aborted (see
@@ -472,25 +475,24 @@ impl Runs {
     pub(crate) async fn sweep_inbox(self: &Arc<Self>) -> Result<(), RunsError> {
         let before = clock::now().0 - STALE.as_millis() as i64;
         self.store.settle_stale_inbox(before).await?;
-        for session_id in self.store.sessions_with_queued(SWEEP_SESSIONS).await? {
-            if self.session_run(&session_id).is_some() {
-                continue;
-            }
-            if let Some(key) = self.session_key(&session_id).await {
+        for (owner, session_id) in self.store.sessions_with_queued(SWEEP_SESSIONS).await? {
+            let key = (Caller::of(owner), session_id);
+            if self.session_run(&key).is_none() {
                 self.drain(&key).await;
             }
         }
         Ok(())
     }
 
-    /// Marks `session_id` as one whose inbox may hold queued messages: its runs' ends here
+    /// Marks the session as one whose inbox may hold queued messages: its runs' ends here
     /// drain it (other sessions' ends cost nothing).
-    fn inboxed(&self, session_id: &SessionId) {
-        super::lock(&self.inboxed).insert(session_id.clone());
+    fn inboxed(&self, key: &SessionKey) {
+        super::lock(&self.inboxed).insert(key.clone());
     }
 
-    async fn has_queued(&self, session_id: &SessionId) -> Result<bool, RunsError> {
-        Ok(!self.store.queued(session_id, None).await?.is_empty())
+    async fn has_queued(&self, key: &SessionKey) -> Result<bool, RunsError> {
+        let queued = self.store.queued(key.0.owner_id(), &key.1, None).await?;
+        Ok(!queued.is_empty())
     }
 
     /// After a run of a session ends here: its session's next message, if one waits.
@@ -498,10 +500,10 @@ impl Runs {
         let Some(session_id) = live.handle.session_id() else {
             return;
         };
-        if !super::lock(&self.inboxed).contains(session_id) {
+        let key: SessionKey = (live.owner.clone(), session_id.clone());
+        if !super::lock(&self.inboxed).contains(&key) {
             return;
         }
-        let key: SessionKey = (live.owner.clone(), session_id.clone());
         let runs = Arc::clone(self);
         tokio::spawn(async move { runs.drain(&key).await });
     }

@@ -191,7 +191,7 @@ pub(crate) struct Runs {
     /// Where runs record their OpenTelemetry spans and metrics; `None`: nowhere.
     pub(crate) telemetry: Option<Telemetry>,
     /// Sessions whose inbox may hold queued messages (see `inbox`).
-    inboxed: Mutex<HashSet<SessionId>>,
+    inboxed: Mutex<HashSet<SessionKey>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -265,9 +265,10 @@ impl Runs {
                         }
                     }
                     Ok(Notice::Input { run_id, input_id }) => runs.take_input(run_id, input_id),
-                    Ok(Notice::Inbox { session_id }) => {
+                    Ok(Notice::Inbox { owner, session_id }) => {
                         let runs = Arc::clone(&runs);
-                        tokio::spawn(async move { runs.inbox_notice(session_id).await });
+                        let key = (Caller::of(owner), session_id);
+                        tokio::spawn(async move { runs.inbox_notice(key).await });
                     }
                     Ok(Notice::Follow { run_id }) => {
                         if let Some(live) = lock(&runs.live).get(&run_id) {
@@ -322,20 +323,18 @@ impl Runs {
         named: bool,
         start: RunStart,
     ) -> Result<Arc<LiveRun>, RunsError> {
+        let owner = caller.owner_id();
         let stored = match named {
-            true => self.store.session(session_id).await?,
+            true => self.store.session(owner, session_id).await?,
             false => None,
         };
         // The conversation goes on where the session's last run left the agent's schema, and
         // from the session's shared state.
         let (history, schema_state, stored_state) = match stored {
-            Some(session) if session.owner.as_deref() != caller.owner_id() => {
-                return Err(RunsError::no_session(session_id.as_str()));
-            }
             Some(session) => {
-                self.check_free(session_id).await?;
-                let history = self.store.session_messages(session_id).await?;
-                let state = self.store.shared_state(session_id).await?;
+                self.check_free(owner, session_id).await?;
+                let history = self.store.session_messages(owner, session_id).await?;
+                let state = self.store.shared_state(owner, session_id).await?;
                 (
                     history,
                     session.schema_state.map(StateName::from),
@@ -457,12 +456,16 @@ impl Runs {
     /// Refuses a turn on a session whose latest run has not ended though no run of it goes on
     /// here: it waits in the store for its answer, or another node executes it. (One of this
     /// node's that is neither is a run whose end could not be stored: it holds nothing.)
-    async fn check_free(&self, session_id: &SessionId) -> Result<(), RunsError> {
+    async fn check_free(
+        &self,
+        owner: Option<&str>,
+        session_id: &SessionId,
+    ) -> Result<(), RunsError> {
         let busy = |run: &RunRecord| {
             matches!(run.status, RunStatus::Awaiting(_))
                 || (run.node != self.node && !run.status.is_terminal())
         };
-        match self.store.last_session_run(session_id).await? {
+        match self.store.last_session_run(owner, session_id).await? {
             Some(run) if busy(&run) => Err(RunsError::SessionBusy {
                 session: session_id.to_string(),
                 run: Some(run.id),
@@ -486,8 +489,6 @@ impl Runs {
         let input: Vec<Message> = handle.messages().into_iter().take(live.input_len).collect();
         match self.committer.start_run(record, input).await {
             Ok(Started::Done) => Ok(()),
-            // Another caller made the session first, between the check and the commit.
-            Ok(Started::SessionOwned) => Err(RunsError::no_session(session_id.as_str())),
             Ok(Started::RunExists) => Err(RunsError::RunExists(handle.id().clone())),
             // The writer logged the group's error.
             Err(error) => Err(RunsError::Commit(error)),

@@ -59,7 +59,8 @@ impl Runs {
                     if let Some(ending) = ending {
                         self.settle_steers(&live, &ending);
                         warn_if_unsuccessful(&ending[0]);
-                        let shown = commits.take_end(ending, output(&live));
+                        let state = live.handle.state().to_string();
+                        let shown = commits.take_end(ending, output(&live), state);
                         metrics.logged(&shown);
                         live.log.append_all(shown);
                     }
@@ -138,7 +139,8 @@ fn output(live: &LiveRun) -> Option<SessionOutput> {
         .into_iter()
         .skip(live.input_len)
         .collect();
-    Some((session_id, output, live.handle.session_state()))
+    let key = (live.owner.clone(), session_id);
+    Some((key, output, live.handle.session_state()))
 }
 
 /// The checkpoint to store with `batch` if the run waits for the client from its last event

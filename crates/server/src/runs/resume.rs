@@ -54,12 +54,9 @@ impl Runs {
         }
         let last = self
             .store
-            .last_session_run(&SessionId::from(session))
+            .last_session_run(caller.owner_id(), &SessionId::from(session))
             .await?;
-        let Some(record) = last.filter(|run| {
-            run.owner.as_deref() == caller.owner_id()
-                && matches!(run.status, RunStatus::Awaiting(_))
-        }) else {
+        let Some(record) = last.filter(|run| matches!(run.status, RunStatus::Awaiting(_))) else {
             return Ok(None);
         };
         Ok(Some(match self.adopt(&record).await? {
@@ -126,8 +123,12 @@ impl Runs {
         let input_len = checkpoint.input_len();
         let (conversation, shared_state) = match &record.session_id {
             Some(session_id) => (
-                self.store.session_messages(session_id).await?,
-                self.store.shared_state(session_id).await?,
+                self.store
+                    .session_messages(record.owner.as_deref(), session_id)
+                    .await?,
+                self.store
+                    .shared_state(record.owner.as_deref(), session_id)
+                    .await?,
             ),
             None => (Vec::new(), None),
         };

@@ -5,8 +5,9 @@
 //! as its run: it goes when the run's output has joined the session, so the map holds live
 //! work only.
 //!
-//! Keyed by the caller too: naming another key's session never blocks its owner (the store
-//! refuses the stranger's run). Also the shape of the session ids clients choose.
+//! Keyed by the caller too, as the store keys sessions by owner: the same id named by another
+//! key is another session, so naming it never blocks its owner. Also the shape of the session
+//! ids clients choose.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -33,14 +33,19 @@ pub(crate) struct StateView {
 }
 
 impl Runs {
-    /// The session's shared state; another caller's session is not found.
+    /// The shared state of the caller's session.
     pub(crate) async fn shared_state(
         &self,
         caller: &Caller,
         id: &str,
     ) -> Result<StateView, RunsError> {
-        match self.store.shared_state(&SessionId::from(id)).await? {
-            Some(record) if record.owner.as_deref() == caller.owner_id() => Ok(StateView {
+        let session_id = SessionId::from(id);
+        match self
+            .store
+            .shared_state(caller.owner_id(), &session_id)
+            .await?
+        {
+            Some(record) => Ok(StateView {
                 state: record.state,
                 version: record.version,
             }),
@@ -79,15 +84,12 @@ impl Runs {
         change: Change<'_>,
     ) -> Result<StateView, RunsError> {
         let id = session_id.as_str();
+        let owner = caller.owner_id();
         for _ in 0..ATTEMPTS {
-            let record = match self.store.shared_state(session_id).await? {
+            let record = match self.store.shared_state(owner, session_id).await? {
                 Some(record) => record,
                 None if create => {
-                    match self
-                        .store
-                        .create_session(session_id, caller.owner_id())
-                        .await
-                    {
+                    match self.store.create_session(owner, session_id).await {
                         Ok(_) | Err(StoreError::AlreadyExists(_)) => {}
                         Err(error) => return Err(error.into()),
                     }
@@ -95,9 +97,6 @@ impl Runs {
                 }
                 None => return Err(RunsError::no_session(id)),
             };
-            if record.owner.as_deref() != caller.owner_id() {
-                return Err(RunsError::no_session(id));
-            }
             if let Some(expected) = if_match
                 && expected != record.version
             {
@@ -106,7 +105,7 @@ impl Runs {
             let state = change(&record.state)?;
             // The schema of the agent of the session's latest run (none without runs, or when
             // this server has no such agent).
-            let agent = self.session_agent(session_id).await?;
+            let agent = self.session_agent(caller, session_id).await?;
             if let Some(agent) =
                 agent.and_then(|name| self.agents.iter().find(|a| a.name() == name))
             {
@@ -116,7 +115,7 @@ impl Runs {
             }
             match self
                 .store
-                .set_shared_state(session_id, &state, Some(record.version))
+                .set_shared_state(owner, session_id, &state, Some(record.version))
                 .await?
             {
                 StateWrite::Written { version } => return Ok(StateView { state, version }),

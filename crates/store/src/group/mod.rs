@@ -9,12 +9,13 @@
 
 mod steps;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use agentwire_core::{Message, RunId, SessionId};
 
 use crate::error::StoreError;
 use crate::event_log::{BatchRow, EventBatch, merge_runs};
+use crate::owners::owner_column;
 use crate::run::{RunRecord, RunRow};
 use crate::session::message_texts;
 use crate::store::{Connection, Store, now, with_connection};
@@ -26,14 +27,26 @@ pub struct Group<'a> {
     /// Runs to begin: the session (created, owned by the run's owner, if new), the run's row
     /// and its input at the end of the session's history, as [`Store::start_run`].
     pub starts: Vec<(&'a RunRecord, &'a [Message])>,
-    /// Messages to add at the end of a session's history, and the session's new schema state
-    /// (`None` leaves it), as [`Store::append_messages`].
-    pub appends: Vec<(&'a SessionId, &'a [Message], Option<&'a str>)>,
+    /// Messages to add at the end of a session's history, as [`Store::append_messages`].
+    pub appends: Vec<Append<'a>>,
     /// Runs' events, as [`Store::append_event_batches`]; one run's batches in the order given.
     pub batches: Vec<&'a EventBatch>,
     /// The node writing, if it writes only the runs it holds: a batch of a run that another
     /// node has taken over ([`Store::take_over`]) is refused as one of a run that ended.
     pub node: Option<&'a str>,
+}
+
+/// Messages joining a session's history (see [`Group::appends`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Append<'a> {
+    /// The session's owner: with `session_id`, the session's key.
+    pub owner: Option<&'a str>,
+    /// The session.
+    pub session_id: &'a SessionId,
+    /// The messages, in order.
+    pub messages: &'a [Message],
+    /// The session's new schema state; `None` leaves it.
+    pub schema_state: Option<&'a str>,
 }
 
 /// How a start of a [`Group`] fared.
@@ -43,8 +56,6 @@ pub enum Started {
     Done,
     /// Its run id was taken: nothing of it was written.
     RunExists,
-    /// Its session belongs to another owner: nothing of it was written.
-    SessionOwned,
 }
 
 /// What a committed [`Group`] did, write by write.
@@ -111,8 +122,14 @@ struct StartRows<'a> {
     texts: Vec<MessageText<'a>>,
 }
 
-/// An append as rows: the session, its messages, its new schema state.
-type AppendRows<'a> = (&'a SessionId, Vec<MessageText<'a>>, Option<&'a str>);
+/// An append as rows: the session's owner (its column) and id, its messages, its new schema
+/// state.
+type AppendRows<'a> = (
+    &'a str,
+    &'a SessionId,
+    Vec<MessageText<'a>>,
+    Option<&'a str>,
+);
 
 /// A message as it is stored: its id and its JSON.
 type MessageText<'a> = (Option<&'a str>, String);
@@ -120,16 +137,22 @@ type MessageText<'a> = (Option<&'a str>, String);
 /// What the transaction found of the rows the group names.
 #[derive(Debug, Default)]
 struct Found {
-    /// The owner of each session a start names.
-    owners: HashMap<String, Option<String>>,
     /// The runs started.
     inserted: HashSet<String>,
-    /// The sessions appended to that exist.
-    sessions: HashSet<String>,
+    /// The sessions appended to that exist, by owner (its column) and id.
+    sessions: HashSet<(String, String)>,
     /// The runs of batches that exist and take events.
     runs: HashSet<String>,
     /// How many webhook deliveries the group's status changes queued.
     deliveries: u64,
+}
+
+impl Found {
+    fn contains_session(&self, owner: &str, id: &SessionId) -> bool {
+        // A tuple of borrowed strings cannot look up one of owned ones.
+        self.sessions
+            .contains(&(owner.to_owned(), id.as_str().to_owned()))
+    }
 }
 
 impl<'a> GroupRows<'a> {
@@ -149,8 +172,13 @@ impl<'a> GroupRows<'a> {
             appends: group
                 .appends
                 .iter()
-                .map(|(session_id, messages, state)| {
-                    Ok((*session_id, message_texts(messages)?, *state))
+                .map(|append| {
+                    Ok((
+                        owner_column(append.owner),
+                        append.session_id,
+                        message_texts(append.messages)?,
+                        append.schema_state,
+                    ))
                 })
                 .collect::<Result<_, StoreError>>()?,
             batches: merge_runs(&group.batches),
@@ -175,24 +203,17 @@ impl<'a> GroupRows<'a> {
             started: self
                 .starts
                 .iter()
-                .map(|start| {
-                    let owner = start.row.run.owner.as_deref();
-                    match start
-                        .session_id
-                        .and_then(|id| found.owners.get(id.as_str()))
-                    {
-                        _ if found.inserted.contains(start.row.run.id.as_str()) => Started::Done,
-                        Some(session_owner) if session_owner.as_deref() != owner => {
-                            Started::SessionOwned
-                        }
-                        _ => Started::RunExists,
-                    }
-                })
+                .map(
+                    |start| match found.inserted.contains(start.row.run.id.as_str()) {
+                        true => Started::Done,
+                        false => Started::RunExists,
+                    },
+                )
                 .collect(),
             appended: self
                 .appends
                 .iter()
-                .map(|(id, ..)| found.sessions.contains(id.as_str()))
+                .map(|(owner, id, ..)| found.contains_session(owner, id))
                 .collect(),
             gone: self
                 .batches

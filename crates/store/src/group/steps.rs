@@ -19,6 +19,7 @@ use sqlx::{
 use super::{Found, GroupRows, StartRows};
 use crate::error::StoreError;
 use crate::notice::CHANNEL;
+use crate::owners::owner_column;
 use crate::run::{OPEN_STATUSES, status_columns};
 use crate::webhook::StatusSet;
 
@@ -54,7 +55,7 @@ where
         rows: &GroupRows<'_>,
     ) -> Result<Found, StoreError> {
         let mut found = Found::default();
-        Self::start_sessions(tx, rows, &mut found).await?;
+        Self::start_sessions(tx, rows).await?;
         Self::insert_runs(tx, rows, &mut found).await?;
         Self::touch_sessions(tx, rows, &mut found).await?;
         Self::insert_messages(tx, rows, &found).await?;
@@ -69,27 +70,24 @@ where
         Ok(found)
     }
 
-    /// The sessions the starts name, created if new, and their owners: a run joins a session
-    /// only if it has the session's owner, so a session id is no way into another key's
-    /// conversation.
+    /// The sessions the starts name, created if new. A session is its owner's: the same id
+    /// named by another owner is another session, so a session id is no way into another key's
+    /// conversation, and none blocks another key.
     async fn start_sessions(
         tx: &mut Transaction<'_, Self>,
         rows: &GroupRows<'_>,
-        found: &mut Found,
     ) -> Result<(), StoreError> {
         // Each session once (PostgreSQL refuses to upsert a row twice in one statement), with
-        // the owner and time of the first start naming it.
+        // the time of the first start naming it.
         let mut seen = HashSet::new();
-        let sessions: Vec<(&str, Option<&str>, i64)> = rows
+        let sessions: Vec<(&str, &str, i64)> = rows
             .starts
             .iter()
             .filter_map(|start| {
                 let id = start.session_id?.as_str();
-                seen.insert(id).then_some((
-                    id,
-                    start.row.run.owner.as_deref(),
-                    start.row.run.created_at.0,
-                ))
+                let owner = owner_column(start.row.run.owner.as_deref());
+                seen.insert((owner, id))
+                    .then_some((id, owner, start.row.run.created_at.0))
             })
             .collect();
         for chunk in fixed_chunks(&sessions) {
@@ -101,53 +99,20 @@ where
                     .push_bind(*created_at)
                     .push_bind(*created_at);
             });
-            // Another owner's session is left as it is.
-            upsert.push(
-                " ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at \
-                 WHERE sessions.owner IS NOT DISTINCT FROM excluded.owner",
-            );
-            let upserted = Self::count(&upsert.build().execute(&mut **tx).await?);
-            if count_is(upserted, chunk.len()) {
-                // Every one was created or has this owner already.
-                found.owners.extend(
-                    chunk
-                        .iter()
-                        .map(|(id, owner, _)| ((*id).to_owned(), owner.map(str::to_owned))),
-                );
-                continue;
-            }
-            let mut select = QueryBuilder::new("SELECT id, owner FROM sessions WHERE id IN (");
-            let mut ids = select.separated(", ");
-            for (id, ..) in chunk {
-                ids.push_bind(*id);
-            }
-            select.push(")");
-            for row in select.build().fetch_all(&mut **tx).await? {
-                found.owners.insert(row.try_get(0)?, row.try_get(1)?);
-            }
+            upsert.push(" ON CONFLICT (owner, id) DO UPDATE SET updated_at = excluded.updated_at");
+            upsert.build().execute(&mut **tx).await?;
         }
         Ok(())
     }
 
-    /// The runs of the starts whose session is theirs, each if its id is free.
+    /// The runs of the starts, each if its id is free.
     async fn insert_runs(
         tx: &mut Transaction<'_, Self>,
         rows: &GroupRows<'_>,
         found: &mut Found,
     ) -> Result<(), StoreError> {
-        let owned: Vec<&StartRows<'_>> = rows
-            .starts
-            .iter()
-            .filter(|start| {
-                start.session_id.is_none_or(|id| {
-                    found
-                        .owners
-                        .get(id.as_str())
-                        .is_some_and(|owner| owner.as_deref() == start.row.run.owner.as_deref())
-                })
-            })
-            .collect();
-        for chunk in fixed_chunks(&owned) {
+        let starts: Vec<&StartRows<'_>> = rows.starts.iter().collect();
+        for chunk in fixed_chunks(&starts) {
             let mut insert = QueryBuilder::new(
                 "INSERT INTO runs (id, session_id, owner, agent, node, status, awaiting, \
                  state, usage, error, status_seq, last_seq, created_at, updated_at) ",
@@ -156,7 +121,7 @@ where
                 let (run, rows) = (start.row.run, &start.row);
                 row.push_bind(run.id.as_str())
                     .push_bind(run.session_id.as_ref().map(|id| id.as_str()))
-                    .push_bind(run.owner.as_deref())
+                    .push_bind(owner_column(run.owner.as_deref()))
                     .push_bind(run.agent.as_str())
                     .push_bind(run.node.as_str())
                     .push_bind(rows.status)
@@ -186,10 +151,10 @@ where
         rows: &GroupRows<'_>,
         found: &mut Found,
     ) -> Result<(), StoreError> {
-        let ids: Vec<(&str, Option<&str>)> = rows
+        let ids: Vec<(&str, &str, Option<&str>)> = rows
             .appends
             .iter()
-            .map(|(id, _, state)| (id.as_str(), *state))
+            .map(|(owner, id, _, state)| (*owner, id.as_str(), *state))
             .collect();
         for chunk in fixed_chunks(&ids) {
             let touch = |returning: bool| {
@@ -198,31 +163,35 @@ where
                     ", schema_state = COALESCE(v.column2, sessions.schema_state) FROM (VALUES ",
                 );
                 let mut values = touch.separated(", ");
-                for (id, state) in chunk {
+                for (owner, id, state) in chunk {
                     values
                         .push("(CAST(")
                         .push_bind_unseparated(*id)
                         .push_unseparated(" AS TEXT), CAST(")
                         .push_bind_unseparated(*state)
+                        .push_unseparated(" AS TEXT), CAST(")
+                        .push_bind_unseparated(*owner)
                         .push_unseparated(" AS TEXT))");
                 }
-                touch.push(") AS v WHERE sessions.id = v.column1");
+                touch.push(") AS v WHERE sessions.owner = v.column3 AND sessions.id = v.column1");
                 if returning {
-                    touch.push(" RETURNING sessions.id");
+                    touch.push(" RETURNING sessions.owner, sessions.id");
                 }
                 touch
             };
             let touched = Self::count(&touch(false).build().execute(&mut **tx).await?);
             if count_is(touched, chunk.len()) {
-                found
-                    .sessions
-                    .extend(chunk.iter().map(|(id, _)| (*id).to_owned()));
+                found.sessions.extend(
+                    chunk
+                        .iter()
+                        .map(|(owner, id, _)| ((*owner).to_owned(), (*id).to_owned())),
+                );
                 continue;
             }
             // Some session is gone (or named twice): touch them again (the same time, so the
             // same rows) and read which were found.
             for row in touch(true).build().fetch_all(&mut **tx).await? {
-                found.sessions.insert(row.try_get(0)?);
+                found.sessions.insert((row.try_get(0)?, row.try_get(1)?));
             }
         }
         Ok(())
@@ -236,8 +205,7 @@ where
         rows: &GroupRows<'_>,
         found: &Found,
     ) -> Result<(), StoreError> {
-        // Each row: session, message id, the run it is the input of, JSON.
-        let mut messages: Vec<(&str, Option<&str>, Option<&str>, &str)> = Vec::new();
+        let mut messages: Vec<MessageRow<'_>> = Vec::new();
         for start in &rows.starts {
             let (Some(session_id), true) = (
                 start.session_id,
@@ -246,35 +214,41 @@ where
                 continue;
             };
             let run = Some(start.row.run.id.as_str());
+            let session = (
+                owner_column(start.row.run.owner.as_deref()),
+                session_id.as_str(),
+            );
             messages.extend(
                 start
                     .texts
                     .iter()
-                    .map(|(id, text)| (session_id.as_str(), *id, run, text.as_str())),
+                    .map(|(id, text)| (session, *id, run, text.as_str())),
             );
         }
-        for (session_id, texts, _) in &rows.appends {
-            if found.sessions.contains(session_id.as_str()) {
+        for (owner, session_id, texts, _) in &rows.appends {
+            if found.contains_session(owner, session_id) {
+                let session = (*owner, session_id.as_str());
                 messages.extend(
                     texts
                         .iter()
-                        .map(|(id, text)| (session_id.as_str(), *id, None, text.as_str())),
+                        .map(|(id, text)| (session, *id, None, text.as_str())),
                 );
             }
         }
         for chunk in fixed_chunks(&messages) {
             let mut insert = QueryBuilder::new(
-                "INSERT INTO messages (session_id, position, message_id, input_of, message) \
+                "INSERT INTO messages (session_id, position, message_id, input_of, message, \
+                 owner) \
                  SELECT v.column1, COALESCE((SELECT MAX(position) FROM messages \
-                 WHERE session_id = v.column1), -1) + v.column2, v.column3, v.column4, \
-                 v.column5 FROM (VALUES ",
+                 WHERE owner = v.column6 AND session_id = v.column1), -1) + v.column2, \
+                 v.column3, v.column4, v.column5, v.column6 FROM (VALUES ",
             );
             // A message's place after its session's end, counted within the statement: its
             // subquery sees the messages as they were before it.
-            let mut after_end: HashMap<&str, i64> = HashMap::new();
+            let mut after_end: HashMap<(&str, &str), i64> = HashMap::new();
             let mut values = insert.separated(", ");
-            for (session, id, run, text) in chunk {
-                let place = after_end.entry(session).or_insert(0);
+            for ((owner, session), id, run, text) in chunk {
+                let place = after_end.entry((owner, session)).or_insert(0);
                 *place += 1;
                 values
                     .push("(CAST(")
@@ -287,6 +261,8 @@ where
                     .push_bind_unseparated(*run)
                     .push_unseparated(" AS TEXT), CAST(")
                     .push_bind_unseparated(*text)
+                    .push_unseparated(" AS TEXT), CAST(")
+                    .push_bind_unseparated(*owner)
                     .push_unseparated(" AS TEXT))");
             }
             insert.push(") AS v");
@@ -317,6 +293,7 @@ where
                  error = CASE {NEWER} v.column7 ELSE runs.error END, \
                  usage = CASE {NEWER} COALESCE(v.column8, runs.usage) ELSE runs.usage END, \
                  checkpoint = CASE {NEWER} NULL ELSE runs.checkpoint END, \
+                 state = COALESCE(v.column9, runs.state), \
                  status_seq = CASE {NEWER} v.column5 ELSE runs.status_seq END \
                  FROM (VALUES "
             ));
@@ -343,6 +320,8 @@ where
                     .push_bind_unseparated(status.and_then(|(.., error, _)| error))
                     .push_unseparated(" AS TEXT), CAST(")
                     .push_bind_unseparated(status.and_then(|(.., usage)| usage))
+                    .push_unseparated(" AS TEXT), CAST(")
+                    .push_bind_unseparated(batch.run_state)
                     .push_unseparated(" AS TEXT))");
             }
             // A run that has ended takes no more events: its node was taken for dead and
@@ -443,7 +422,8 @@ where
             sqlx::query(
                 "UPDATE sessions SET shared_state = $2, \
                  shared_state_version = shared_state_version + 1 \
-                 WHERE id = (SELECT session_id FROM runs WHERE id = $1)",
+                 FROM runs WHERE runs.id = $1 AND sessions.owner = runs.owner \
+                 AND sessions.id = runs.session_id",
             )
             .bind(batch.run_id.as_str())
             .bind(state)
@@ -504,7 +484,7 @@ where
             insert.push(
                 ") AS v JOIN runs r ON r.id = v.column1 JOIN webhooks w \
                  ON (w.run_id = r.id OR (w.run_id IS NULL AND (w.owner = r.owner \
-                 OR (w.owner IS NULL AND r.owner IS NULL)))) \
+                 OR (w.owner IS NULL AND r.owner = '')))) \
                  WHERE (w.events & v.column5) <> 0 ON CONFLICT (id) DO NOTHING",
             );
             found.deliveries += Self::count(&insert.build().execute(&mut **tx).await?);
@@ -554,6 +534,15 @@ impl GroupSql for Postgres {
         result.rows_affected()
     }
 }
+
+/// A message row: its session (owner column and id), its id, the run it is the input of, its
+/// JSON.
+type MessageRow<'a> = (
+    (&'a str, &'a str),
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+);
 
 /// Whether a statement's count of rows is `len`.
 fn count_is(count: u64, len: usize) -> bool {
