@@ -5,6 +5,7 @@
 //! have, a path or query its extractor cannot read) comes as an empty or plain-text body, which
 //! [`json_errors`] rewrites into the same shape, so a client reads every error one way.
 
+use agentwire_core::json_bounds::BoundsError;
 use agentwire_runtime::{InputError, StartError};
 use axum::Json;
 use axum::extract::Request;
@@ -96,6 +97,11 @@ impl From<RunsError> for ApiError {
             RunsError::InvalidState(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_state"),
             RunsError::PatchFailed(_) => (StatusCode::UNPROCESSABLE_ENTITY, "patch_failed"),
             RunsError::StateChanged(_) => (StatusCode::PRECONDITION_FAILED, "state_changed"),
+            RunsError::StateOutOfBounds { bounds, .. } => match bounds {
+                BoundsError::TooDeep { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "state_too_deep"),
+                _ => (StatusCode::PAYLOAD_TOO_LARGE, "state_too_large"),
+            },
+            RunsError::StateUnreadable { .. } => (StatusCode::CONFLICT, "state_unreadable"),
         };
         Self::new(status, code, error.to_string())
     }
@@ -104,7 +110,7 @@ impl From<RunsError> for ApiError {
 /// A store failure: logged, and answered as one that kept nothing of the request.
 impl From<agentwire_store::StoreError> for ApiError {
     fn from(error: agentwire_store::StoreError) -> Self {
-        RunsError::Store(error).into()
+        RunsError::from(error).into()
     }
 }
 

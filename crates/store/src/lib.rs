@@ -50,6 +50,6 @@ pub use run::RunRecord;
 pub use run_list::{RunCursor, RunFilter};
 pub use session::SessionRecord;
 pub use session_list::{SessionCursor, SessionSummary};
-pub use shared_state::{SharedStateRecord, StateWrite};
+pub use shared_state::{SharedStateRecord, StateHead, StateWrite};
 pub use store::Store;
 pub use webhook::{StatusSet, WebhookFormat, WebhookRecord};

@@ -25,6 +25,16 @@ pub struct SharedStateRecord {
     pub version: i64,
 }
 
+/// Whose a session's shared state is and its version, without the state: what can be known
+/// of a state that cannot be read ([`StoreError::UnreadableState`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateHead {
+    /// The API key (its id) that owns the session; `None` without auth.
+    pub owner: Option<String>,
+    /// How many times the state was written.
+    pub version: i64,
+}
+
 /// How a [`Store::set_shared_state`] fared.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StateWrite {
@@ -42,7 +52,9 @@ pub enum StateWrite {
 }
 
 impl Store {
-    /// The session's shared state, or `None` when there is no such session.
+    /// The session's shared state, or `None` when there is no such session. A state stored
+    /// that cannot be read back is [`StoreError::UnreadableState`] ([`Store::state_head`]
+    /// still reads whose it is, and a write replaces it).
     pub async fn shared_state(
         &self,
         id: &SessionId,
@@ -67,7 +79,12 @@ impl Store {
             return Ok(None);
         };
         let state = match text {
-            Some(text) => serde_json::from_str(&text)?,
+            Some(text) => {
+                serde_json::from_str(&text).map_err(|error| StoreError::UnreadableState {
+                    session: id.to_string(),
+                    reason: error.to_string(),
+                })?
+            }
             None => Value::Null,
         };
         Ok(Some(SharedStateRecord {
@@ -75,6 +92,24 @@ impl Store {
             state,
             version,
         }))
+    }
+
+    /// Whose the session is and its state's version, or `None` when there is no such session.
+    pub async fn state_head(&self, id: &SessionId) -> Result<Option<StateHead>, StoreError> {
+        let head = with_pool!(self, |pool, _begin| {
+            sqlx::query("SELECT owner, shared_state_version FROM sessions WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(pool)
+                .await?
+                .map(|row| -> Result<_, sqlx::Error> {
+                    Ok(StateHead {
+                        owner: row.try_get::<Option<String>, _>(0)?,
+                        version: row.try_get::<i64, _>(1)?,
+                    })
+                })
+                .transpose()?
+        });
+        Ok(head)
     }
 
     /// Sets the session's shared state, if it is still at `version` (`None`: whatever it is)
@@ -113,7 +148,7 @@ impl Store {
             return Ok(StateWrite::Written { version });
         }
         // Nothing was written: say why.
-        let Some(record) = self.shared_state(id).await? else {
+        let Some(record) = self.state_head(id).await? else {
             return Ok(StateWrite::NoSession);
         };
         let open = self

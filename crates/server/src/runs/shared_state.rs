@@ -6,12 +6,20 @@
 //! open, on this node (starting or going) or in the store (created, queued, working or awaiting
 //! the client), rather than applied through the running run: a run's model works from the
 //! state it was shown, and a change under it would make its next patch apply to a state it has
-//! not seen. Between runs the change is checked against the schema of the agent of the
-//! session's latest run, and written only over the version it was made from (`If-Match`, or
-//! the version read: a `PATCH` that raced another write is made again on the new state).
+//! not seen. Between runs the change is checked against the server's bounds and the schema of
+//! the agent of the session's latest run (the default agent's without runs: what a run that
+//! names none uses; a run of another agent checks the state it starts from), and written only
+//! over the version it was made from (`If-Match`, or the version read: a `PATCH` that raced
+//! another write is made again on the new state).
+//!
+//! Decided: a node makes its clients' state changes one at a time, so that two racing changes
+//! meet at the version check (the loser of an `If-Match` race is told `412`), never at the
+//! session's reservation, which would tell it a run is going.
 
 use agentwire_core::SessionId;
-use agentwire_store::{StateWrite, StoreError};
+use agentwire_core::json_bounds::JsonBounds;
+use agentwire_runtime::Agent;
+use agentwire_store::{SharedStateRecord, StateWrite, StoreError};
 use serde_json::Value;
 
 use crate::caller::Caller;
@@ -33,24 +41,39 @@ pub(crate) struct StateView {
 }
 
 impl Runs {
+    /// The bounds every shared state is held to.
+    pub(crate) fn state_bounds(&self) -> JsonBounds {
+        self.limits
+            .max_state_bytes
+            .map_or_else(JsonBounds::default, JsonBounds::with_max_bytes)
+    }
+
+    /// Refuses a state past the bounds.
+    pub(crate) fn check_state_bounds(&self, state: &Value) -> Result<(), RunsError> {
+        self.state_bounds().check(state).map_err(|bounds| {
+            RunsError::out_of_bounds(bounds, format_args!("the state is {bounds}"))
+        })
+    }
+
     /// The session's shared state; another caller's session is not found.
     pub(crate) async fn shared_state(
         &self,
         caller: &Caller,
         id: &str,
     ) -> Result<StateView, RunsError> {
-        match self.store.shared_state(&SessionId::from(id)).await? {
-            Some(record) if record.owner.as_deref() == caller.owner_id() => Ok(StateView {
+        match self.state_record(caller, &SessionId::from(id)).await? {
+            Some(record) => Ok(StateView {
                 state: record.state,
                 version: record.version,
             }),
-            _ => Err(RunsError::no_session(id)),
+            None => Err(RunsError::no_session(id)),
         }
     }
 
     /// Sets the session's shared state to what `change` makes of it, if no run of the session
     /// is open and the state is still at `if_match` (when given). `create`: a session that
-    /// does not exist is created for the caller first (a `PUT`).
+    /// does not exist is created for the caller first, and a state stored that cannot be read
+    /// is replaced (a `PUT`).
     pub(crate) async fn change_shared_state(
         &self,
         caller: &Caller,
@@ -61,6 +84,7 @@ impl Runs {
     ) -> Result<StateView, RunsError> {
         sessions::check_id(id)?;
         let key: SessionKey = (caller.clone(), SessionId::from(id));
+        let _one_at_a_time = self.changing_state.lock().await;
         // No run of the session starts on this node meanwhile.
         self.sessions.reserve(&key)?;
         let changed = self
@@ -80,7 +104,13 @@ impl Runs {
     ) -> Result<StateView, RunsError> {
         let id = session_id.as_str();
         for _ in 0..ATTEMPTS {
-            let record = match self.store.shared_state(session_id).await? {
+            let read = match self.state_record(caller, session_id).await {
+                Err(RunsError::StateUnreadable { .. }) if create => {
+                    self.unreadable_record(caller, session_id).await
+                }
+                read => read,
+            };
+            let record = match read? {
                 Some(record) => record,
                 None if create => {
                     match self
@@ -88,28 +118,27 @@ impl Runs {
                         .create_session(session_id, caller.owner_id())
                         .await
                     {
-                        Ok(_) | Err(StoreError::AlreadyExists(_)) => {}
+                        Ok(_) => {}
+                        // Created meanwhile: the caller's is read again, another's is not found.
+                        Err(StoreError::AlreadyExists(_)) => {
+                            if self.unreadable_record(caller, session_id).await?.is_none() {
+                                return Err(RunsError::no_session(id));
+                            }
+                        }
                         Err(error) => return Err(error.into()),
                     }
                     continue;
                 }
                 None => return Err(RunsError::no_session(id)),
             };
-            if record.owner.as_deref() != caller.owner_id() {
-                return Err(RunsError::no_session(id));
-            }
             if let Some(expected) = if_match
                 && expected != record.version
             {
                 return Err(RunsError::StateChanged(expected.to_string()));
             }
             let state = change(&record.state)?;
-            // The schema of the agent of the session's latest run (none without runs, or when
-            // this server has no such agent).
-            let agent = self.session_agent(session_id).await?;
-            if let Some(agent) =
-                agent.and_then(|name| self.agents.iter().find(|a| a.name() == name))
-            {
+            self.check_state_bounds(&state)?;
+            if let Some(agent) = self.state_agent(session_id).await? {
                 agent
                     .check_state(&state)
                     .map_err(|error| RunsError::InvalidState(error.to_string()))?;
@@ -137,6 +166,55 @@ impl Runs {
         Err(RunsError::SessionBusy {
             session: id.to_owned(),
             run: None,
+        })
+    }
+
+    /// The caller's session's shared state as stored; `None`: no such session for the caller.
+    /// A state that cannot be read is [`RunsError::StateUnreadable`] to its owner only.
+    async fn state_record(
+        &self,
+        caller: &Caller,
+        session_id: &SessionId,
+    ) -> Result<Option<SharedStateRecord>, RunsError> {
+        let record = match self.store.shared_state(session_id).await {
+            Ok(record) => record,
+            Err(StoreError::UnreadableState { session, reason }) => {
+                return match self.unreadable_record(caller, session_id).await? {
+                    Some(_) => Err(RunsError::StateUnreadable { session, reason }),
+                    None => Ok(None),
+                };
+            }
+            Err(error) => return Err(error.into()),
+        };
+        Ok(record.filter(|record| record.owner.as_deref() == caller.owner_id()))
+    }
+
+    /// The caller's session's record without its state (as `null`: what a `PUT` replaces, when
+    /// the state cannot be read); `None`: no such session for the caller.
+    async fn unreadable_record(
+        &self,
+        caller: &Caller,
+        session_id: &SessionId,
+    ) -> Result<Option<SharedStateRecord>, RunsError> {
+        Ok(self
+            .store
+            .state_head(session_id)
+            .await?
+            .filter(|head| head.owner.as_deref() == caller.owner_id())
+            .map(|head| SharedStateRecord {
+                owner: head.owner,
+                state: Value::Null,
+                version: head.version,
+            }))
+    }
+
+    /// The agent whose state schema the session's state is held to between runs: the agent of
+    /// its latest run, or the default agent without runs (none when this server has no such
+    /// agent).
+    async fn state_agent(&self, session_id: &SessionId) -> Result<Option<&Agent>, RunsError> {
+        Ok(match self.session_agent(session_id).await? {
+            Some(name) => self.agents.iter().find(|agent| agent.name() == name),
+            None => self.agents.get(crate::state::default_agent(&self.agents)),
         })
     }
 }
