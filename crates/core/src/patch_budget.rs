@@ -66,7 +66,9 @@ impl PatchBudget {
                 self.grow(document, 0, overhead)
             }
             PatchOperation::Remove(remove) => {
-                if let Some(Slot::Taken { bytes }) = slot(document, &remove.path, Purpose::Remove, self.bounds) {
+                if let Some(Slot::Taken { bytes }) =
+                    slot(document, &remove.path, Purpose::Remove, self.bounds)
+                {
                     self.bytes = self.bytes.saturating_sub(bytes);
                 }
                 Ok(())

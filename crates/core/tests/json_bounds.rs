@@ -41,9 +41,11 @@ fn refused(document: &Value, patch: &[PatchOperation]) -> PatchStreamError {
 #[test]
 fn root_self_copies_into_a_deep_state_are_refused() {
     let (document, innermost) = nested(126);
-    let patch = ops(json!((0..6)
-        .map(|_| json!({"op": "copy", "from": "", "path": format!("{innermost}/")}))
-        .collect::<Vec<_>>()));
+    let patch = ops(json!(
+        (0..6)
+            .map(|_| json!({"op": "copy", "from": "", "path": format!("{innermost}/")}))
+            .collect::<Vec<_>>()
+    ));
     let error = refused(&document, &patch);
     assert_eq!(
         error.bounds(),
@@ -83,9 +85,11 @@ fn adds_building_twenty_thousand_levels_are_refused() {
 #[test]
 fn copies_of_a_large_string_are_refused_before_they_are_made() {
     let document = json!({"big": "x".repeat(1_000_000)});
-    let patch = ops(json!((0..200)
-        .map(|i| json!({"op": "copy", "from": "/big", "path": format!("/c{i}")}))
-        .collect::<Vec<_>>()));
+    let patch = ops(json!(
+        (0..200)
+            .map(|i| json!({"op": "copy", "from": "/big", "path": format!("/c{i}")}))
+            .collect::<Vec<_>>()
+    ));
     let error = refused(&document, &patch);
     assert_eq!(
         error.bounds(),
@@ -100,9 +104,11 @@ fn copies_of_a_large_string_are_refused_before_they_are_made() {
 fn root_self_copies_doubling_a_small_state_are_refused() {
     let document = json!({"note": "x".repeat(88)});
     assert_eq!(serde_json::to_string(&document).unwrap().len(), 99);
-    let patch = ops(json!((0..18)
-        .map(|i| json!({"op": "copy", "from": "", "path": format!("/c{i}")}))
-        .collect::<Vec<_>>()));
+    let patch = ops(json!(
+        (0..18)
+            .map(|i| json!({"op": "copy", "from": "", "path": format!("/c{i}")}))
+            .collect::<Vec<_>>()
+    ));
     let error = refused(&document, &patch);
     assert!(matches!(error.bounds(), Some(BoundsError::TooLarge { .. })));
     // The refusal comes at the copy that would pass 1 MiB: 99 bytes doubled 14 times.
@@ -135,7 +141,10 @@ fn a_streamed_patch_past_the_bounds_fails_and_restores_the_document() {
     );
     let mut stream = PatchStream::new(&changed, bounds);
     let error = stream.push(&mut changed, &text).unwrap_err();
-    assert_eq!(error.bounds(), Some(BoundsError::TooLarge { max_bytes: 64 }));
+    assert_eq!(
+        error.bounds(),
+        Some(BoundsError::TooLarge { max_bytes: 64 })
+    );
     assert_eq!(changed, document);
 }
 
@@ -154,7 +163,10 @@ fn a_document_exactly_at_the_bounds_is_kept() {
     assert_eq!(serde_json::to_string(&document).unwrap().len(), 27);
     let one_more = ops(json!([{"op": "add", "path": "/a/-", "value": 3}]));
     let error = apply_patch(&mut document, &one_more, bounds).unwrap_err();
-    assert_eq!(error.bounds(), Some(BoundsError::TooLarge { max_bytes: 27 }));
+    assert_eq!(
+        error.bounds(),
+        Some(BoundsError::TooLarge { max_bytes: 27 })
+    );
 }
 
 /// Every path in `document`, the root first.

@@ -153,7 +153,9 @@ fn a_state_that_does_not_exist_yet_starts_as_an_empty_object() {
     let mut state = Value::Null;
     let patch: Patch =
         serde_json::from_value(json!([{"op": "add", "path": "/a", "value": 1}])).expect("a patch");
-    let started = agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default()).expect("applies");
+    let started =
+        agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default())
+            .expect("applies");
     assert_eq!(state, json!({"a": 1}));
     assert_eq!(
         serde_json::to_value(started).expect("serializes"),
@@ -162,7 +164,10 @@ fn a_state_that_does_not_exist_yet_starts_as_an_empty_object() {
     let mut state = Value::Null;
     let patch: Patch =
         serde_json::from_value(json!([{"op": "remove", "path": "/a"}])).expect("a patch");
-    assert!(agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default()).is_err());
+    assert!(
+        agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default())
+            .is_err()
+    );
     assert_eq!(state, Value::Null, "a failed patch leaves no state");
 }
 

@@ -23,8 +23,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use agentwire_core::json_bounds::JsonBounds;
 use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
+use agentwire_core::json_bounds::JsonBounds;
 use agentwire_core::part::{ToolError, ToolResult};
 use agentwire_core::{
     Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Part, Role, RunId, RunStatus,

@@ -282,9 +282,15 @@ async fn a_call_past_the_state_bounds_is_a_validation_error_and_changes_nothing(
         })
         .collect();
     assert_eq!(errors.len(), 2, "{output:?}");
-    assert!(errors.iter().all(|error| error.error_type == ToolErrorKind::Validation));
     assert!(
-        errors[0].message.ends_with("is refused: the state would be larger than 4096 bytes as JSON."),
+        errors
+            .iter()
+            .all(|error| error.error_type == ToolErrorKind::Validation)
+    );
+    assert!(
+        errors[0]
+            .message
+            .ends_with("is refused: the state would be larger than 4096 bytes as JSON."),
         "{}",
         errors[0].message
     );
