@@ -13,7 +13,7 @@ use agentwire_core::{
 };
 use agentwire_store::{
     EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
-    Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
+    StateWrite, Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
 };
 
 #[macro_use]
@@ -208,6 +208,23 @@ async fn a_session_forks_before_a_message(db: Db) {
         Err(StoreError::AlreadyExists(_))
     ));
     assert_eq!(store.session_messages(&fork).await.unwrap().len(), 3);
+
+    // A fork has the session's shared state, at its version.
+    let stateful = SessionId::from("ses_stateful");
+    store.create_session(&stateful, Some("key_a")).await.unwrap();
+    let state = serde_json::json!({"plan": ["a"]});
+    let written = store.set_shared_state(&stateful, &state, None).await.unwrap();
+    let copy = SessionId::from("ses_stateful_fork");
+    store
+        .fork_session(&stateful, None, &copy, Some("key_a"))
+        .await
+        .unwrap()
+        .unwrap();
+    let forked = store.shared_state(&copy).await.unwrap().unwrap();
+    assert_eq!(
+        (forked.state, StateWrite::Written { version: forked.version }),
+        (state, written)
+    );
 }
 
 async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {
