@@ -171,6 +171,7 @@ fn number_bytes(number: &serde_json::Number) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use proptest::prelude::*;
     use serde_json::{Value, json};

@@ -13,7 +13,7 @@ use agentwire_core::{
 };
 use agentwire_store::{
     EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
-    StateWrite, Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
+    Started, StateWrite, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
 };
 
 #[macro_use]
@@ -211,9 +211,15 @@ async fn a_session_forks_before_a_message(db: Db) {
 
     // A fork has the session's shared state, at its version.
     let stateful = SessionId::from("ses_stateful");
-    store.create_session(&stateful, Some("key_a")).await.unwrap();
+    store
+        .create_session(&stateful, Some("key_a"))
+        .await
+        .unwrap();
     let state = serde_json::json!({"plan": ["a"]});
-    let written = store.set_shared_state(&stateful, &state, None).await.unwrap();
+    let written = store
+        .set_shared_state(&stateful, &state, None)
+        .await
+        .unwrap();
     let copy = SessionId::from("ses_stateful_fork");
     store
         .fork_session(&stateful, None, &copy, Some("key_a"))
@@ -222,7 +228,12 @@ async fn a_session_forks_before_a_message(db: Db) {
         .unwrap();
     let forked = store.shared_state(&copy).await.unwrap().unwrap();
     assert_eq!(
-        (forked.state, StateWrite::Written { version: forked.version }),
+        (
+            forked.state,
+            StateWrite::Written {
+                version: forked.version
+            }
+        ),
         (state, written)
     );
 }
