@@ -308,3 +308,35 @@ proptest! {
         }
     }
 }
+
+/// Tool arguments nested past the bound are kept as their text, as text that is not JSON is,
+/// by the builder and by the accumulator alike: they travel inside events that must read back.
+#[test]
+fn tool_arguments_nested_past_the_bound_are_kept_as_text() {
+    use agentwire_core::{Accumulator, Emitter, MessageBuilder, MessageStart, Part, Role};
+    for (levels, json) in [(MAX_DEPTH, true), (MAX_DEPTH + 1, false)] {
+        let text = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        let mut out = Emitter::default();
+        let mut builder =
+            MessageBuilder::start(&mut out, MessageStart::new("msg_1", Role::Assistant));
+        builder.tool_call_start(&mut out, "tc_1", "deep").unwrap();
+        for piece in text.as_bytes().chunks(16) {
+            let piece = std::str::from_utf8(piece).unwrap();
+            builder.tool_call_delta(&mut out, "tc_1", piece).unwrap();
+        }
+        builder.tool_call_end(&mut out, "tc_1").unwrap();
+        let built = builder.message().clone();
+        builder.finish(&mut out);
+        let mut accumulator = Accumulator::default();
+        for event in out.drain() {
+            accumulator.push(&event).unwrap();
+        }
+        for message in [&built, &accumulator.messages()[0]] {
+            let Part::ToolCall(call) = &message.parts[0] else {
+                panic!("{message:?}");
+            };
+            assert_eq!(call.args.0.is_array(), json, "{levels} levels");
+            assert_eq!(call.args.0.is_string(), !json, "{levels} levels");
+        }
+    }
+}
