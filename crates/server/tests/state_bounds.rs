@@ -521,3 +521,18 @@ async fn a_fork_takes_the_shared_state_with_it() {
     );
     server.shutdown().await;
 }
+
+#[test]
+fn max_state_bytes_is_read_from_the_server_table() {
+    let read =
+        |server: &str| agentwire_server::ConfigFile::from_toml(&format!("[server]\n{server}"));
+    let settings = read("max_state_bytes = 4096")
+        .unwrap()
+        .server
+        .settings(|_| None)
+        .unwrap();
+    assert_eq!(settings.max_state_bytes, 4096);
+    let settings = read("").unwrap().server.settings(|_| None).unwrap();
+    assert_eq!(settings.max_state_bytes, 1024 * 1024);
+    assert!(read("max_state_bytes = \"big\"").is_err());
+}
