@@ -171,7 +171,10 @@ fn bench_state_patches(c: &mut Criterion) {
         let deltas = pieces(&args, ARGS_DELTAS);
         let emit = || {
             let mut document = json!({});
-            let mut stream = PatchStream::new(&document);
+            let mut stream = PatchStream::new(
+                &document,
+                agentwire_core::json_bounds::JsonBounds::default(),
+            );
             let mut out = Emitter::default();
             for delta in &deltas {
                 let patch = stream.push(&mut document, delta).expect("applies");

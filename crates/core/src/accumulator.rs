@@ -813,7 +813,7 @@ fn final_args<'v>(args: &ArgsProgress, view: &'v Value) -> Cow<'v, Value> {
     if args.raw.trim_ascii().is_empty() {
         return Cow::Owned(ToolArgs::default().0);
     }
-    if !args.invalid {
+    if !args.invalid && ToolArgs::nests_within_bound(view) {
         if args.parser.is_complete() {
             return Cow::Borrowed(view);
         }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{ApprovalId, ArtifactId, PlanId, SourceId, StepId, ToolCallId};
+use crate::json_bounds::{JsonBounds, MAX_DEPTH};
 
 /// One piece of a message. Parts are the unit of streaming: text, reasoning, refusals and tool
 /// calls arrive in deltas; every other part arrives whole.
@@ -98,7 +99,9 @@ pub struct ToolCall {
 ///
 /// Models do not always write valid JSON. When the argument text does not parse, `ToolArgs`
 /// holds that text as a JSON string, so nothing the model said is lost and argument validation
-/// reports it back to the model. Argument text that is empty or only white space (as some
+/// reports it back to the model. So does text nested deeper than
+/// [`MAX_DEPTH`](crate::json_bounds::MAX_DEPTH): the arguments are stored and sent inside events
+/// and messages, which must read back. Argument text that is empty or only white space (as some
 /// OpenAI-compatible servers send for tools without parameters) means `{}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -111,7 +114,19 @@ impl ToolArgs {
         if text.trim_ascii().is_empty() {
             return Self::default();
         }
-        Self(serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned())))
+        match serde_json::from_str(text) {
+            Ok(value) if Self::nests_within_bound(&value) => Self(value),
+            _ => Self(Value::String(text.to_owned())),
+        }
+    }
+
+    /// Whether `value` nests no deeper than arguments may (see the type's docs).
+    pub(crate) fn nests_within_bound(value: &Value) -> bool {
+        let bounds = JsonBounds {
+            max_depth: MAX_DEPTH,
+            max_bytes: usize::MAX,
+        };
+        bounds.check(value).is_ok()
     }
 
     /// The JSON text to send a provider, or to stream as argument deltas.
@@ -443,5 +458,9 @@ mod tests {
         assert_eq!(ToolArgs::from_json_text(" ").0, json!({}));
         assert_eq!(ToolArgs::from_json_text(r#"{"a":1}"#).0, json!({"a": 1}));
         assert_eq!(ToolArgs::from_json_text(r#"{"a":"#).0, json!(r#"{"a":"#));
+        let deep = format!("{}{}", "[".repeat(101), "]".repeat(101));
+        assert_eq!(ToolArgs::from_json_text(&deep).0, json!(deep));
+        let within = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(ToolArgs::from_json_text(&within).0.is_array());
     }
 }

@@ -29,6 +29,10 @@
 //! and the caller is told to send it as a snapshot. Any failure restores the document as it
 //! was before the call, so a call changes the state all or nothing, as RFC 6902 asks of a
 //! patch.
+//!
+//! Decided: the document is held to [`JsonBounds`] (depth and size) before each operation
+//! takes effect ([`PatchBudget`]): an operation that would pass them fails the call as any
+//! operation that cannot apply does, so no value past them is ever built.
 
 use json_patch::jsonptr::index::Index;
 use json_patch::jsonptr::{Pointer, PointerBuf};
@@ -37,7 +41,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
+use crate::json_bounds::{BoundsError, JsonBounds};
 use crate::partial_json::{JsonError, PartialJson};
+use crate::patch_budget::PatchBudget;
 use crate::settled::{Advance, Segment, Settled, Step};
 
 /// The key of the arguments' array of operations: `{"ops": [...]}`.
@@ -46,11 +52,12 @@ pub const OPS: &str = "ops";
 /// A document being changed by a streamed `{"ops": [...]}` text; see the module docs.
 ///
 /// ```
+/// use agentwire_core::json_bounds::JsonBounds;
 /// use agentwire_core::patch_stream::PatchStream;
 /// use serde_json::json;
 ///
 /// let mut state = json!({"todo": []});
-/// let mut stream = PatchStream::new(&state);
+/// let mut stream = PatchStream::new(&state, JsonBounds::default());
 /// let sent = stream.push(&mut state, r#"{"ops": [{"op": "add", "path": "/todo/-", "value": {"ti"#)?;
 /// // The new item exists, empty, at the index it took.
 /// assert_eq!(serde_json::to_value(&sent)?, json!([{"op": "add", "path": "/todo/0", "value": {}}]));
@@ -73,6 +80,8 @@ pub struct PatchStream {
     before: Value,
     /// The operation being read.
     op: OpProgress,
+    /// The document's bounds, and its size so far.
+    budget: PatchBudget,
     /// Set by the first failure; every later call returns it.
     failed: Option<PatchStreamError>,
     /// Streaming stopped (the text repeated a key): the rest is settled at the end.
@@ -119,6 +128,32 @@ pub enum PatchStreamError {
         /// Why, in words a model can act on.
         reason: &'static str,
     },
+    /// An operation would make the document pass its bounds (see [`JsonBounds`]).
+    #[error("operation {index} ({op} '{path}') is refused: the state would be {bounds}")]
+    Bounds {
+        /// The operation's place in `ops`, from 0.
+        index: usize,
+        /// Its `op`.
+        op: &'static str,
+        /// Its `path`.
+        path: String,
+        /// Which bound.
+        bounds: BoundsError,
+    },
+    /// The document the operations leave is past its bounds (it was before them, too: the
+    /// bounds are lower than when it was set).
+    #[error("the state would be {0}")]
+    Result(BoundsError),
+}
+
+impl PatchStreamError {
+    /// The bound a patch would have passed, if that is why it failed.
+    pub fn bounds(&self) -> Option<BoundsError> {
+        match self {
+            Self::Bounds { bounds, .. } | Self::Result(bounds) => Some(*bounds),
+            _ => None,
+        }
+    }
 }
 
 /// Where the operation being read is.
@@ -142,9 +177,11 @@ struct OpsArgs {
 }
 
 impl PatchStream {
-    /// A stream that changes `document` (the copy it restores on failure is taken here).
-    pub fn new(document: &Value) -> Self {
+    /// A stream that changes `document` (the copy it restores on failure is taken here),
+    /// holding it to `bounds`.
+    pub fn new(document: &Value, bounds: JsonBounds) -> Self {
         Self {
+            budget: PatchBudget::new(document, bounds),
             parser: PartialJson::default(),
             args: Value::Null,
             settled: Settled::default(),
@@ -199,6 +236,11 @@ impl PatchStream {
             .map_err(PatchStreamError::from)
             .and_then(|()| self.apply_settled(document, &mut applied));
         self.touched |= !applied.is_empty();
+        let res = res.and_then(|()| {
+            self.budget
+                .check(document)
+                .map_err(PatchStreamError::Result)
+        });
         if let Err(error) = res {
             return Err(self.fail(document, error));
         }
@@ -223,7 +265,7 @@ impl PatchStream {
             }
         };
         let mut expected = self.before.clone();
-        if let Err(error) = apply_patch(&mut expected, &ops) {
+        if let Err(error) = apply_patch(&mut expected, &ops, self.budget.bounds()) {
             return Err(self.fail(document, error));
         }
         let resynced = expected != *document;
@@ -260,9 +302,8 @@ impl PatchStream {
 
     /// Records the failure and restores the document.
     fn fail(&mut self, document: &mut Value, error: PatchStreamError) -> PatchStreamError {
-        if self.touched {
-            *document = std::mem::take(&mut self.before);
-        }
+        // Restored even when untouched: a `move` that fails has taken its value away already.
+        *document = std::mem::take(&mut self.before);
         self.failed = Some(error.clone());
         error
     }
@@ -277,10 +318,15 @@ impl PatchStream {
             return Ok(());
         }
         let mut res = Ok(());
-        let (op, operations) = (&mut self.op, &mut self.operations);
+        let (op, operations, budget) = (&mut self.op, &mut self.operations, &mut self.budget);
         let advance = self.settled.advance(&self.parser, &self.args, |step| {
             if res.is_ok() {
-                res = op.step(step, &self.args, document, (applied, operations));
+                let made = Made {
+                    applied: &mut *applied,
+                    operations: &mut *operations,
+                    budget: &mut *budget,
+                };
+                res = op.step(step, &self.args, document, made);
             }
         });
         if advance == Advance::RepeatedKey {
@@ -291,6 +337,14 @@ impl PatchStream {
     }
 }
 
+/// What a stream's steps make: the operations that took effect, how many of the call's did,
+/// and the document's budget.
+struct Made<'a> {
+    applied: &'a mut Vec<PatchOperation>,
+    operations: &'a mut usize,
+    budget: &'a mut PatchBudget,
+}
+
 impl OpProgress {
     /// Acts on one definite value of the arguments.
     fn step(
@@ -298,8 +352,13 @@ impl OpProgress {
         step: Step<'_, '_>,
         args: &Value,
         document: &mut Value,
-        (applied, operations): (&mut Vec<PatchOperation>, &mut usize),
+        made: Made<'_>,
     ) -> Result<(), PatchStreamError> {
+        let Made {
+            applied,
+            operations,
+            budget,
+        } = made;
         let (path, new) = match step {
             Step::Open { path, array } => (path, Some(empty(array))),
             Step::Value { path, value } => (path, Some(value.clone())),
@@ -330,6 +389,7 @@ impl OpProgress {
                 *operations += 1;
                 let op = resolve_append(document, op);
                 applied.extend(start(document, &op));
+                admit(budget, document, &op, self.index)?;
                 apply(document, &op, self.index)?;
                 if !matches!(op, PatchOperation::Test(_)) {
                     applied.push(op);
@@ -353,6 +413,7 @@ impl OpProgress {
                 };
                 let op = resolve_append(document, op);
                 applied.extend(start(document, &op));
+                admit(budget, document, &op, self.index)?;
                 apply(document, &op, self.index)?;
                 self.applied = true;
                 *operations += 1;
@@ -367,17 +428,19 @@ impl OpProgress {
                     return Ok(());
                 };
                 let path = below_path(target, below);
-                let op =
-                    |path: PointerBuf, value| PatchOperation::Add(AddOperation { path, value });
+                let op = PatchOperation::Add(AddOperation { path, value });
+                admit(budget, document, &op, self.index)?;
+                let PatchOperation::Add(AddOperation { value, .. }) = &op else {
+                    return Ok(());
+                };
                 if !add_below(document, target, below, value.clone()) {
-                    let op = op(path, value);
                     return Err(apply_error(
                         &op,
                         self.index,
                         &PatchErrorKind::InvalidPointer,
                     ));
                 }
-                applied.push(op(path, value));
+                applied.push(op);
             }
             _ => {}
         }
@@ -495,29 +558,34 @@ fn resolve_append(document: &Value, op: PatchOperation) -> PatchOperation {
 }
 
 /// Applies a whole patch to `document`, all or nothing, failing as a streamed one would (the
-/// same [`PatchStreamError::Apply`], naming the operation). An `add` to the end of an array is
-/// applied as written (`/list/-`). A `null` document is started as an empty object first, as
-/// a streamed patch starts it: the operation that did so is returned, to be sent before the
-/// patch.
+/// same [`PatchStreamError::Apply`] or [`PatchStreamError::Bounds`], naming the operation;
+/// each operation is held to `bounds` before it takes effect). An `add` to the end of an
+/// array is applied as written (`/list/-`). A `null` document is started as an empty object
+/// first, as a streamed patch starts it: the operation that did so is returned, to be sent
+/// before the patch.
 pub fn apply_patch(
     document: &mut Value,
     patch: &[PatchOperation],
+    bounds: JsonBounds,
 ) -> Result<Option<PatchOperation>, PatchStreamError> {
-    let before = document.is_null().then(Value::default);
+    let before = document.clone();
+    let mut budget = PatchBudget::new(document, bounds);
     let started = patch.first().and_then(|op| start(document, op));
-    json_patch::patch(document, patch).map_err(|error| {
-        if let Some(before) = before {
+    let applied = patch
+        .iter()
+        .enumerate()
+        .try_for_each(|(index, op)| {
+            admit(&mut budget, document, op, index)?;
+            apply(document, op, index)
+        })
+        .and_then(|()| budget.check(document).map_err(PatchStreamError::Result));
+    match applied {
+        Ok(()) => Ok(started),
+        Err(error) => {
             *document = before;
+            Err(error)
         }
-        let index = error.operation;
-        match patch.get(index) {
-            Some(op) => apply_error(op, index, &error.kind),
-            None => PatchStreamError::Shape {
-                reason: error.to_string(),
-            },
-        }
-    })?;
-    Ok(started)
+    }
 }
 
 /// Starts a state that does not exist yet (`null`) as an empty object, when `op` changes a
@@ -531,6 +599,23 @@ fn start(document: &mut Value, op: &PatchOperation) -> Option<PatchOperation> {
         path: PointerBuf::new(),
         value: Value::Object(Map::new()),
     }))
+}
+
+/// Holds `op`, the `index`th operation, to the document's bounds, before it is applied.
+fn admit(
+    budget: &mut PatchBudget,
+    document: &Value,
+    op: &PatchOperation,
+    index: usize,
+) -> Result<(), PatchStreamError> {
+    budget
+        .admit(document, op)
+        .map_err(|bounds| PatchStreamError::Bounds {
+            index,
+            op: op_name(op),
+            path: op.path().to_string(),
+            bounds,
+        })
 }
 
 /// Applies one operation (the document is unchanged if it fails).

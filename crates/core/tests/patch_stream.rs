@@ -1,6 +1,7 @@
 //! Tests of [`PatchStream`]: a document changed by a streamed `{"ops": [...]}` text, each
 //! change reported once it is definite, and a client applying the reports always agreeing.
 
+use agentwire_core::json_bounds::JsonBounds;
 use agentwire_core::patch_stream::{PatchStream, PatchStreamError};
 use agentwire_testkit::strategy::json_value;
 use json_patch::{Patch, PatchOperation};
@@ -29,7 +30,7 @@ fn stream(document: &mut Value, pieces: &[&str]) -> (Client, Result<bool, PatchS
         copy: document.clone(),
         reported: Vec::new(),
     };
-    let mut stream = PatchStream::new(document);
+    let mut stream = PatchStream::new(document, JsonBounds::default());
     for piece in pieces {
         match stream.push(document, piece) {
             Ok(ops) => client.apply(ops),
@@ -152,7 +153,9 @@ fn a_state_that_does_not_exist_yet_starts_as_an_empty_object() {
     let mut state = Value::Null;
     let patch: Patch =
         serde_json::from_value(json!([{"op": "add", "path": "/a", "value": 1}])).expect("a patch");
-    let started = agentwire_core::patch_stream::apply_patch(&mut state, &patch).expect("applies");
+    let started =
+        agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default())
+            .expect("applies");
     assert_eq!(state, json!({"a": 1}));
     assert_eq!(
         serde_json::to_value(started).expect("serializes"),
@@ -161,7 +164,10 @@ fn a_state_that_does_not_exist_yet_starts_as_an_empty_object() {
     let mut state = Value::Null;
     let patch: Patch =
         serde_json::from_value(json!([{"op": "remove", "path": "/a"}])).expect("a patch");
-    assert!(agentwire_core::patch_stream::apply_patch(&mut state, &patch).is_err());
+    assert!(
+        agentwire_core::patch_stream::apply_patch(&mut state, &patch, JsonBounds::default())
+            .is_err()
+    );
     assert_eq!(state, Value::Null, "a failed patch leaves no state");
 }
 
@@ -249,7 +255,7 @@ fn a_repeated_key_stops_streaming_and_the_whole_call_settles_it() {
 #[test]
 fn rollback_restores_a_stream_that_is_not_kept() {
     let mut state = json!({"n": 1});
-    let mut stream = PatchStream::new(&state);
+    let mut stream = PatchStream::new(&state, JsonBounds::default());
     assert!(!stream.rollback(&mut state), "nothing changed yet");
     let ops = stream
         .push(
@@ -271,7 +277,7 @@ fn what_is_reported_is_about_the_size_of_the_value() {
         .collect();
     let args = json!({"ops": [{"op": "add", "path": "/items", "value": items}]}).to_string();
     let mut state = json!({});
-    let mut stream = PatchStream::new(&state);
+    let mut stream = PatchStream::new(&state, JsonBounds::default());
     let mut bytes = 0;
     let mut at = 0;
     while at < args.len() {

@@ -72,6 +72,10 @@ pub(crate) struct Parked {
     pub(crate) max_duration_ms: Option<u64>,
     /// The most bytes of JSON one of its tool results may take.
     pub(crate) max_tool_output_bytes: usize,
+    /// The most bytes of JSON the session's shared state may take (`None` in a checkpoint
+    /// written before it was kept: the default).
+    #[serde(default)]
+    pub(crate) max_state_bytes: Option<usize>,
 }
 
 impl Parked {
@@ -97,7 +101,14 @@ impl Parked {
             budget_ms: budget.map(millis),
             max_duration_ms: max_duration.map(millis),
             max_tool_output_bytes,
+            max_state_bytes: None,
         }
+    }
+
+    /// Keeps the bound of the session's shared state.
+    pub(crate) fn with_max_state_bytes(mut self, max_state_bytes: usize) -> Self {
+        self.max_state_bytes = Some(max_state_bytes);
+        self
     }
 }
 
@@ -278,13 +289,18 @@ impl Agent {
         let limits = RunLimits {
             max_duration: parked.max_duration_ms.map(Duration::from_millis),
             max_tool_output_bytes: Some(parked.max_tool_output_bytes),
+            max_state_bytes: parked.max_state_bytes,
         };
         let client_tools = parked.client_tools.clone();
         let calls: Vec<_> = wait.waiting_children().cloned().collect();
         // A run of a tree shares its top run's state.
         let tree_state = match &parent {
             Some(parent) => parent.state.clone(),
-            None => SharedState::new(shared_state, self.inner.state_schema.clone()),
+            None => SharedState::with_bounds(
+                shared_state,
+                self.inner.state_schema.clone(),
+                limits.state_bounds(),
+            ),
         };
         let shared = Arc::new(Shared {
             run_id,

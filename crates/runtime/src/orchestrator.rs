@@ -897,6 +897,8 @@ impl Orchestrator {
             .with_limits(RunLimits {
                 max_duration: None,
                 max_tool_output_bytes: Some(self.tool_limits.max_output_bytes),
+                // A sub-agent's run shares its parent's state, and its bounds.
+                max_state_bytes: None,
             });
         start.session_id = shared.session_id.clone();
         start.stored = shared.stored.is_some();
@@ -996,6 +998,8 @@ impl Orchestrator {
             .with_limits(RunLimits {
                 max_duration: None,
                 max_tool_output_bytes: Some(self.tool_limits.max_output_bytes),
+                // A sub-agent's run shares its parent's state, and its bounds.
+                max_state_bytes: None,
             });
         start.session_id = shared.session_id.clone();
         start.telemetry = telemetry;
@@ -1203,7 +1207,8 @@ impl Orchestrator {
             self.budget,
             self.max_duration,
             self.tool_limits.max_output_bytes,
-        );
+        )
+        .with_max_state_bytes(self.shared.shared_state.bounds().max_bytes);
         let refused = {
             let mut state = self.shared.lock();
             // The client's answer comes first now: a steer held would be out of place.

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use agentwire_core::communication::{MessageKind, Party, Refusal, SchemaMachine, StateName};
+use agentwire_core::json_bounds::JsonBounds;
 use agentwire_core::part::{ToolError, ToolResult};
 use agentwire_core::{
     Awaiting, ErrorInfo, GenerationSettings, InvalidField, Message, Part, Role, RunId, RunStatus,
@@ -124,9 +125,18 @@ pub struct RunLimits {
     pub max_duration: Option<Duration>,
     /// The most bytes of JSON one tool result may take.
     pub max_tool_output_bytes: Option<usize>,
+    /// The most bytes of JSON the session's shared state may take (a change past it is
+    /// refused); `None`: [`DEFAULT_MAX_BYTES`](agentwire_core::json_bounds::DEFAULT_MAX_BYTES).
+    pub max_state_bytes: Option<usize>,
 }
 
 impl RunLimits {
+    /// The bounds of the session's shared state.
+    pub(crate) fn state_bounds(&self) -> JsonBounds {
+        self.max_state_bytes
+            .map_or_else(JsonBounds::default, JsonBounds::with_max_bytes)
+    }
+
     /// The working time a run has: the agent's own `max_duration`, or this ceiling if tighter.
     pub(crate) fn working_time(&self, own: Option<Duration>) -> Option<Duration> {
         match (own, self.max_duration) {
@@ -552,7 +562,11 @@ impl Agent {
         let (status, _) = watch::channel(RunStatus::Created);
         let shared_state = match &parent {
             Some(parent) => parent.state.clone(),
-            None => SharedState::new(start.shared_state, config.state_schema.clone()),
+            None => SharedState::with_bounds(
+                start.shared_state,
+                config.state_schema.clone(),
+                start.limits.state_bounds(),
+            ),
         };
         let shared = Arc::new(Shared {
             run_id,

@@ -326,6 +326,7 @@ async fn run_limits_cap_the_agents_max_duration() {
         let limits = agentwire_runtime::RunLimits {
             max_duration: ceiling.map(Duration::from_millis),
             max_tool_output_bytes: None,
+            max_state_bytes: None,
         };
         let run = builder
             .build()

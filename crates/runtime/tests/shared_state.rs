@@ -235,6 +235,79 @@ async fn a_state_its_schema_refuses_is_rolled_back_with_the_problem_named() {
     );
 }
 
+/// A model's `update_state` that would pass the state's bounds (root copies doubling it past
+/// `max_state_bytes`, then a copy of the root into itself past the depth bound) is refused
+/// before it takes effect: a VALIDATION error the model reads, the state as it was.
+#[tokio::test]
+async fn a_call_past_the_state_bounds_is_a_validation_error_and_changes_nothing() {
+    let doubling = json!({"ops": (0..12)
+        .map(|i| json!({"op": "copy", "from": "", "path": format!("/c{i}")}))
+        .collect::<Vec<_>>()});
+    let mut deep = json!({});
+    for _ in 0..60 {
+        deep = json!({"d": deep});
+    }
+    let deeper = json!({"ops": [
+        {"op": "add", "path": "/deep", "value": deep},
+        {"op": "copy", "from": "/deep", "path": format!("/deep{}/again", "/d".repeat(59))}
+    ]});
+    let brain = Recording::new(json!({"turns": [
+        finish(streamed_call("tc_1", &doubling, 9), "tool_calls"),
+        finish(streamed_call("tc_2", &deeper, 9), "tool_calls"),
+        answer("I could not."),
+    ]}));
+    let agent = with_update_state(&brain).build().unwrap();
+    let state = json!({"note": "x".repeat(80)});
+    let limits = agentwire_runtime::RunLimits {
+        max_state_bytes: Some(4096),
+        ..Default::default()
+    };
+    let start = RunStart::new(vec![Message::user("Grow")])
+        .with_shared_state(state.clone())
+        .with_limits(limits);
+    let run = agent.start(start).unwrap();
+    let mut client = Client::new(run.events);
+    assert_eq!(client.until_end().await, RunStatus::Completed);
+    client.check_agrees_with(&run.handle);
+
+    assert_eq!(run.handle.shared_state(), state);
+    assert_eq!(client.accumulator.state(), &state);
+    let output = run.handle.output();
+    let errors: Vec<_> = output
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            Part::ToolError(error) => Some(error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 2, "{output:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|error| error.error_type == ToolErrorKind::Validation)
+    );
+    assert!(
+        errors[0]
+            .message
+            .ends_with("is refused: the state would be larger than 4096 bytes as JSON."),
+        "{}",
+        errors[0].message
+    );
+    let into = format!("/deep{}/again", "/d".repeat(59));
+    assert_eq!(
+        errors[1].message,
+        format!(
+            "Validation failed for tool 'update_state': operation 1 (copy '{into}') is \
+             refused: the state would be nested more than 100 levels deep."
+        )
+    );
+    // The model read both errors.
+    let last = brain.requests().last().unwrap().clone();
+    let read = serde_json::to_string(&last.messages).unwrap();
+    assert_eq!(read.matches("is refused: the state would be").count(), 2);
+}
+
 #[tokio::test]
 async fn a_call_cut_short_changes_nothing() {
     let args = json!({"ops": [{"op": "add", "path": "/notes", "value": ["one", "two", "three"]}]});

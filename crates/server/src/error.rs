@@ -7,6 +7,7 @@
 //! read) comes as an empty or plain-text body, which [`json_errors`] rewrites into the same
 //! shape, so a client reads every error one way, always with a code and a message.
 
+use agentwire_core::json_bounds::BoundsError;
 use agentwire_runtime::{InputError, StartError};
 use agentwire_tools::address::AddressError;
 use axum::Json;
@@ -209,6 +210,11 @@ impl From<RunsError> for ApiError {
             RunsError::InvalidState(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_state"),
             RunsError::PatchFailed(_) => (StatusCode::UNPROCESSABLE_ENTITY, "patch_failed"),
             RunsError::StateChanged(_) => (StatusCode::PRECONDITION_FAILED, "state_changed"),
+            RunsError::StateOutOfBounds { bounds, .. } => match bounds {
+                BoundsError::TooDeep { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "state_too_deep"),
+                _ => (StatusCode::PAYLOAD_TOO_LARGE, "state_too_large"),
+            },
+            RunsError::StateUnreadable { .. } => (StatusCode::CONFLICT, "state_unreadable"),
         };
         Self::new(status, code, error.to_string())
     }
@@ -217,7 +223,7 @@ impl From<RunsError> for ApiError {
 /// A store failure: logged, and answered as one that kept nothing of the request.
 impl From<agentwire_store::StoreError> for ApiError {
     fn from(error: agentwire_store::StoreError) -> Self {
-        RunsError::Store(error).into()
+        RunsError::from(error).into()
     }
 }
 

@@ -149,7 +149,7 @@ fn native_paths() -> Map<String, Value> {
             }}, "202": json_answer("`background`: the run, started.", json!({
                 "type": "object", "required": ["run"], "properties": {"run": schema("Run")}
             }))}),
-            &[400, 401, 403, 404, 408, 409, 413, 415]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))})),
+            &[400, 401, 403, 404, 408, 409, 413, 415, 422]), tag.clone()), json!({"requestBody": json_body(schema("CreateRun"))})),
             "get": with(with(operation(
             "List runs",
             "The caller's runs (with keys, the key's own), newest first by creation, a page at a time, \
@@ -239,13 +239,16 @@ fn native_paths() -> Map<String, Value> {
                  its agent's communication schema.) The `ETag` is its version.",
                 json!({"200": with(json_answer("The state.", json!({})), json!({"headers": {"ETag": {
                     "description": "The state's version, for `If-Match`.", "schema": {"type": "string"}}}}))}),
-                &[401, 404]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
+                &[401, 404, 409]), tag.clone()), json!({"parameters": [path_param("id", "The session's id.")]})),
             "put": with(with(operation(
                 "Replace a session's shared state",
                 "Sets the whole state (the session is made if new; `null` clears it). Checked \
                  against the state schema of the agent of the session's latest run; refused while \
                  a run of the session is open (it would work on a state that changed under it); \
-                 with `If-Match`, only over that version. Runs after it start from it and show it.",
+                 with `If-Match`, only over that version. Runs after it start from it and show it. \
+                 Held to the server's bounds: at most 100 levels deep (`422 state_too_deep`) and \
+                 `max_state_bytes` as JSON (`413 state_too_large`). It replaces a stored state \
+                 that cannot be read (`409 state_unreadable` on the other routes).",
                 json!({"200": json_answer("The state as set; the `ETag` is its new version.", json!({}))}),
                 &[400, 401, 404, 408, 409, 412, 413, 415, 422]), tag.clone()), json!({
                     "parameters": [path_param("id", "The session's id."), if_match_param()],
@@ -256,8 +259,9 @@ fn native_paths() -> Map<String, Value> {
                 "Applies an RFC 6902 JSON Patch (`Content-Type: application/json-patch+json`) to \
                  the state, all or nothing: an operation that does not apply is `422 patch_failed` \
                  naming it, a result the state schema refuses `422 invalid_state` naming each \
-                 problem. Refused while a run of the session is open; with `If-Match`, only over \
-                 that version.",
+                 problem. Each operation is held to the server's bounds before it takes effect \
+                 (`422 state_too_deep`, `413 state_too_large`). Refused while a run of the \
+                 session is open; with `If-Match`, only over that version.",
                 json!({"200": json_answer("The state as patched; the `ETag` is its new version.", json!({}))}),
                 &[400, 401, 404, 408, 409, 412, 413, 415, 422]), tag.clone()), json!({
                     "parameters": [path_param("id", "The session's id."), if_match_param()],
@@ -591,7 +595,9 @@ fn document() -> Value {
         ),
         (
             409,
-            "Not now: the run or session is in a state that does not take this.",
+            "Not now: the run or session is in a state that does not take this; or the \
+             session's stored shared state cannot be read (`state_unreadable`: a `PUT` of the \
+             state replaces it).",
         ),
         (
             408,
@@ -605,7 +611,8 @@ fn document() -> Value {
         (
             413,
             "The body is larger than `max_body_bytes` (`payload_too_large`), answered with \
-             `Connection: close` while the rest of the body is read and dropped.",
+             `Connection: close` while the rest of the body is read and dropped; or a shared \
+             state would be larger than `max_state_bytes` as JSON (`state_too_large`).",
         ),
         (
             414,
@@ -626,8 +633,9 @@ fn document() -> Value {
         ),
         (
             422,
-            "A state the agent's state schema refuses (`invalid_state`), or a JSON Patch that \
-             does not apply (`patch_failed`); the message names the problem.",
+            "A state the agent's state schema refuses (`invalid_state`), nested deeper than 100 \
+             levels (`state_too_deep`), or a JSON Patch that does not apply (`patch_failed`); \
+             the message names the problem.",
         ),
         (426, "Not a WebSocket upgrade (`websocket_required`)."),
     ]

@@ -9,7 +9,10 @@
 //! `If-Match` applies only to that version (`412 state_changed` otherwise). A change is checked
 //! against the state schema of the agent of the session's latest run (`422 invalid_state`,
 //! naming each problem and where it is); a patch that does not apply is `422 patch_failed`,
-//! naming the operation; while a run of the session is open the change is refused with `409
+//! naming the operation; a state past the server's bounds (deeper than 100 levels, or over
+//! `max_state_bytes` as JSON: each operation of a patch is held to them before it takes
+//! effect) is `422 state_too_deep` or `413 state_too_large`; a stored state that cannot be
+//! read back is `409 state_unreadable` on every route but `PUT`, which replaces it; while a run of the session is open the change is refused with `409
 //! session_busy` (see `runs::shared_state` for why). A refused change changes nothing.
 
 use std::sync::Arc;
@@ -81,10 +84,15 @@ pub(crate) async fn patch(
     }
     let patch: Patch = parse(&bytes)?;
     let if_match = if_match(&headers)?;
+    let bounds = state.runs.state_bounds();
     let apply = |current: &Value| {
         let mut document = current.clone();
-        patch_stream::apply_patch(&mut document, &patch)
-            .map_err(|error| RunsError::PatchFailed(error.to_string()))?;
+        patch_stream::apply_patch(&mut document, &patch, bounds).map_err(|error| {
+            match error.bounds() {
+                Some(bounds) => RunsError::out_of_bounds(bounds, &error),
+                None => RunsError::PatchFailed(error.to_string()),
+            }
+        })?;
         Ok(document)
     };
     let view = state

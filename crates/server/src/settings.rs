@@ -15,6 +15,7 @@
 //! body_timeout_seconds = 30                           # a request's whole body
 //! max_input_messages = 256                            # the most messages one request carries
 //! max_tool_output_bytes = 1048576                     # ceiling over every agent's tool output
+//! max_state_bytes = 1048576                           # the largest shared state of a session
 //! max_run_seconds = 900                               # ceiling over every run's working time
 //! heartbeat_seconds = 15                              # keep-alive after this long quiet
 //! max_concurrent_runs = 64                            # runs working at once on this node (default: no limit)
@@ -61,6 +62,14 @@
 //! toolbox's output limit, its `max_duration`): the tighter one wins. A run over its working
 //! time ends `incomplete` with error code `max_duration`; a tool result over the limit is cut
 //! (text) or answered with an `EXECUTION` error the model reads.
+//!
+//! `max_state_bytes` bounds a session's shared state as compact JSON, and its depth is bounded
+//! to 100 levels of arrays and objects (below the JSON parser's 127, so that the state reads
+//! back inside every envelope that carries it). Both hold for the *result* of every change —
+//! a `PUT`, each operation of a `PATCH` before it takes effect, a run's `RunAgentInput.state`,
+//! a model's `update_state` — so no change ever builds a state past them: a client is answered
+//! `413 state_too_large` or `422 state_too_deep`, a model a `VALIDATION` error it reads, and
+//! nothing is written.
 //!
 //! `max_concurrent_runs` counts the runs working on this node (per node: each node of a
 //! PostgreSQL deployment has its own slots). A run started while every slot is taken is
@@ -152,6 +161,8 @@ pub struct Settings {
     pub cors_origins: Vec<String>,
     /// The most bytes of JSON one tool result may take, over every agent's own limit.
     pub max_tool_output_bytes: usize,
+    /// The most bytes of JSON a session's shared state may take. Default: 1 MiB.
+    pub max_state_bytes: usize,
     /// The most working time of a run, over every agent's own `max_duration`.
     pub max_run_duration: Duration,
     /// The most runs working at once on this node; `None` (the default): no limit. See the
@@ -287,6 +298,7 @@ impl Default for Settings {
             max_queued_runs: None,
             // Above the toolboxes' own default (128 KiB): a ceiling for agents that raise theirs.
             max_tool_output_bytes: 1024 * 1024,
+            max_state_bytes: agentwire_core::json_bounds::DEFAULT_MAX_BYTES,
             // Working time: model calls and tools, not time waiting for the client.
             max_run_duration: Duration::from_secs(15 * 60),
             telemetry: None,
@@ -329,6 +341,8 @@ pub struct ServerSection {
     pub cors_origins: Vec<String>,
     /// The most bytes of JSON one tool result may take, over every agent's limit.
     pub max_tool_output_bytes: Option<usize>,
+    /// The most bytes of JSON a session's shared state may take.
+    pub max_state_bytes: Option<usize>,
     /// The most working time of a run, in seconds, over every agent's `max_duration`.
     pub max_run_seconds: Option<NonZeroU64>,
     /// The most runs working at once on this node.
@@ -412,6 +426,7 @@ impl ServerSection {
             max_tool_output_bytes: self
                 .max_tool_output_bytes
                 .unwrap_or(defaults.max_tool_output_bytes),
+            max_state_bytes: self.max_state_bytes.unwrap_or(defaults.max_state_bytes),
             max_run_duration: seconds(self.max_run_seconds, defaults.max_run_duration),
             max_concurrent_runs: self
                 .max_concurrent_runs

@@ -30,6 +30,14 @@ pub(crate) struct AppState {
     pub(crate) metrics: Arc<Metrics>,
 }
 
+/// Where the default agent is among `agents`: the one named `assistant`, or the first.
+pub(crate) fn default_agent(agents: &[Agent]) -> usize {
+    agents
+        .iter()
+        .position(|agent| agent.name() == "assistant")
+        .unwrap_or(0)
+}
+
 impl AppState {
     pub(crate) fn new(
         agents: Vec<Agent>,
@@ -39,14 +47,12 @@ impl AppState {
         node: String,
         telemetry: Option<Telemetry>,
     ) -> Self {
-        let default_agent = agents
-            .iter()
-            .position(|agent| agent.name() == "assistant")
-            .unwrap_or(0);
+        let default_agent = default_agent(&agents);
         let metrics = Arc::new(Metrics::new(agents.iter().map(Agent::name)));
         let limits = RunLimits {
             max_duration: Some(settings.max_run_duration),
             max_tool_output_bytes: Some(settings.max_tool_output_bytes),
+            max_state_bytes: Some(settings.max_state_bytes),
         };
         let runs = Runs::new(
             store.clone(),

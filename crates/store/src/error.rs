@@ -27,6 +27,15 @@ pub enum StoreError {
     /// damaged).
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
+    /// The session's shared state as stored cannot be read back (nested deeper than the JSON
+    /// parser goes, or damaged): only replacing it whole helps.
+    #[error("the shared state of session {session} cannot be read: {reason}")]
+    UnreadableState {
+        /// The session.
+        session: String,
+        /// Why, as the parser says.
+        reason: String,
+    },
     /// A value could not be written as JSON, or JSON read back could not be decoded.
     #[error("stored JSON: {0}")]
     Json(#[from] serde_json::Error),

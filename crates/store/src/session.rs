@@ -219,7 +219,8 @@ impl Store {
     /// a conversation taken up again from an earlier point (an edited question, an answer
     /// asked again) while the original stays as it was. The copies are no run's input. The
     /// fork has no schema state (its conversation starts from the schema's initial state): the
-    /// state at an earlier point is not kept, and a fork is cut before a question.
+    /// state at an earlier point is not kept, and a fork is cut before a question. It has the
+    /// session's shared state as it is now, with its version.
     ///
     /// Returns `None`, creating nothing, when `from` holds no message `before`. Fails with
     /// [`StoreError::SessionNotFound`] when there is no session `from`, and with
@@ -265,13 +266,17 @@ impl Store {
                     }
                 }
             };
+            // The fork starts from the session's shared state as it is now, and its version.
             let inserted = sqlx::query(
-                "INSERT INTO sessions (id, owner, created_at, updated_at) VALUES ($1, $2, $3, $3)
-                 ON CONFLICT (owner, id) DO NOTHING",
+                "INSERT INTO sessions (id, owner, created_at, updated_at, shared_state, \
+                 shared_state_version) \
+                 SELECT $1, $2, $3, $3, shared_state, shared_state_version FROM sessions \
+                 WHERE owner = $2 AND id = $4 ON CONFLICT (owner, id) DO NOTHING",
             )
             .bind(new.as_str())
             .bind(owner_key)
             .bind(created_at.0)
+            .bind(from.as_str())
             .execute(&mut *tx)
             .await?
             .rows_affected();

@@ -43,7 +43,9 @@ pub enum StateWrite {
 }
 
 impl Store {
-    /// The shared state of `owner`'s session, or `None` when the owner has no such session.
+    /// The shared state of `owner`'s session, or `None` when the owner has no such session. A
+    /// state stored that cannot be read back is [`StoreError::UnreadableState`]
+    /// ([`Store::state_version`] still reads its version, and a write replaces it).
     pub async fn shared_state(
         &self,
         owner: Option<&str>,
@@ -70,7 +72,12 @@ impl Store {
             return Ok(None);
         };
         let state = match text {
-            Some(text) => serde_json::from_str(&text)?,
+            Some(text) => {
+                serde_json::from_str(&text).map_err(|error| StoreError::UnreadableState {
+                    session: id.to_string(),
+                    reason: error.to_string(),
+                })?
+            }
             None => Value::Null,
         };
         Ok(Some(SharedStateRecord {
@@ -78,6 +85,25 @@ impl Store {
             state,
             version,
         }))
+    }
+
+    /// The version of the shared state of `owner`'s session, without reading the state, or
+    /// `None` when the owner has no such session.
+    pub async fn state_version(
+        &self,
+        owner: Option<&str>,
+        id: &SessionId,
+    ) -> Result<Option<i64>, StoreError> {
+        let version = with_pool!(self, |pool, _begin| {
+            sqlx::query("SELECT shared_state_version FROM sessions WHERE owner = $1 AND id = $2")
+                .bind(owner_column(owner))
+                .bind(id.as_str())
+                .fetch_optional(pool)
+                .await?
+                .map(|row| row.try_get::<i64, _>(0))
+                .transpose()?
+        });
+        Ok(version)
     }
 
     /// Sets the shared state of `owner`'s session, if it is still at `version` (`None`:
@@ -120,7 +146,7 @@ impl Store {
             return Ok(StateWrite::Written { version });
         }
         // Nothing was written: say why.
-        let Some(record) = self.shared_state(owner, id).await? else {
+        let Some(stored_version) = self.state_version(owner, id).await? else {
             return Ok(StateWrite::NoSession);
         };
         let open = self
@@ -129,7 +155,7 @@ impl Store {
             .filter(|run| !run.status.is_terminal());
         Ok(match (open, version) {
             (Some(run), _) => StateWrite::RunOpen(Some(run.id)),
-            (None, Some(version)) if version != record.version => StateWrite::Stale,
+            (None, Some(version)) if version != stored_version => StateWrite::Stale,
             // A run opened and ended between the write and this look.
             (None, _) => StateWrite::RunOpen(None),
         })

@@ -13,7 +13,7 @@ use agentwire_core::{
 };
 use agentwire_store::{
     Append, EventBatch, Group, INTERRUPTED, InputAnswer, Notice, Refusal, RunRecord, SessionCursor,
-    Started, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
+    Started, StateWrite, StatusSet, Store, StoreError, WebhookFormat, WebhookRecord, Written,
 };
 
 #[macro_use]
@@ -243,6 +243,31 @@ async fn a_session_forks_before_a_message(db: Db) {
         Err(StoreError::AlreadyExists(_))
     ));
     assert_eq!(store.session_messages(key_a, &fork).await.unwrap().len(), 3);
+
+    // A fork has the session's shared state, at its version.
+    let stateful = SessionId::from("ses_stateful");
+    store.create_session(key_a, &stateful).await.unwrap();
+    let state = serde_json::json!({"plan": ["a"]});
+    let written = store
+        .set_shared_state(key_a, &stateful, &state, None)
+        .await
+        .unwrap();
+    let copy = SessionId::from("ses_stateful_fork");
+    store
+        .fork_session(key_a, &stateful, None, &copy)
+        .await
+        .unwrap()
+        .unwrap();
+    let forked = store.shared_state(key_a, &copy).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            forked.state,
+            StateWrite::Written {
+                version: forked.version
+            }
+        ),
+        (state, written)
+    );
 }
 
 async fn a_turn_starts_in_one_write_or_not_at_all(db: Db) {

@@ -11,6 +11,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agentwire_core::EventKind;
+use agentwire_core::json_bounds::{BoundsError, JsonBounds};
 use agentwire_core::patch_stream::{self, PatchStream, PatchStreamError};
 use json_patch::{Patch, PatchOperation};
 use serde_json::Value;
@@ -20,8 +21,9 @@ use crate::state_schema::StateSchema;
 /// A session's shared state, shared by the runs of a tree and their tools. Cloning it is
 /// cheap and gives another handle on the same document.
 ///
-/// Every change is all or nothing: a patch that does not apply, or leaves a document the
-/// schema refuses, changes nothing. Each change made queues its event (a `state_delta` with
+/// Every change is all or nothing: a patch that does not apply, would pass the document's
+/// [`JsonBounds`] (checked before each operation, so nothing past them is ever built), or
+/// leaves a document the schema refuses, changes nothing. Each change made queues its event (a `state_delta` with
 /// the operations as they were applied, or a `state_snapshot` of the whole document), which
 /// the run takes with [`SharedState::take_events`].
 ///
@@ -48,6 +50,7 @@ pub struct SharedState {
 struct Inner {
     document: Value,
     schema: Option<Arc<StateSchema>>,
+    bounds: JsonBounds,
     /// Changes made and not yet taken.
     events: Vec<EventKind>,
 }
@@ -59,6 +62,9 @@ pub enum StateError {
     /// The operations, or their text, do not apply (see [`PatchStreamError`]).
     #[error(transparent)]
     Patch(#[from] PatchStreamError),
+    /// The state set whole is past the bounds.
+    #[error("the state would be {0}")]
+    Bounds(BoundsError),
     /// The state they would leave does not match the state schema.
     #[error("the state would not match its schema: {}", problems.join("; "))]
     Schema {
@@ -67,14 +73,36 @@ pub enum StateError {
     },
 }
 
+impl StateError {
+    /// The bound the change would have passed, if that is why it was refused.
+    pub fn bounds(&self) -> Option<BoundsError> {
+        match self {
+            Self::Patch(error) => error.bounds(),
+            Self::Bounds(bounds) => Some(*bounds),
+            Self::Schema { .. } => None,
+        }
+    }
+}
+
 impl SharedState {
-    /// A state holding `document` (`null`: none yet), held to `schema` if given. The document
-    /// is taken as it is (it is not checked: it is what the session had).
+    /// A state holding `document` (`null`: none yet), held to `schema` if given and to the
+    /// default [`JsonBounds`]. The document is taken as it is (it is not checked: it is what
+    /// the session had).
     pub fn new(document: Value, schema: Option<Arc<StateSchema>>) -> Self {
+        Self::with_bounds(document, schema, JsonBounds::default())
+    }
+
+    /// A state as [`SharedState::new`] makes it, held to `bounds`.
+    pub fn with_bounds(
+        document: Value,
+        schema: Option<Arc<StateSchema>>,
+        bounds: JsonBounds,
+    ) -> Self {
         Self {
             inner: Arc::new(Mutex::new(Inner {
                 document,
                 schema,
+                bounds,
                 events: Vec::new(),
             })),
         }
@@ -83,6 +111,11 @@ impl SharedState {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Nothing panics while holding the lock; the document stays consistent.
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The bounds the document is held to.
+    pub fn bounds(&self) -> JsonBounds {
+        self.lock().bounds
     }
 
     /// A copy of the document now.
@@ -99,7 +132,8 @@ impl SharedState {
     pub fn patch(&self, patch: &[PatchOperation]) -> Result<(), StateError> {
         let mut inner = self.lock();
         let before = inner.schema.is_some().then(|| inner.document.clone());
-        let started = patch_stream::apply_patch(&mut inner.document, patch)?;
+        let bounds = inner.bounds;
+        let started = patch_stream::apply_patch(&mut inner.document, patch, bounds)?;
         if let Some(before) = before
             && let Err(error) = inner.check()
         {
@@ -115,6 +149,7 @@ impl SharedState {
     /// Sets the whole document. Queues a `state_snapshot` of it.
     pub fn replace(&self, document: Value) -> Result<(), StateError> {
         let mut inner = self.lock();
+        inner.bounds.check(&document).map_err(StateError::Bounds)?;
         if let Some(schema) = &inner.schema {
             schema
                 .check(&document)
@@ -128,7 +163,8 @@ impl SharedState {
     /// Begins a streamed patch (an `update_state` call whose arguments are arriving): see
     /// [`SharedState::push_stream`].
     pub fn begin_stream(&self) -> PatchStream {
-        PatchStream::new(&self.lock().document)
+        let inner = self.lock();
+        PatchStream::new(&inner.document, inner.bounds)
     }
 
     /// Applies the next piece of a streamed patch's text: what became definite is applied and

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use agentwire_core::RunId;
+use agentwire_core::json_bounds::BoundsError;
 use agentwire_runtime::{InputError, StartError};
 use agentwire_store::StoreError;
 
@@ -66,6 +67,20 @@ pub(crate) enum RunsError {
     /// A JSON Patch that does not apply to the session's shared state.
     #[error("{0}")]
     PatchFailed(String),
+    /// A shared state (the result of a change, or one sent with a run) past the server's
+    /// bounds: deeper than they allow, or larger (`max_state_bytes`). Nothing was written.
+    #[error("{message}")]
+    StateOutOfBounds {
+        bounds: BoundsError,
+        message: String,
+    },
+    /// The session's shared state as stored cannot be read back (written before its bounds
+    /// held, or damaged): a `PUT` replaces it; until then its runs and patches are refused.
+    #[error(
+        "the shared state of session '{session}' cannot be read ({reason}); PUT a new state \
+         to replace it"
+    )]
+    StateUnreadable { session: String, reason: String },
     /// The session's shared state is no longer the version the client named (`If-Match`).
     #[error("the session's state has changed since version {0}")]
     StateChanged(String),
@@ -112,6 +127,14 @@ impl RunsError {
         }
     }
 
+    /// A shared state past `bounds`, in the words of `error`.
+    pub(crate) fn out_of_bounds(bounds: BoundsError, error: impl std::fmt::Display) -> Self {
+        Self::StateOutOfBounds {
+            bounds,
+            message: error.to_string(),
+        }
+    }
+
     /// No session `id` for this caller.
     pub(crate) fn no_session(id: impl Into<String>) -> Self {
         Self::NotFound {
@@ -123,6 +146,11 @@ impl RunsError {
 
 impl From<StoreError> for RunsError {
     fn from(error: StoreError) -> Self {
-        Self::Store(error)
+        match error {
+            StoreError::UnreadableState { session, reason } => {
+                Self::StateUnreadable { session, reason }
+            }
+            error => Self::Store(error),
+        }
     }
 }

@@ -343,6 +343,8 @@ impl Runs {
                 Err(error) => {
                     let reason = match &error {
                         RunsError::Start(_) => "refused",
+                        RunsError::StateUnreadable { .. } => "state_unreadable",
+                        RunsError::InvalidState(_) => "invalid_state",
                         _ => "start_failed",
                     };
                     tracing::info!(session = %session_id, message = id, "not delivered: {error}");

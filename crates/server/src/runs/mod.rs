@@ -184,6 +184,8 @@ pub(crate) struct Runs {
     roster: Agents,
     /// Held while a run is taken over from the store ([`Runs::adopt`]).
     adopting: tokio::sync::Mutex<()>,
+    /// Held while a client changes a shared state (see `shared_state`).
+    changing_state: tokio::sync::Mutex<()>,
     sessions: Sessions,
     metrics: Arc<Metrics>,
     /// This node's slots for working runs (`max_concurrent_runs`), if limited.
@@ -216,6 +218,7 @@ impl Runs {
             roster: Agents::new(agents.iter().cloned()),
             agents,
             adopting: tokio::sync::Mutex::default(),
+            changing_state: tokio::sync::Mutex::default(),
             node,
             limits,
             heartbeat,
@@ -334,12 +337,15 @@ impl Runs {
             Some(session) => {
                 self.check_free(owner, session_id).await?;
                 let history = self.store.session_messages(owner, session_id).await?;
-                let state = self.store.shared_state(owner, session_id).await?;
-                (
-                    history,
-                    session.schema_state.map(StateName::from),
-                    state.map(|state| state.state).unwrap_or_default(),
-                )
+                let state = match self.store.shared_state(owner, session_id).await {
+                    Ok(state) => state.map(|state| state.state).unwrap_or_default(),
+                    // A state the run is sent replaces it.
+                    Err(StoreError::UnreadableState { .. }) if !start.shared_state.is_null() => {
+                        Value::Null
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                (history, session.schema_state.map(StateName::from), state)
             }
             None => (Vec::new(), None, Value::Null),
         };
@@ -350,12 +356,14 @@ impl Runs {
         let shared_state = match std::mem::take(&mut start.shared_state) {
             Value::Null => stored_state.clone(),
             sent => {
-                agent
-                    .check_state(&sent)
-                    .map_err(|error| RunsError::InvalidState(error.to_string()))?;
+                self.check_state_bounds(&sent)?;
                 sent
             }
         };
+        // The state may have been set for another agent, or before a run named this one.
+        agent
+            .check_state(&shared_state)
+            .map_err(|error| RunsError::InvalidState(error.to_string()))?;
         let agent = self.speaker(agent, &history);
         let input_len = start.input.len();
         let run_id = start.run_id.clone().unwrap_or_else(|| agent.new_run_id());
