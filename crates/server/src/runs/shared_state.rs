@@ -113,7 +113,11 @@ impl Runs {
             let record = match read? {
                 Some(record) => record,
                 None if create => {
-                    match self.store.create_session(caller.owner_id(), session_id).await {
+                    match self
+                        .store
+                        .create_session(caller.owner_id(), session_id)
+                        .await
+                    {
                         // Created meanwhile: read again.
                         Ok(_) | Err(StoreError::AlreadyExists(_)) => {}
                         Err(error) => return Err(error.into()),
