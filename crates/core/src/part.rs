@@ -99,9 +99,8 @@ pub struct ToolCall {
 ///
 /// Models do not always write valid JSON. When the argument text does not parse, `ToolArgs`
 /// holds that text as a JSON string, so nothing the model said is lost and argument validation
-/// reports it back to the model. So does text nested deeper than
-/// [`MAX_DEPTH`](crate::json_bounds::MAX_DEPTH): the arguments are stored and sent inside events
-/// and messages, which must read back. Argument text that is empty or only white space (as some
+/// reports it back to the model. So does text nested deeper than [`MAX_DEPTH`] levels: the
+/// arguments are stored and sent inside events and messages, which must read back. Argument text that is empty or only white space (as some
 /// OpenAI-compatible servers send for tools without parameters) means `{}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
