@@ -354,14 +354,14 @@ async fn another_keys_session_state_is_not_there_and_its_id_is_ones_own() {
         .http
         .put(&url)
         .bearer_auth("bob-key")
-        .json(&json!({"mine": true}))
+        .json(&json!({"todo": [{"title": "mine"}]}))
         .send()
         .await
         .unwrap();
     assert_eq!(bob.status(), 200);
     for (key, state) in [
         ("alice-key", json!({"todo": []})),
-        ("bob-key", json!({"mine": true})),
+        ("bob-key", json!({"todo": [{"title": "mine"}]})),
     ] {
         let got = server.http.get(&url).bearer_auth(key).send().await.unwrap();
         assert_eq!(got.json::<Value>().await.unwrap(), state, "{key}");
