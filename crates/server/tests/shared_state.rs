@@ -12,7 +12,7 @@ use agentwire_core::EventKind;
 use agentwire_runtime::Agent;
 use agentwire_server::{ApiKey, Settings};
 use agentwire_tools::{StateSchema, UpdateState};
-use common::{SseClient, TestServer, approver, run_body};
+use common::{SseClient, TestServer, approver, get_state, patch_state, put_state, run_body};
 use serde_json::{Value, json};
 
 /// An agent whose every run adds a task with `update_state` (its arguments streamed in small
@@ -63,55 +63,6 @@ async fn postgres() -> Settings {
         database_url: Some(agentwire_testkit::postgres::required_schema_url().await),
         ..Settings::default()
     }
-}
-
-/// An answer's status, `ETag` and JSON body.
-async fn read(response: reqwest::Response) -> (u16, Option<String>, Value) {
-    let status = response.status().as_u16();
-    let etag = response
-        .headers()
-        .get("etag")
-        .map(|value| value.to_str().unwrap().to_owned());
-    let text = response.text().await.unwrap();
-    (
-        status,
-        etag,
-        serde_json::from_str(&text).unwrap_or(Value::Null),
-    )
-}
-
-async fn get_state(server: &TestServer, session: &str) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    read(server.http.get(server.url(&path)).send().await.unwrap()).await
-}
-
-async fn put_state(
-    server: &TestServer,
-    session: &str,
-    body: &Value,
-    if_match: Option<&str>,
-) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    let mut request = server.http.put(server.url(&path)).json(body);
-    if let Some(version) = if_match {
-        request = request.header("if-match", version);
-    }
-    read(request.send().await.unwrap()).await
-}
-
-async fn patch_state(
-    server: &TestServer,
-    session: &str,
-    patch: &Value,
-    content_type: &str,
-) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    let request = server
-        .http
-        .patch(server.url(&path))
-        .header("content-type", content_type)
-        .body(patch.to_string());
-    read(request.send().await.unwrap()).await
 }
 
 /// Runs the planner in `session` over SSE to its end: the stream's client.

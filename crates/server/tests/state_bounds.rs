@@ -13,7 +13,7 @@ use agentwire_core::json_bounds::{JsonBounds, MAX_DEPTH, measure};
 use agentwire_runtime::Agent;
 use agentwire_server::Settings;
 use agentwire_tools::StateSchema;
-use common::{TestServer, run_body, talker};
+use common::{TestServer, get_state, patch_state, put_state, read, run_body, talker};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -26,62 +26,10 @@ fn sqlite(dir: &tempfile::TempDir) -> Settings {
     }
 }
 
-/// An answer's status, `ETag` and JSON body.
-async fn read(response: reqwest::Response) -> (u16, Option<String>, Value) {
-    let status = response.status().as_u16();
-    let etag = response
-        .headers()
-        .get("etag")
-        .map(|value| value.to_str().unwrap().to_owned());
-    let text = response.text().await.unwrap();
-    (
-        status,
-        etag,
-        serde_json::from_str(&text).unwrap_or(Value::Null),
-    )
-}
-
-async fn get_state(server: &TestServer, session: &str) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    read(server.http.get(server.url(&path)).send().await.unwrap()).await
-}
-
-async fn put_state(
-    server: &TestServer,
-    session: &str,
-    body: &Value,
-) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    read(
-        server
-            .http
-            .put(server.url(&path))
-            .json(body)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await
-}
-
-async fn patch_state(
-    server: &TestServer,
-    session: &str,
-    patch: &Value,
-) -> (u16, Option<String>, Value) {
-    let path = format!("/v1/sessions/{session}/state");
-    let request = server
-        .http
-        .patch(server.url(&path))
-        .header("content-type", JSON_PATCH)
-        .body(patch.to_string());
-    read(request.send().await.unwrap()).await
-}
-
 /// Sends `patch` and checks it is refused with `status` and `code`, the state unchanged.
 async fn refused(server: &TestServer, session: &str, patch: &Value, status: u16, code: &str) {
     let before = get_state(server, session).await;
-    let (got, _, body) = patch_state(server, session, patch).await;
+    let (got, _, body) = patch_state(server, session, patch, JSON_PATCH).await;
     assert_eq!(
         (got, body["error"]["code"].as_str()),
         (status, Some(code)),
@@ -111,7 +59,7 @@ async fn the_attacks_that_built_deep_or_huge_states_are_refused() {
 
     // 126 levels parse, but are past the bound: refused as a state, not as a body.
     let (deep, _) = nested(126);
-    let (status, _, body) = put_state(&server, "ses_deep", &deep).await;
+    let (status, _, body) = put_state(&server, "ses_deep", &deep, None).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (422, Some("state_too_deep")),
@@ -119,7 +67,7 @@ async fn the_attacks_that_built_deep_or_huge_states_are_refused() {
     );
     // At the bound, six copies of the root into its innermost object.
     let (deep, innermost) = nested(MAX_DEPTH);
-    assert_eq!(put_state(&server, "ses_deep", &deep).await.0, 200);
+    assert_eq!(put_state(&server, "ses_deep", &deep, None).await.0, 200);
     let copies: Vec<Value> = (0..6)
         .map(|_| json!({"op": "copy", "from": "", "path": format!("{innermost}/")}))
         .collect();
@@ -137,12 +85,15 @@ async fn the_attacks_that_built_deep_or_huge_states_are_refused() {
             add
         })
         .collect();
-    assert_eq!(put_state(&server, "ses_adds", &json!({})).await.0, 200);
+    assert_eq!(
+        put_state(&server, "ses_adds", &json!({}), None).await.0,
+        200
+    );
     refused(&server, "ses_adds", &json!(adds), 422, "state_too_deep").await;
 
     // A 1 MB string, then 200 copies of it.
     let big = json!({"big": "x".repeat(1_000_000)});
-    assert_eq!(put_state(&server, "ses_big", &big).await.0, 200);
+    assert_eq!(put_state(&server, "ses_big", &big, None).await.0, 200);
     let copies: Vec<Value> = (0..200)
         .map(|i| json!({"op": "copy", "from": "/big", "path": format!("/c{i}")}))
         .collect();
@@ -150,15 +101,20 @@ async fn the_attacks_that_built_deep_or_huge_states_are_refused() {
 
     // 18 root self-copies of a 100-byte state.
     let small = json!({"note": "x".repeat(89)});
-    assert_eq!(put_state(&server, "ses_small", &small).await.0, 200);
+    assert_eq!(put_state(&server, "ses_small", &small, None).await.0, 200);
     let copies: Vec<Value> = (0..18)
         .map(|i| json!({"op": "copy", "from": "", "path": format!("/c{i}")}))
         .collect();
     refused(&server, "ses_small", &json!(copies), 413, "state_too_large").await;
 
     // A PUT past the size, and a run's state past it (AG-UI's `RunAgentInput.state`).
-    let (status, _, body) =
-        put_state(&server, "ses_put", &json!({"big": "y".repeat(1 << 20)})).await;
+    let (status, _, body) = put_state(
+        &server,
+        "ses_put",
+        &json!({"big": "y".repeat(1 << 20)}),
+        None,
+    )
+    .await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (413, Some("state_too_large"))
@@ -195,8 +151,9 @@ async fn max_state_bytes_is_the_servers_bound() {
     let server = TestServer::start(vec![talker("assistant", &["Hi"], 0.0)], settings).await;
     let fits = json!({"note": "x".repeat(50)});
     assert_eq!(serde_json::to_string(&fits).unwrap().len(), 61);
-    assert_eq!(put_state(&server, "ses_a", &fits).await.0, 200);
-    let (status, _, body) = put_state(&server, "ses_a", &json!({"note": "x".repeat(60)})).await;
+    assert_eq!(put_state(&server, "ses_a", &fits, None).await.0, 200);
+    let (status, _, body) =
+        put_state(&server, "ses_a", &json!({"note": "x".repeat(60)}), None).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (413, Some("state_too_large"))
@@ -271,10 +228,10 @@ fn random_patch_sequences_never_store_a_state_past_the_bounds() {
         runtime.block_on(async {
             let session = format!("ses_{id}");
             let start = json!({"a": {"a": [1]}, "b": [true], "big": "w".repeat(700)});
-            assert_eq!(put_state(&server, &session, &start).await.0, 200);
+            assert_eq!(put_state(&server, &session, &start, None).await.0, 200);
             for patch in &patches {
                 let before = get_state(&server, &session).await;
-                let (status, etag, body) = patch_state(&server, &session, &json!(patch)).await;
+                let (status, etag, body) = patch_state(&server, &session, &json!(patch), JSON_PATCH).await;
                 let after = get_state(&server, &session).await;
                 let code = body["error"]["code"].as_str();
                 match status {
@@ -317,7 +274,10 @@ async fn plant(dir: &tempfile::TempDir, session: &str, text: &str) {
 async fn a_state_that_cannot_be_read_is_said_to_be_so_and_a_put_replaces_it() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(vec![talker("assistant", &["Hi"], 0.0)], sqlite(&dir)).await;
-    assert_eq!(put_state(&server, "ses_u", &json!({"a": 1})).await.0, 200);
+    assert_eq!(
+        put_state(&server, "ses_u", &json!({"a": 1}), None).await.0,
+        200
+    );
     // As a state nested 5,000 deep stored before the bounds held.
     plant(
         &dir,
@@ -345,6 +305,7 @@ async fn a_state_that_cannot_be_read_is_said_to_be_so_and_a_put_replaces_it() {
             &server,
             "ses_u",
             &json!([{"op": "add", "path": "/b", "value": 2}]),
+            JSON_PATCH,
         )
         .await,
     );
@@ -376,7 +337,7 @@ async fn a_state_that_cannot_be_read_is_said_to_be_so_and_a_put_replaces_it() {
     assert_eq!(session.status(), 200);
 
     // A PUT replaces it, and the session works again.
-    let (status, _, state) = put_state(&server, "ses_u", &json!({"fresh": true})).await;
+    let (status, _, state) = put_state(&server, "ses_u", &json!({"fresh": true}), None).await;
     assert_eq!((status, state), (200, json!({"fresh": true})));
     assert_eq!(get_state(&server, "ses_u").await.2, json!({"fresh": true}));
     let run: Value = server
@@ -413,7 +374,7 @@ async fn a_session_without_runs_is_held_to_the_default_agents_schema() {
     let dir = tempfile::tempdir().unwrap();
     let agents = vec![counter("assistant"), talker("other", &["Hi"], 0.0)];
     let server = TestServer::start(agents, sqlite(&dir)).await;
-    let (status, _, body) = put_state(&server, "ses_s", &json!({"count": "many"})).await;
+    let (status, _, body) = put_state(&server, "ses_s", &json!({"count": "many"}), None).await;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (422, Some("invalid_state")),
@@ -421,7 +382,9 @@ async fn a_session_without_runs_is_held_to_the_default_agents_schema() {
     );
     assert_eq!(get_state(&server, "ses_s").await.2, Value::Null);
     assert_eq!(
-        put_state(&server, "ses_s", &json!({"count": 1})).await.0,
+        put_state(&server, "ses_s", &json!({"count": 1}), None)
+            .await
+            .0,
         200
     );
     refused(
@@ -444,7 +407,7 @@ async fn a_session_without_runs_is_held_to_the_default_agents_schema() {
         .unwrap();
     assert_eq!(run["run"]["status"], "completed");
     assert_eq!(
-        put_state(&server, "ses_o", &json!({"count": "many"}))
+        put_state(&server, "ses_o", &json!({"count": "many"}), None)
             .await
             .0,
         200
@@ -464,7 +427,7 @@ async fn a_session_without_runs_is_held_to_the_default_agents_schema() {
 async fn the_losers_of_an_if_match_race_are_told_412() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(vec![talker("assistant", &["Hi"], 0.0)], sqlite(&dir)).await;
-    let (_, etag, _) = put_state(&server, "ses_r", &json!({"n": 0})).await;
+    let (_, etag, _) = put_state(&server, "ses_r", &json!({"n": 0}), None).await;
     let etag = etag.unwrap();
     let puts = (1..=8).map(|n| {
         let request = server
@@ -499,7 +462,7 @@ async fn a_fork_takes_the_shared_state_with_it() {
         .await
         .unwrap();
     assert_eq!(run["run"]["status"], "completed");
-    let (_, etag, _) = put_state(&server, "ses_f", &json!({"plan": ["a", "b"]})).await;
+    let (_, etag, _) = put_state(&server, "ses_f", &json!({"plan": ["a", "b"]}), None).await;
 
     let created = server
         .post_json("/v1/sessions/ses_f/fork", &json!({}))
@@ -514,7 +477,10 @@ async fn a_fork_takes_the_shared_state_with_it() {
         "the fork's state has the version it was copied at"
     );
     // They are two states from now on.
-    assert_eq!(put_state(&server, fork, &json!({"plan": []})).await.0, 200);
+    assert_eq!(
+        put_state(&server, fork, &json!({"plan": []}), None).await.0,
+        200
+    );
     assert_eq!(
         get_state(&server, "ses_f").await.2,
         json!({"plan": ["a", "b"]})

@@ -372,3 +372,52 @@ pub fn routes_in_source() -> BTreeSet<(String, String)> {
     }
     routes
 }
+
+/// An answer's status, `ETag` and JSON body.
+pub async fn read(response: reqwest::Response) -> (u16, Option<String>, Value) {
+    let status = response.status().as_u16();
+    let etag = response
+        .headers()
+        .get("etag")
+        .map(|value| value.to_str().unwrap().to_owned());
+    let text = response.text().await.unwrap();
+    (
+        status,
+        etag,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+    )
+}
+
+pub async fn get_state(server: &TestServer, session: &str) -> (u16, Option<String>, Value) {
+    let path = format!("/v1/sessions/{session}/state");
+    read(server.http.get(server.url(&path)).send().await.unwrap()).await
+}
+
+pub async fn put_state(
+    server: &TestServer,
+    session: &str,
+    body: &Value,
+    if_match: Option<&str>,
+) -> (u16, Option<String>, Value) {
+    let path = format!("/v1/sessions/{session}/state");
+    let mut request = server.http.put(server.url(&path)).json(body);
+    if let Some(version) = if_match {
+        request = request.header("if-match", version);
+    }
+    read(request.send().await.unwrap()).await
+}
+
+pub async fn patch_state(
+    server: &TestServer,
+    session: &str,
+    patch: &Value,
+    content_type: &str,
+) -> (u16, Option<String>, Value) {
+    let path = format!("/v1/sessions/{session}/state");
+    let request = server
+        .http
+        .patch(server.url(&path))
+        .header("content-type", content_type)
+        .body(patch.to_string());
+    read(request.send().await.unwrap()).await
+}
